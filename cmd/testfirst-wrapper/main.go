@@ -1,0 +1,13 @@
+// Command testfirst-wrapper is the sandbox wrapper: PID 1 of every grading
+// container. It is not meant to be run by hand; see package grader/wrapper.
+package main
+
+import (
+	"os"
+
+	"github.com/testfirst-app/testfirst/grader/wrapper"
+)
+
+func main() {
+	os.Exit(wrapper.Main(os.Stdin, os.Stdout, os.Stderr))
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/docker/go-units"
+
+	"github.com/testfirst-app/testfirst/app"
+	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/sandbox"
+)
+
+// gradeFlags are the flags of "testfirst grade".
+type gradeFlags struct {
+	repo, tests, base, reference string
+	timeout                      time.Duration
+	memory                       string
+	cpus                         float64
+	pids                         int64
+	image, wrapper               string
+	format                       string
+	command                      string
+	noUIDSplit                   bool
+}
+
+func (f *gradeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.repo, "repo", "", "tree under test (required)")
+	fs.StringVar(&f.tests, "tests", "", "directory of hidden pytest files (required)")
+	fs.StringVar(&f.base, "base", "", "base tree: enables the base check and touched_tests")
+	fs.StringVar(&f.reference, "reference", "", "reference patch (git diff) against --base that must pass every hidden test")
+	fs.DurationVar(&f.timeout, "timeout", grader.DefaultTimeout, "wall clock for the whole grade")
+	fs.StringVar(&f.memory, "memory", units.BytesSize(float64(sandbox.DefaultLimits.Memory)), "memory limit of each sandbox, e.g. 512m or 2g")
+	fs.Float64Var(&f.cpus, "cpus", float64(sandbox.DefaultLimits.NanoCPUs)/1e9, "CPU limit of each sandbox")
+	fs.Int64Var(&f.pids, "pids", sandbox.DefaultLimits.Pids, "process limit of each sandbox")
+	fs.StringVar(&f.image, "image", "", "base image with python3 and pytest (default: built from Debian packages)")
+	fs.StringVar(&f.wrapper, "wrapper", "", "path of the testfirst-wrapper binary (default: beside testfirst, then PATH)")
+	fs.StringVar(&f.format, "format", "text", "report format: json or text")
+	fs.StringVar(&f.command, "command", "", "a non-pytest test command, run in the repo (trust: low)")
+	fs.BoolVar(&f.noUIDSplit, "no-uid-split", false, "run tests as the wrapper's uid, for runtimes without SETUID (trust: best_effort)")
+}
+
+// request checks the flags and reads the trees they name.
+func (f *gradeFlags) request() (grader.Request, error) {
+	var req grader.Request
+	if f.repo == "" || f.tests == "" {
+		return req, usageError{"--repo and --tests are required"}
+	}
+	if f.format != "json" && f.format != "text" {
+		return req, usageError{fmt.Sprintf("--format %q: want json or text", f.format)}
+	}
+	if f.reference != "" && f.base == "" {
+		return req, usageError{"--reference needs --base: the patch is applied to the base tree"}
+	}
+	if f.timeout <= 0 {
+		return req, usageError{"--timeout must be positive, e.g. 10m"}
+	}
+	mem, err := units.RAMInBytes(f.memory)
+	if err != nil || mem < 64<<20 {
+		return req, usageError{fmt.Sprintf("--memory %q: want a size of at least 64m, e.g. 512m or 2g", f.memory)}
+	}
+	if f.cpus <= 0 || math.IsNaN(f.cpus) {
+		return req, usageError{"--cpus must be positive, e.g. 1.5"}
+	}
+	if f.pids < 16 {
+		return req, usageError{"--pids must be at least 16"}
+	}
+	limits := sandbox.DefaultLimits
+	limits.Memory, limits.NanoCPUs, limits.Pids = mem, int64(f.cpus*1e9), f.pids
+	req = grader.Request{Timeout: f.timeout, Limits: limits, NoUIDSplit: f.noUIDSplit}
+	if f.command != "" {
+		req.Command = strings.Fields(f.command)
+	}
+	if req.Repo, err = grader.LoadTree(f.repo); err != nil {
+		return req, usageError{fmt.Sprintf("--repo: %v", err)}
+	}
+	if req.Hidden, err = grader.LoadTree(f.tests); err != nil {
+		return req, usageError{fmt.Sprintf("--tests: %v", err)}
+	}
+	if f.base != "" {
+		if req.Base, err = grader.LoadTree(f.base); err != nil {
+			return req, usageError{fmt.Sprintf("--base: %v", err)}
+		}
+	}
+	if f.reference != "" {
+		if req.Reference, err = os.ReadFile(f.reference); err != nil {
+			return req, usageError{fmt.Sprintf("--reference: %v", err)}
+		}
+	}
+	return req, nil
+}
+
+func gradeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	var f gradeFlags
+	fs := newFlags("grade", stderr)
+	f.register(fs)
+	if err := parse(fs, args); err != nil {
+		return exitUsage, err
+	}
+	req, err := f.request()
+	if err != nil {
+		return exitUsage, err
+	}
+	g, err := app.OpenGrading(ctx, app.GradingConfig{Wrapper: f.wrapper, BaseImage: f.image, Progress: stderr})
+	if err != nil {
+		return exitUsage, err
+	}
+	rep, err := g.Grader.Grade(ctx, req)
+	if err != nil {
+		return exitUsage, err
+	}
+	if f.format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return exitUsage, err
+		}
+	} else if err := grader.WriteText(stdout, rep); err != nil {
+		return exitUsage, err
+	}
+	if rep.Verdict == grader.VerdictPass {
+		return exitPass, nil
+	}
+	return exitOther, nil
+}

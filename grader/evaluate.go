@@ -1,0 +1,269 @@
+package grader
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/testfirst-app/testfirst/grader/wrapper"
+)
+
+// Sentinel states in a Report.
+const (
+	SentinelsOK     = "ok"
+	SentinelsWrong  = "wrong"
+	SentinelsAbsent = "absent"
+	SentinelsNone   = "none"
+)
+
+// evaluation is what one run's evidence says about the hidden tests.
+type evaluation struct {
+	tests []TestResult
+	// problems are reasons the run cannot be trusted to say pass or fail:
+	// each one makes the verdict error.
+	problems []string
+	// tampered are reasons the runner was bent: any makes the verdict
+	// tampered.
+	tampered []string
+	// notes are facts worth a reviewer's eye that change no verdict.
+	notes     []string
+	sentinels string
+}
+
+func (e *evaluation) problemf(format string, args ...any) {
+	e.problems = append(e.problems, fmt.Sprintf(format, args...))
+}
+
+// allPassed reports whether every hidden test passed.
+func (e *evaluation) allPassed() bool {
+	if len(e.tests) == 0 {
+		return false
+	}
+	for _, t := range e.tests {
+		if t.Outcome != OutcomePassed {
+			return false
+		}
+	}
+	return true
+}
+
+// notPassed lists the ids of hidden tests that did not pass.
+func (e *evaluation) notPassed() []string {
+	var ids []string
+	for _, t := range e.tests {
+		if t.Outcome != OutcomePassed {
+			ids = append(ids, t.ID)
+		}
+	}
+	return ids
+}
+
+// junitClass is the classname pytest's JUnit report gives the tests of a
+// hidden file ("tests/test_x.py" -> "tests.test_x"), and of a class in it.
+func junitClass(file, class string) string {
+	mod := strings.ReplaceAll(strings.TrimSuffix(file, ".py"), "/", ".")
+	if class != "" {
+		return mod + "." + class
+	}
+	return mod
+}
+
+// testID is the id a hidden test is known by: pytest's node id relative to
+// the hidden directory.
+func testID(file, class, name string) string {
+	if class != "" {
+		return file + "::" + class + "::" + name
+	}
+	return file + "::" + name
+}
+
+// baseName strips parametrization from a test name: "test_x[1-2]" -> "test_x".
+func baseName(name string) string {
+	if i := strings.IndexByte(name, '['); i > 0 {
+		return name[:i]
+	}
+	return name
+}
+
+// evaluatePytest turns the wrapper's evidence from a pytest run into test
+// outcomes. It fails closed: evidence that is missing, malformed or
+// inconsistent becomes a problem, never a pass.
+func evaluatePytest(res *wrapper.Result) *evaluation {
+	ev := &evaluation{sentinels: SentinelsAbsent}
+	if res.Error != "" {
+		ev.problemf("wrapper: %s", res.Error)
+	}
+	if res.ListError != "" {
+		ev.problemf("%s", res.ListError)
+	}
+	if len(res.Expected) == 0 && res.ListError == "" {
+		ev.problemf("no hidden tests found: hidden files must define test_* functions or Test* classes in test_*.py or *_test.py files")
+	}
+	if res.TimedOut {
+		ev.problemf("the test run was killed at its deadline after %.0fs", res.Seconds)
+	}
+	if res.Signal != "" && !res.TimedOut {
+		ev.problemf("the runner was killed by %s", res.Signal)
+	}
+	if res.JUnitTruncated {
+		ev.problemf("the JUnit report was larger than the limit and was cut")
+	}
+	if res.Leftovers > 0 {
+		ev.notes = append(ev.notes, fmt.Sprintf("%d process(es) of the code under test outlived the runner and were killed", res.Leftovers))
+	}
+
+	cases, err := parseJUnit(res.JUnit)
+	if err != nil {
+		ev.problemf("%v", err)
+	}
+
+	// Index the expected tests by the JUnit classname and base name that
+	// pytest gives them, and by module for collection reports.
+	type slot struct {
+		exp     wrapper.ExpectedTest
+		results []TestResult
+	}
+	slots := make([]*slot, len(res.Expected))
+	byKey := map[string]*slot{}
+	byModule := map[string][]*slot{}
+	for i, e := range res.Expected {
+		s := &slot{exp: e}
+		slots[i] = s
+		byKey[junitClass(e.File, e.Class)+"::"+e.Name] = s
+		mod := junitClass(e.File, "")
+		byModule[mod] = append(byModule[mod], s)
+	}
+	sentinels := map[string]wrapper.Sentinel{}
+	for _, s := range res.Sentinels {
+		sentinels[s.ClassName+"::"+s.Name] = s
+	}
+	sentinelSeen := map[string]Outcome{}
+	var unknown []string
+	anyFailure := false
+	for _, c := range cases {
+		if c.Outcome == OutcomeFailed || c.Outcome == OutcomeError {
+			anyFailure = true
+		}
+		key := c.ClassName + "::" + baseName(c.Name)
+		if _, ok := sentinels[c.ClassName+"::"+c.Name]; ok {
+			sentinelSeen[c.ClassName+"::"+c.Name] = c.Outcome
+			continue
+		}
+		if s, ok := byKey[key]; ok {
+			s.results = append(s.results, TestResult{ID: testID(s.exp.File, s.exp.Class, c.Name), Outcome: c.Outcome})
+			continue
+		}
+		// A report about a whole module: it failed to import, or it was
+		// skipped as a whole. Every hidden test in it shares the outcome.
+		if mods, ok := byModule[c.Name]; ok && c.ClassName == "" && c.Outcome != OutcomePassed {
+			for _, s := range mods {
+				if len(s.results) == 0 {
+					s.results = append(s.results, TestResult{ID: testID(s.exp.File, s.exp.Class, s.exp.Name), Outcome: c.Outcome})
+				}
+			}
+			continue
+		}
+		unknown = append(unknown, strings.TrimPrefix(c.ClassName+"::"+c.Name, "::"))
+	}
+	if len(unknown) > 0 {
+		ev.problemf("the runner reported %d test(s) that are not hidden tests, e.g. %s", len(unknown), unknown[0])
+	}
+	var missing []string
+	for _, s := range slots {
+		if len(s.results) == 0 {
+			id := testID(s.exp.File, s.exp.Class, s.exp.Name)
+			missing = append(missing, id)
+			s.results = []TestResult{{ID: id, Outcome: OutcomeNotRun}}
+		}
+		ev.tests = append(ev.tests, s.results...)
+	}
+	if len(missing) > 0 && err == nil {
+		ev.problemf("%d hidden test(s) missing from the runner's report, e.g. %s", len(missing), missing[0])
+	}
+	slices.SortFunc(ev.tests, func(a, b TestResult) int { return strings.Compare(a.ID, b.ID) })
+
+	// Sentinels: one must pass, one must fail. Either the other way round
+	// means the runner was bent.
+	if len(res.Sentinels) > 0 && len(cases) > 0 {
+		ev.sentinels = SentinelsOK
+		for key, s := range sentinels {
+			got, ok := sentinelSeen[key]
+			want := OutcomeFailed
+			if s.MustPass {
+				want = OutcomePassed
+			}
+			switch {
+			case !ok:
+				ev.sentinels = SentinelsAbsent
+				ev.problemf("a sentinel test is missing from the runner's report")
+			case got != want && (s.MustPass || got == OutcomePassed):
+				ev.sentinels = SentinelsWrong
+				ev.tampered = append(ev.tampered, fmt.Sprintf("a sentinel test that must %s came out %s: the runner was bent", map[bool]string{true: "pass", false: "fail"}[s.MustPass], got))
+			}
+		}
+	}
+
+	// pytest exits 1 when a test failed and 0 only when none did; the
+	// failing sentinel makes 1 the only honest answer.
+	switch {
+	case res.Signal != "" || res.TimedOut:
+	case res.ExitCode == 0 && anyFailure:
+		ev.problemf("the runner exited 0 although its report shows failures: the exit code disagrees with the JUnit report")
+	case res.ExitCode == 1 && !anyFailure && err == nil:
+		ev.problemf("the runner exited 1 although its report shows no failure: the exit code disagrees with the JUnit report")
+	case res.ExitCode != 0 && res.ExitCode != 1:
+		ev.problemf("the runner exited %d (%s)", res.ExitCode, pytestExit(res.ExitCode))
+	}
+	return ev
+}
+
+func pytestExit(code int) string {
+	switch code {
+	case 2:
+		return "interrupted"
+	case 3:
+		return "internal error"
+	case 4:
+		return "usage error"
+	case 5:
+		return "no tests collected"
+	}
+	return "unknown exit status"
+}
+
+// evaluateCommand turns the evidence of a non-pytest command into
+// outcomes: the tests of its JUnit report if it wrote one, else one test
+// named after the command that passed if it exited 0.
+func evaluateCommand(res *wrapper.Result) *evaluation {
+	ev := &evaluation{sentinels: SentinelsNone}
+	if res.Error != "" {
+		ev.problemf("wrapper: %s", res.Error)
+	}
+	if res.TimedOut {
+		ev.problemf("the test run was killed at its deadline after %.0fs", res.Seconds)
+	}
+	if len(res.JUnit) > 0 {
+		cases, err := parseJUnit(res.JUnit)
+		if err != nil {
+			ev.problemf("%v", err)
+		}
+		for _, c := range cases {
+			ev.tests = append(ev.tests, TestResult{ID: strings.TrimPrefix(c.ClassName+"::"+c.Name, "::"), Outcome: c.Outcome})
+		}
+		if res.ExitCode != 0 && !res.TimedOut && err == nil && !slices.ContainsFunc(ev.tests, func(t TestResult) bool { return t.Outcome != OutcomePassed }) {
+			ev.problemf("the command exited %d although its report shows no failure", res.ExitCode)
+		}
+		return ev
+	}
+	outcome := OutcomePassed
+	if res.ExitCode != 0 || res.TimedOut || res.Signal != "" {
+		outcome = OutcomeFailed
+	}
+	name := "command"
+	if len(res.Runner) > 0 {
+		name = path.Base(res.Runner[0])
+	}
+	ev.tests = []TestResult{{ID: name, Outcome: outcome}}
+	return ev
+}

@@ -1,0 +1,358 @@
+package grader
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/sandbox"
+)
+
+// Sandbox runs one sealed container. Run returns an error only when the
+// container engine failed; anything the program in the container did is in
+// the Result.
+type Sandbox interface {
+	Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, error)
+}
+
+var _ Sandbox = (*sandbox.Docker)(nil)
+
+// Defaults of a grade.
+const (
+	DefaultTimeout = 10 * time.Minute
+	// TestUID is the unprivileged uid the code under test runs as.
+	TestUID = 1000
+	// reportMargin is the part of a run's time kept for the wrapper to kill
+	// the tests and report before the engine kills the container.
+	reportMargin = 10 * time.Second
+	outputLimit  = 1 << 20
+	junitLimit   = 16 << 20
+	stdoutLimit  = 64 << 20
+	stderrLimit  = 64 << 10
+)
+
+// Grader grades trees against hidden tests in sandboxes.
+type Grader struct {
+	sb      Sandbox
+	image   string
+	imageID string
+}
+
+// New returns a Grader that runs image (by id or reference; imageID is
+// reported in every grade) through sb.
+func New(sb Sandbox, image, imageID string) *Grader {
+	return &Grader{sb: sb, image: image, imageID: imageID}
+}
+
+// Request is one grade.
+type Request struct {
+	// Repo is the tree under test.
+	Repo *Tree
+	// Hidden holds the hidden test files.
+	Hidden *Tree
+	// Base, when set, enables the base check and touched_tests.
+	Base *Tree
+	// Reference, when set, is a patch against Base that must make every
+	// hidden test pass.
+	Reference []byte
+	// Command, when set, replaces pytest: trust is low.
+	Command []string
+	// NoUIDSplit runs the tests as the wrapper's uid, for runtimes without
+	// SETUID: trust is best_effort at most.
+	NoUIDSplit bool
+	// Timeout bounds the whole grade; DefaultTimeout when zero.
+	Timeout time.Duration
+	// Limits bound each sandbox; sandbox.DefaultLimits when zero.
+	Limits sandbox.Limits
+}
+
+// Grade grades req and returns its report. It returns an error for bad
+// input or when the sandbox engine fails; everything the code under test
+// does ends in a report, never an error.
+func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
+	began := time.Now()
+	if req.Repo == nil || req.Hidden == nil {
+		return nil, errors.New("grade: a repo tree and hidden tests are required")
+	}
+	if len(req.Hidden.Files) == 0 {
+		return nil, errors.New("grade: the hidden tests directory is empty")
+	}
+	if req.Reference != nil && req.Base == nil {
+		return nil, errors.New("grade: a reference patch needs the base tree (--base)")
+	}
+	if req.Timeout <= 0 {
+		req.Timeout = DefaultTimeout
+	}
+	if req.Limits == (sandbox.Limits{}) {
+		req.Limits = sandbox.DefaultLimits
+	}
+	var refTree *Tree
+	if req.Reference != nil {
+		var err error
+		if refTree, err = ApplyPatch(req.Base, req.Reference); err != nil {
+			return nil, fmt.Errorf("reference patch does not apply to the base tree: %w", err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, req.Timeout)
+	defer cancel()
+
+	canaries := Canaries(req.Hidden)
+	rep := &Report{
+		Image:         g.imageID,
+		TestsDigest:   req.Hidden.Digest(),
+		RepoDigest:    req.Repo.Digest(),
+		TamperSignals: TamperSignals(req.Repo),
+		Contamination: ScanTree(req.Repo, canaries),
+	}
+	if req.Base != nil {
+		rep.TouchedTests = TouchedTests(req.Base, req.Repo)
+	}
+
+	var prRun, baseRun, refRun *run
+	group, gctx := errgroup.WithContext(ctx)
+	start := func(dst **run, tree *Tree) {
+		group.Go(func() error {
+			r, err := g.run(gctx, req, tree, canaries)
+			*dst = r
+			return err
+		})
+	}
+	start(&prRun, req.Repo)
+	if req.Base != nil {
+		start(&baseRun, req.Base)
+	}
+	if refTree != nil {
+		start(&refRun, refTree)
+	}
+	if err := group.Wait(); err != nil {
+		return nil, err
+	}
+
+	pr := prRun.ev
+	rep.Tests = pr.tests
+	rep.Counts = count(pr.tests)
+	rep.Failed = pr.notPassed()
+	rep.Sentinels = pr.sentinels
+	rep.Runner = prRun.res.Runner
+	rep.ExitCode = prRun.res.ExitCode
+	rep.Output = string(prRun.res.Output)
+	rep.OutputTruncated = prRun.res.OutputTruncated
+	rep.Isolation = Isolation{
+		UIDSplit:   prRun.res.Isolation.Proven,
+		UID:        prRun.res.Isolation.UID,
+		GID:        prRun.res.Isolation.GID,
+		CapEff:     prRun.res.Isolation.CapEff,
+		CapPrm:     prRun.res.Isolation.CapPrm,
+		CapAmb:     prRun.res.Isolation.CapAmb,
+		NoNewPrivs: prRun.res.Isolation.NoNewPrivs,
+	}
+	rep.Contamination = append(rep.Contamination, canarySightings(canaries, prRun.res.CanariesSeen, "output")...)
+	rep.Contamination = append(rep.Contamination, ScanBytes("junit", prRun.res.JUnit, canaries)...)
+	rep.Contamination = sortSightings(rep.Contamination)
+	rep.Contaminated = len(rep.Contamination) > 0
+
+	switch {
+	case req.Command != nil:
+		rep.Trust = TrustLow
+	case rep.Isolation.UIDSplit:
+		rep.Trust = TrustIsolated
+	default:
+		rep.Trust = TrustBestEffort
+	}
+
+	var invalid, problems []string
+	if baseRun != nil {
+		b := baseRun.ev
+		rep.BaseCheck = &BaseCheck{Counts: count(b.tests), AllPass: b.allPassed() && len(b.problems) == 0 && len(b.tampered) == 0}
+		for _, t := range b.tests {
+			if t.Outcome == OutcomePassed {
+				rep.BaseCheck.GuardTests = append(rep.BaseCheck.GuardTests, t.ID)
+			}
+		}
+		if errs := append(b.tampered, b.problems...); len(errs) > 0 {
+			rep.BaseCheck.Error = strings.Join(errs, "; ")
+			problems = append(problems, "base check: "+rep.BaseCheck.Error)
+		}
+		if rep.BaseCheck.AllPass {
+			invalid = append(invalid, "every hidden test already passes on the base tree")
+		}
+	}
+	if refRun != nil {
+		r := refRun.ev
+		rep.ReferenceCheck = &ReferenceCheck{Counts: count(r.tests), Failed: r.notPassed(), AllPass: r.allPassed() && len(r.problems) == 0 && len(r.tampered) == 0}
+		if errs := append(r.tampered, r.problems...); len(errs) > 0 {
+			rep.ReferenceCheck.Error = strings.Join(errs, "; ")
+		}
+		if !rep.ReferenceCheck.AllPass {
+			invalid = append(invalid, fmt.Sprintf("the reference patch does not pass every hidden test (%d of %d failed)", len(rep.ReferenceCheck.Failed), len(r.tests)))
+		}
+	}
+	problems = append(pr.problems, problems...)
+
+	var contaminated []string
+	for _, s := range rep.Contamination {
+		contaminated = append(contaminated, fmt.Sprintf("the canary of %s appears in %s", s.HiddenFile, s.Where))
+	}
+	switch {
+	case len(invalid) > 0:
+		rep.Verdict, rep.Reasons = VerdictInvalidTask, invalid
+	case len(pr.tampered) > 0:
+		rep.Verdict, rep.Reasons = VerdictTampered, pr.tampered
+	case rep.Contaminated:
+		rep.Verdict, rep.Reasons = VerdictContaminated, contaminated
+	case len(problems) > 0:
+		rep.Verdict, rep.Reasons = VerdictError, problems
+	case !pr.allPassed():
+		rep.Verdict = VerdictFail
+		rep.Reasons = []string{fmt.Sprintf("%d of %d hidden tests did not pass", len(rep.Failed), len(pr.tests))}
+	default:
+		rep.Verdict = VerdictPass
+		rep.Reasons = []string{fmt.Sprintf("all %d hidden tests passed", len(pr.tests))}
+	}
+	rep.Reasons = append(rep.Reasons, pr.notes...)
+	rep.DurationSeconds = time.Since(began).Seconds()
+	rep.normalize()
+	return rep, nil
+}
+
+// run is one sandboxed test run and its evaluation.
+type run struct {
+	res *wrapper.Result
+	ev  *evaluation
+}
+
+// run runs the hidden tests against tree in a fresh sandbox.
+func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Canary) (*run, error) {
+	deadline, _ := ctx.Deadline()
+	timeout := time.Until(deadline)
+	testTimeout := timeout - reportMargin
+	if testTimeout < timeout/2 {
+		testTimeout = timeout / 2
+	}
+	clean, _ := WithoutBytecode(tree)
+	job := wrapper.Job{
+		Mode:          wrapper.ModePytest,
+		UIDSplit:      !req.NoUIDSplit,
+		TestUID:       TestUID,
+		TimeoutMillis: testTimeout.Milliseconds(),
+		OutputLimit:   outputLimit,
+		JUnitLimit:    junitLimit,
+	}
+	if req.Command != nil {
+		job.Mode, job.Command = wrapper.ModeCommand, req.Command
+	}
+	for _, c := range canaries {
+		job.Canaries = append(job.Canaries, c.Token)
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(writeInput(pw, job, req.Hidden, clean)) }()
+	defer pr.Close()
+	sres, err := g.sb.Run(ctx, sandbox.Spec{
+		Image:       g.image,
+		Entrypoint:  []string{wrapper.BinaryPath},
+		Input:       pr,
+		Timeout:     timeout,
+		Limits:      req.Limits,
+		UIDSplit:    job.UIDSplit,
+		TestUID:     TestUID,
+		StdoutLimit: stdoutLimit,
+		StderrLimit: stderrLimit,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("run sandbox: %w", err)
+	}
+	res := &wrapper.Result{}
+	if derr := json.Unmarshal(sres.Stdout, res); derr != nil || sres.StdoutTruncated {
+		// The wrapper did not report: the container died, ran out of memory
+		// or was killed at its deadline. Fail closed.
+		why := fmt.Sprintf("the sandbox ended without a report (exit %d", sres.ExitCode)
+		if sres.TimedOut {
+			why += ", killed at the deadline"
+		}
+		if sres.OOMKilled {
+			why += ", out of memory"
+		}
+		why += ")"
+		if msg := strings.TrimSpace(string(sres.Stderr)); msg != "" {
+			why += ": " + lastLine(msg)
+		}
+		res = &wrapper.Result{Error: why, TimedOut: sres.TimedOut}
+	}
+	ev := evaluatePytest
+	if req.Command != nil {
+		ev = evaluateCommand
+	}
+	return &run{res: res, ev: ev(res)}, nil
+}
+
+func lastLine(s string) string {
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// canarySightings maps seen tokens back to their hidden files.
+func canarySightings(cs []Canary, tokens []string, where string) []CanarySighting {
+	var out []CanarySighting
+	for _, c := range cs {
+		if slices.Contains(tokens, c.Token) {
+			out = append(out, CanarySighting{HiddenFile: c.HiddenFile, Where: where})
+		}
+	}
+	return out
+}
+
+func count(tests []TestResult) Counts {
+	c := Counts{Total: len(tests)}
+	for _, t := range tests {
+		switch t.Outcome {
+		case OutcomePassed:
+			c.Passed++
+		case OutcomeFailed:
+			c.Failed++
+		case OutcomeSkipped:
+			c.Skipped++
+		default:
+			c.Errors++
+		}
+	}
+	return c
+}
+
+// normalize makes every list field an empty list rather than null, so the
+// JSON contract never changes shape.
+func (r *Report) normalize() {
+	nonNil := func(s *[]string) {
+		if *s == nil {
+			*s = []string{}
+		}
+	}
+	nonNil(&r.Reasons)
+	nonNil(&r.Failed)
+	nonNil(&r.TouchedTests)
+	nonNil(&r.Runner)
+	if r.Tests == nil {
+		r.Tests = []TestResult{}
+	}
+	if r.TamperSignals == nil {
+		r.TamperSignals = []TamperSignal{}
+	}
+	if r.Contamination == nil {
+		r.Contamination = []CanarySighting{}
+	}
+	if r.BaseCheck != nil {
+		nonNil(&r.BaseCheck.GuardTests)
+	}
+	if r.ReferenceCheck != nil {
+		nonNil(&r.ReferenceCheck.Failed)
+	}
+}

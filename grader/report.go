@@ -1,0 +1,149 @@
+package grader
+
+// Verdict is the outcome of a grade.
+type Verdict string
+
+// Verdicts, from the most to the least severe. Only VerdictPass is a pass.
+const (
+	VerdictInvalidTask  Verdict = "invalid_task"
+	VerdictTampered     Verdict = "tampered"
+	VerdictContaminated Verdict = "contaminated"
+	VerdictError        Verdict = "error"
+	VerdictFail         Verdict = "fail"
+	VerdictPass         Verdict = "pass"
+)
+
+// Trust says how far a grade can be believed.
+type Trust string
+
+// Trust levels; see docs/security.md.
+const (
+	// TrustIsolated: pytest runner, uid split proven, hidden tests root-owned,
+	// grade written by the wrapper.
+	TrustIsolated Trust = "isolated"
+	// TrustBestEffort: the uid split was not available; the code under test
+	// could have rewritten the tests or forged the grade.
+	TrustBestEffort Trust = "best_effort"
+	// TrustLow: a non-pytest command; there is no safe runner.
+	TrustLow Trust = "low"
+)
+
+// Outcome is what happened to one test.
+type Outcome string
+
+// Test outcomes. Anything but OutcomePassed counts against the grade.
+const (
+	OutcomePassed  Outcome = "passed"
+	OutcomeFailed  Outcome = "failed"
+	OutcomeError   Outcome = "error"
+	OutcomeSkipped Outcome = "skipped"
+	OutcomeNotRun  Outcome = "not_run"
+)
+
+// TestResult is the outcome of one hidden test, by its id.
+type TestResult struct {
+	ID      string  `json:"id"`
+	Outcome Outcome `json:"outcome"`
+}
+
+// Counts tallies hidden test outcomes. Not-run tests count as errors.
+type Counts struct {
+	Passed  int `json:"passed"`
+	Failed  int `json:"failed"`
+	Errors  int `json:"errors"`
+	Skipped int `json:"skipped"`
+	Total   int `json:"total"`
+}
+
+// TamperSignal is a file or pattern in the tree under test that could hook or
+// bend the test run.
+type TamperSignal struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// CanarySighting says that the canary of one hidden file was seen somewhere
+// it must not be. The token itself is never reported.
+type CanarySighting struct {
+	// HiddenFile is the hidden test file whose canary was seen.
+	HiddenFile string `json:"hidden_file"`
+	// Where is "repo:<path>" for a file in the tree under test, or "output"
+	// or "junit" for what the run printed.
+	Where string `json:"where"`
+}
+
+// BaseCheck is the result of running the hidden tests on the base tree.
+type BaseCheck struct {
+	// GuardTests are the hidden tests that already pass on the base.
+	GuardTests []string `json:"guard_tests"`
+	// AllPass is true when every hidden test passes on the base: the task is
+	// invalid.
+	AllPass bool `json:"all_pass"`
+	// Counts are the base run's counts.
+	Counts Counts `json:"counts"`
+	// Error says why the base run could not be evaluated, if it could not.
+	Error string `json:"error,omitempty"`
+}
+
+// ReferenceCheck is the result of running the hidden tests on the base tree
+// with the reference patch applied.
+type ReferenceCheck struct {
+	// AllPass is true when every hidden test passes with the reference patch.
+	AllPass bool `json:"all_pass"`
+	// Failed lists the hidden tests that did not pass with the patch.
+	Failed []string `json:"failed"`
+	Counts Counts   `json:"counts"`
+	Error  string   `json:"error,omitempty"`
+}
+
+// Isolation is the wrapper's evidence about the process that ran the tests.
+type Isolation struct {
+	// UIDSplit is true when the test process was proven to run as another
+	// uid than the wrapper, with no capabilities and no_new_privs.
+	UIDSplit bool `json:"uid_split"`
+	// UID and GID are the test process's ids as read from /proc.
+	UID int `json:"uid"`
+	GID int `json:"gid"`
+	// CapEff, CapPrm and CapAmb are the test process's capability sets, hex.
+	CapEff string `json:"cap_eff"`
+	CapPrm string `json:"cap_prm"`
+	CapAmb string `json:"cap_amb"`
+	// NoNewPrivs is the test process's no_new_privs flag.
+	NoNewPrivs bool `json:"no_new_privs"`
+}
+
+// Report is the result of one grade. Its JSON field names are a stable
+// contract; fields may be added.
+type Report struct {
+	Verdict Verdict `json:"verdict"`
+	Trust   Trust   `json:"trust"`
+	// Reasons say, in words, why the verdict is what it is.
+	Reasons []string     `json:"reasons"`
+	Counts  Counts       `json:"counts"`
+	Tests   []TestResult `json:"tests"`
+	// Failed holds the ids of hidden tests that did not pass: ids only.
+	Failed        []string       `json:"failed"`
+	TamperSignals []TamperSignal `json:"tamper_signals"`
+	TouchedTests  []string       `json:"touched_tests"`
+	Contaminated  bool           `json:"contaminated"`
+	// Contamination says which canary was seen where.
+	Contamination  []CanarySighting `json:"contamination"`
+	BaseCheck      *BaseCheck       `json:"base_check,omitempty"`
+	ReferenceCheck *ReferenceCheck  `json:"reference_check,omitempty"`
+	// Sentinels is "ok" when every sentinel came out as expected,
+	// "wrong" when one did not, "absent" when the runner gave no evidence
+	// about them, and "none" when the runner does not use them.
+	Sentinels   string    `json:"sentinels"`
+	Isolation   Isolation `json:"isolation"`
+	Image       string    `json:"image"`
+	TestsDigest string    `json:"tests_digest"`
+	RepoDigest  string    `json:"repo_digest"`
+	// Runner is the command that ran the tests inside the sandbox.
+	Runner          []string `json:"runner"`
+	ExitCode        int      `json:"exit_code"`
+	DurationSeconds float64  `json:"duration_seconds"`
+	// Output is the full runner output (bounded), for the requester only.
+	Output string `json:"output"`
+	// OutputTruncated is true when the run printed more than was kept.
+	OutputTruncated bool `json:"output_truncated"`
+}

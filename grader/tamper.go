@@ -1,0 +1,297 @@
+package grader
+
+import (
+	"bytes"
+	"cmp"
+	"path"
+	"slices"
+	"strings"
+)
+
+// MaxPatternScanBytes is the largest file TamperSignals scans for source
+// patterns. Larger files are still flagged by their names.
+const MaxPatternScanBytes = 1 << 20
+
+// maxLinkHops bounds how many in-tree symlinks are followed to read a
+// configuration file, as the kernel bounds symlink loops.
+const maxLinkHops = 40
+
+// TamperSignals lists the files in t that could hook or bend a test run, and
+// the source patterns in its *.py and *.pth files that reach for the runner
+// or the hidden tests, sorted by path then reason. It returns nil when it
+// finds nothing; a nil tree is treated as empty.
+//
+// It never touches the disk: symlinks are judged lexically, by their target
+// as stored. Files over MaxPatternScanBytes and binary files (containing a
+// NUL byte) are not scanned for patterns, but are still flagged by name.
+func TamperSignals(t *Tree) []TamperSignal {
+	if t == nil {
+		return nil
+	}
+	var out []TamperSignal
+	for i := range t.Files {
+		f := &t.Files[i]
+		for _, reason := range nameSignals(t, f) {
+			out = append(out, TamperSignal{Path: f.Path, Reason: reason})
+		}
+		if f.IsSymlink() {
+			if reason := symlinkSignal(f); reason != "" {
+				out = append(out, TamperSignal{Path: f.Path, Reason: reason})
+			}
+			continue
+		}
+		for _, reason := range patternSignals(f) {
+			out = append(out, TamperSignal{Path: f.Path, Reason: reason})
+		}
+	}
+	slices.SortFunc(out, func(a, b TamperSignal) int {
+		return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Reason, b.Reason))
+	})
+	return slices.Compact(out)
+}
+
+// nameSignals flags f by its name and, for configuration files that only
+// matter with a pytest section, by that section.
+func nameSignals(t *Tree, f *File) []string {
+	base := path.Base(f.Path)
+	switch base {
+	case "conftest.py":
+		return []string{"conftest.py can hook the test run"}
+	case "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml":
+		return []string{base + " configures pytest"}
+	case "tox.ini":
+		return []string{"tox.ini can configure pytest"}
+	case "setup.cfg":
+		return configSignal(t, f, "setup.cfg has a [tool:pytest] section", hasIniSection("tool:pytest"))
+	case "pyproject.toml":
+		return configSignal(t, f, "pyproject.toml has a [tool.pytest] section", hasTOMLPytestTable)
+	case "sitecustomize.py", "usercustomize.py":
+		return []string{base + " runs at interpreter start-up"}
+	case "__init__.py":
+		if pkg := path.Base(path.Dir(f.Path)); pkg == "sitecustomize" || pkg == "usercustomize" {
+			return []string{pkg + " package runs at interpreter start-up"}
+		}
+		return nil
+	case "entry_points.txt":
+		dir := path.Base(path.Dir(f.Path))
+		if !strings.HasSuffix(dir, ".dist-info") && !strings.HasSuffix(dir, ".egg-info") {
+			return nil
+		}
+		data, ok := resolveContent(t, f)
+		if ok && hasIniSection("pytest11")(data) {
+			return []string{"entry_points.txt declares a pytest11 plugin that pytest loads"}
+		}
+		return []string{"entry_points.txt declares package entry points"}
+	}
+	switch {
+	case strings.HasSuffix(base, ".pth"):
+		return []string{".pth file runs code at interpreter start-up"}
+	case isCompiledPython(f.Path):
+		return []string{"compiled python file can hide code a reviewer cannot read"}
+	case underPycache(f.Path):
+		return []string{"file under __pycache__ can be imported instead of the source"}
+	case strings.HasSuffix(base, ".so"):
+		return []string{"native .so module runs code a reviewer cannot read"}
+	}
+	return nil
+}
+
+// configSignal returns reason when the content of f (followed through
+// in-tree symlinks) passes has, and a reason of its own when f is a symlink
+// that cannot be followed inside the tree.
+func configSignal(t *Tree, f *File, reason string, has func([]byte) bool) []string {
+	data, ok := resolveContent(t, f)
+	switch {
+	case !ok:
+		return []string{path.Base(f.Path) + " is a symlink that cannot be checked for pytest settings"}
+	case has(data):
+		return []string{reason}
+	}
+	return nil
+}
+
+// resolveContent returns the content of f, following symlinks lexically
+// inside t. It reports false when a link leaves the tree, dangles or loops.
+func resolveContent(t *Tree, f *File) ([]byte, bool) {
+	for range maxLinkHops {
+		if !f.IsSymlink() {
+			return f.Data, true
+		}
+		target, ok := linkTarget(f)
+		if !ok {
+			return nil, false
+		}
+		if f, ok = t.Lookup(target); !ok {
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// linkTarget resolves the symlink f lexically against its own directory. It
+// reports false when the target is absolute or leaves the tree.
+func linkTarget(f *File) (string, bool) {
+	if path.IsAbs(f.Link) {
+		return "", false
+	}
+	p := path.Join(path.Dir(f.Path), f.Link)
+	if p == ".." || strings.HasPrefix(p, "../") {
+		return "", false
+	}
+	return p, true
+}
+
+// symlinkSignal flags a symlink whose target is absolute or leaves the tree.
+func symlinkSignal(f *File) string {
+	if path.IsAbs(f.Link) {
+		return "symlink target is an absolute path outside the tree"
+	}
+	if _, ok := linkTarget(f); !ok {
+		return "symlink target leaves the tree"
+	}
+	return ""
+}
+
+// hasIniSection returns a check for a "[name]" section header in an
+// ini-style file, tolerant of surrounding whitespace.
+func hasIniSection(name string) func([]byte) bool {
+	return func(data []byte) bool {
+		for b := range bytes.Lines(data) {
+			line := strings.TrimSpace(string(b))
+			if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") &&
+				strings.TrimSpace(line[1:len(line)-1]) == name {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// hasTOMLPytestTable reports whether a pyproject.toml configures pytest: a
+// [tool.pytest...] table header, a dotted key that reaches tool.pytest
+// (tool.pytest.ini_options.addopts = ... at the top, pytest.x = ... under
+// [tool]) or an inline table under tool that names pytest. It is lexical,
+// so it errs towards flagging.
+func hasTOMLPytestTable(data []byte) bool {
+	table := ""
+	for b := range bytes.Lines(data) {
+		line := strings.TrimSpace(string(b))
+		if strings.HasPrefix(line, "[") {
+			header := strings.Trim(line, "[] \t")
+			if i := strings.Index(header, "]"); i >= 0 {
+				header = header[:i] // "[a.b] # comment"
+			}
+			table = normalizeTOMLKey(header)
+			if reachesPytest(table) {
+				return true
+			}
+			continue
+		}
+		key, value, ok := strings.Cut(line, "=")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		full := normalizeTOMLKey(key)
+		if table != "" {
+			full = table + "." + full
+		}
+		if reachesPytest(full) || (full == "tool" && strings.Contains(value, "pytest")) {
+			return true
+		}
+	}
+	return false
+}
+
+// reachesPytest reports whether a normalized TOML key lies in pytest's
+// table. Like the "[tool.pytest" prefix it stands for, it errs towards
+// flagging ("tool.pytest_cov" matches too).
+func reachesPytest(key string) bool {
+	return strings.HasPrefix(key, "tool.pytest")
+}
+
+// normalizeTOMLKey drops the whitespace and quotes a TOML key may carry:
+// ` "tool" . pytest ` becomes "tool.pytest".
+func normalizeTOMLKey(k string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case ' ', '\t', '"', '\'':
+			return -1
+		}
+		return r
+	}, k)
+}
+
+// sourcePattern is a string in Python source that reaches for the runner or
+// the hidden tests.
+type sourcePattern struct {
+	text string
+	why  string
+	// foldCase matches regardless of case (PytestPluginManager).
+	foldCase bool
+	// identStart requires the match to start an identifier, so that
+	// run_pytest does not match _pytest.
+	identStart bool
+}
+
+var sourcePatterns = []sourcePattern{
+	{text: "_pytest", why: "pytest internals", identStart: true},
+	{text: "pluginmanager", why: "can register pytest plugins", foldCase: true},
+	{text: "sys._getframe", why: "can reach the caller's frames"},
+	{text: "inspect.stack", why: "can reach the caller's frames"},
+	{text: "f_back", why: "can reach the caller's frames"},
+	{text: "gc.get_objects", why: "can reach the runner's objects"},
+	{text: "co_consts", why: "can read the constants of test code"},
+	{text: "os._exit", why: "can end the runner early"},
+	{text: "atexit", why: "can run code after the tests"},
+	{text: "pytest.exit", why: "can stop the test run"},
+	{text: "allow_module_level", why: "can skip or exit at import"},
+	{text: "/proc/self/fd", why: "can reach the runner's open files"},
+	{text: "/proc/1", why: "can reach the wrapper process"},
+	{text: HiddenDir, why: "the hidden tests' directory"},
+}
+
+// patternSignals scans a *.py or *.pth file for sourcePatterns, one reason
+// per pattern found.
+func patternSignals(f *File) []string {
+	ext := path.Ext(f.Path)
+	if ext != ".py" && ext != ".pth" {
+		return nil
+	}
+	if len(f.Data) > MaxPatternScanBytes || bytes.IndexByte(f.Data, 0) >= 0 {
+		return nil
+	}
+	var lower []byte
+	var out []string
+	for _, sp := range sourcePatterns {
+		data := f.Data
+		if sp.foldCase {
+			if lower == nil {
+				lower = bytes.ToLower(f.Data)
+			}
+			data = lower
+		}
+		if containsPattern(data, sp) {
+			out = append(out, "source mentions "+sp.text+" ("+sp.why+")")
+		}
+	}
+	return out
+}
+
+func containsPattern(data []byte, sp sourcePattern) bool {
+	needle := []byte(sp.text)
+	for off := 0; ; {
+		i := bytes.Index(data[off:], needle)
+		if i < 0 {
+			return false
+		}
+		at := off + i
+		if !sp.identStart || at == 0 || !isIdentByte(data[at-1]) {
+			return true
+		}
+		off = at + 1
+	}
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= 0x80
+}

@@ -1,0 +1,276 @@
+package grader
+
+import (
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// detectorTree builds a Tree for the detector tests, failing t on a bad path.
+func detectorTree(t *testing.T, files ...File) *Tree {
+	t.Helper()
+	tree, err := NewTree(files)
+	if err != nil {
+		t.Fatalf("NewTree: %v", err)
+	}
+	return tree
+}
+
+// detectorFile is a regular file with mode 0644.
+func detectorFile(p, data string) File { return File{Path: p, Mode: 0o644, Data: []byte(data)} }
+
+// detectorLink is a symlink to target.
+func detectorLink(p, target string) File {
+	return File{Path: p, Mode: fs.ModeSymlink | 0o777, Link: target}
+}
+
+func TestTamperSignals(t *testing.T) {
+	big := strings.Repeat("#\n", MaxPatternScanBytes/2) + "import os\nos._exit(0)\n"
+	tests := []struct {
+		name  string
+		files []File
+		want  []TamperSignal
+	}{
+		{
+			name:  "plain sources",
+			files: []File{detectorFile("pkg/mod.py", "def add(a, b):\n    return a + b\n"), detectorFile("README.md", "os._exit /hidden")},
+		},
+		{
+			name:  "conftest at the root and nested",
+			files: []File{detectorFile("conftest.py", ""), detectorFile("pkg/sub/conftest.py", "")},
+			want: []TamperSignal{
+				{"conftest.py", "conftest.py can hook the test run"},
+				{"pkg/sub/conftest.py", "conftest.py can hook the test run"},
+			},
+		},
+		{
+			name: "pytest configuration files",
+			files: []File{
+				detectorFile("pytest.ini", "[pytest]\n"),
+				detectorFile(".pytest.ini", ""),
+				detectorFile("pytest.toml", ""),
+				detectorFile(".pytest.toml", ""),
+				detectorFile("sub/tox.ini", "[tox]\n"),
+			},
+			want: []TamperSignal{
+				{".pytest.ini", ".pytest.ini configures pytest"},
+				{".pytest.toml", ".pytest.toml configures pytest"},
+				{"pytest.ini", "pytest.ini configures pytest"},
+				{"pytest.toml", "pytest.toml configures pytest"},
+				{"sub/tox.ini", "tox.ini can configure pytest"},
+			},
+		},
+		{
+			name: "setup.cfg only with a tool:pytest section",
+			files: []File{
+				detectorFile("setup.cfg", "[metadata]\nname = x\n\n[tool:pytest]\naddopts = -p evil\n"),
+				detectorFile("a/setup.cfg", "[metadata]\nname = tool:pytest\n[flake8]\n"),
+				detectorFile("b/setup.cfg", "[ tool:pytest ]\r\n"),
+			},
+			want: []TamperSignal{
+				{"b/setup.cfg", "setup.cfg has a [tool:pytest] section"},
+				{"setup.cfg", "setup.cfg has a [tool:pytest] section"},
+			},
+		},
+		{
+			name: "pyproject.toml only with a tool.pytest table",
+			files: []File{
+				detectorFile("pyproject.toml", "[project]\nname = \"x\"\n\n[tool.pytest.ini_options]\naddopts = \"-p evil\"\n"),
+				detectorFile("a/pyproject.toml", "[project]\nname = \"pytest\"\n[tool.black]\nline-length = 100\n"),
+				detectorFile("b/pyproject.toml", "[tool]\npytest.ini_options.addopts = \"-p evil\"\n"),
+				detectorFile("c/pyproject.toml", "tool.pytest.ini_options.addopts = \"-p evil\"\n"),
+				detectorFile("d/pyproject.toml", "[ \"tool\" . pytest ] # pytest 9\n"),
+				detectorFile("e/pyproject.toml", "tool = { pytest = { ini_options = {} } }\n"),
+			},
+			want: []TamperSignal{
+				{"b/pyproject.toml", "pyproject.toml has a [tool.pytest] section"},
+				{"c/pyproject.toml", "pyproject.toml has a [tool.pytest] section"},
+				{"d/pyproject.toml", "pyproject.toml has a [tool.pytest] section"},
+				{"e/pyproject.toml", "pyproject.toml has a [tool.pytest] section"},
+				{"pyproject.toml", "pyproject.toml has a [tool.pytest] section"},
+			},
+		},
+		{
+			name: "configuration behind symlinks",
+			files: []File{
+				detectorLink("setup.cfg", "cfg/real.cfg"),
+				detectorFile("cfg/real.cfg", "[tool:pytest]\n"),
+				detectorLink("a/pyproject.toml", "../cfg/plain.toml"),
+				detectorFile("cfg/plain.toml", "[project]\n"),
+				detectorLink("b/setup.cfg", "missing.cfg"),
+				detectorLink("c/setup.cfg", "setup.cfg"),
+				detectorLink("d/setup.cfg", "/etc/setup.cfg"),
+			},
+			want: []TamperSignal{
+				{"b/setup.cfg", "setup.cfg is a symlink that cannot be checked for pytest settings"},
+				{"c/setup.cfg", "setup.cfg is a symlink that cannot be checked for pytest settings"},
+				{"d/setup.cfg", "setup.cfg is a symlink that cannot be checked for pytest settings"},
+				{"d/setup.cfg", "symlink target is an absolute path outside the tree"},
+				{"setup.cfg", "setup.cfg has a [tool:pytest] section"},
+			},
+		},
+		{
+			name: "interpreter start-up hooks",
+			files: []File{
+				detectorFile("sitecustomize.py", ""),
+				detectorFile("lib/usercustomize.py", ""),
+				detectorFile("sitecustomize/__init__.py", ""),
+				detectorFile("site-packages/evil.pth", "import os\n"),
+			},
+			want: []TamperSignal{
+				{"lib/usercustomize.py", "usercustomize.py runs at interpreter start-up"},
+				{"site-packages/evil.pth", ".pth file runs code at interpreter start-up"},
+				{"sitecustomize.py", "sitecustomize.py runs at interpreter start-up"},
+				{"sitecustomize/__init__.py", "sitecustomize package runs at interpreter start-up"},
+			},
+		},
+		{
+			name: "entry points",
+			files: []File{
+				detectorFile("site/evil-1.0.dist-info/entry_points.txt", "[console_scripts]\nx = a:b\n\n[pytest11]\nevil = evil.plugin\n"),
+				detectorFile("site/tool-2.0.dist-info/entry_points.txt", "[console_scripts]\nx = a:b\n"),
+				detectorFile("src/pkg.egg-info/entry_points.txt", " [ pytest11 ] \nevil = evil\n"),
+				detectorFile("docs/entry_points.txt", "[pytest11]\n"),
+			},
+			want: []TamperSignal{
+				{"site/evil-1.0.dist-info/entry_points.txt", "entry_points.txt declares a pytest11 plugin that pytest loads"},
+				{"site/tool-2.0.dist-info/entry_points.txt", "entry_points.txt declares package entry points"},
+				{"src/pkg.egg-info/entry_points.txt", "entry_points.txt declares a pytest11 plugin that pytest loads"},
+			},
+		},
+		{
+			name: "compiled and native files",
+			files: []File{
+				detectorFile("pkg/mod.pyc", "\x00\x00"),
+				detectorFile("pkg/old.pyo", ""),
+				detectorFile("pkg/__pycache__/mod.cpython-312.pyc", ""),
+				detectorFile("pkg/__pycache__/notes.txt", ""),
+				detectorFile("pkg/_speed.cpython-312-x86_64-linux-gnu.so", "\x7fELF"),
+			},
+			want: []TamperSignal{
+				{"pkg/__pycache__/mod.cpython-312.pyc", "compiled python file can hide code a reviewer cannot read"},
+				{"pkg/__pycache__/notes.txt", "file under __pycache__ can be imported instead of the source"},
+				{"pkg/_speed.cpython-312-x86_64-linux-gnu.so", "native .so module runs code a reviewer cannot read"},
+				{"pkg/mod.pyc", "compiled python file can hide code a reviewer cannot read"},
+				{"pkg/old.pyo", "compiled python file can hide code a reviewer cannot read"},
+			},
+		},
+		{
+			name: "symlinks",
+			files: []File{
+				detectorLink("abs", "/hidden/test_x.py"),
+				detectorLink("up", ".."),
+				detectorLink("a/b/out", "../../../etc/passwd"),
+				detectorLink("a/b/in", "../../pkg/mod.py"),
+				detectorLink("a/b/sneaky", "x/../../../.."),
+				detectorLink("a/self", "."),
+				detectorLink("conftest.py", "/tmp/conftest.py"),
+			},
+			want: []TamperSignal{
+				{"a/b/out", "symlink target leaves the tree"},
+				{"a/b/sneaky", "symlink target leaves the tree"},
+				{"abs", "symlink target is an absolute path outside the tree"},
+				{"conftest.py", "conftest.py can hook the test run"},
+				{"conftest.py", "symlink target is an absolute path outside the tree"},
+				{"up", "symlink target leaves the tree"},
+			},
+		},
+		{
+			name: "every source pattern",
+			files: []File{
+				detectorFile("a.py", "import _pytest.main\n"),
+				detectorFile("b.py", "config.pluginmanager.register(p)\n"),
+				detectorFile("b2.py", "from pytest import PytestPluginManager\n"),
+				detectorFile("c.py", "f = sys._getframe(1)\n"),
+				detectorFile("d.py", "inspect.stack()\n"),
+				detectorFile("e.py", "frame.f_back.f_locals\n"),
+				detectorFile("f.py", "gc.get_objects()\n"),
+				detectorFile("g.py", "fn.__code__.co_consts\n"),
+				detectorFile("h.py", "os._exit(0)\n"),
+				detectorFile("i.py", "import atexit\n"),
+				detectorFile("j.py", "pytest.exit('done')\n"),
+				detectorFile("k.py", "pytest.skip('x', allow_module_level=True)\n"),
+				detectorFile("l.py", "os.listdir('/proc/self/fd')\n"),
+				detectorFile("m.py", "open('/proc/1/environ')\n"),
+				detectorFile("n.py", "open('/hidden/test_x.py')\n"),
+			},
+			want: []TamperSignal{
+				{"a.py", "source mentions _pytest (pytest internals)"},
+				{"b.py", "source mentions pluginmanager (can register pytest plugins)"},
+				{"b2.py", "source mentions pluginmanager (can register pytest plugins)"},
+				{"c.py", "source mentions sys._getframe (can reach the caller's frames)"},
+				{"d.py", "source mentions inspect.stack (can reach the caller's frames)"},
+				{"e.py", "source mentions f_back (can reach the caller's frames)"},
+				{"f.py", "source mentions gc.get_objects (can reach the runner's objects)"},
+				{"g.py", "source mentions co_consts (can read the constants of test code)"},
+				{"h.py", "source mentions os._exit (can end the runner early)"},
+				{"i.py", "source mentions atexit (can run code after the tests)"},
+				{"j.py", "source mentions pytest.exit (can stop the test run)"},
+				{"k.py", "source mentions allow_module_level (can skip or exit at import)"},
+				{"l.py", "source mentions /proc/self/fd (can reach the runner's open files)"},
+				{"m.py", "source mentions /proc/1 (can reach the wrapper process)"},
+				{"n.py", "source mentions /hidden (the hidden tests' directory)"},
+			},
+		},
+		{
+			name: "one signal per file and pattern, beside the name rule",
+			files: []File{
+				detectorFile("conftest.py", "import os, atexit\natexit.register(lambda: os._exit(0))\nos._exit(1)\n"),
+			},
+			want: []TamperSignal{
+				{"conftest.py", "conftest.py can hook the test run"},
+				{"conftest.py", "source mentions atexit (can run code after the tests)"},
+				{"conftest.py", "source mentions os._exit (can end the runner early)"},
+			},
+		},
+		{
+			name: "_pytest must start an identifier",
+			files: []File{
+				detectorFile("tasks.py", "def run_pytest():\n    pass\n"),
+				detectorFile("hook.py", "x = run_pytest; import _pytest\n"),
+			},
+			want: []TamperSignal{
+				{"hook.py", "source mentions _pytest (pytest internals)"},
+			},
+		},
+		{
+			name: "pth files are scanned, other files are not",
+			files: []File{
+				detectorFile("x.pth", "import os; os._exit(0)\n"),
+				detectorFile("notes.txt", "os._exit(0)\n"),
+				detectorFile("script.sh", "cat /hidden/*\n"),
+			},
+			want: []TamperSignal{
+				{"x.pth", ".pth file runs code at interpreter start-up"},
+				{"x.pth", "source mentions os._exit (can end the runner early)"},
+			},
+		},
+		{
+			name: "large and binary files are flagged by name only",
+			files: []File{
+				detectorFile("big.py", big),
+				detectorFile("conftest.py", big),
+				detectorFile("bin.py", "os._exit(0)\x00"),
+			},
+			want: []TamperSignal{
+				{"conftest.py", "conftest.py can hook the test run"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := TamperSignals(detectorTree(t, tt.files...))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("TamperSignals() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTamperSignalsNilTree(t *testing.T) {
+	if got := TamperSignals(nil); got != nil {
+		t.Errorf("TamperSignals(nil) = %v, want nil", got)
+	}
+}

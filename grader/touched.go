@@ -1,0 +1,71 @@
+package grader
+
+import (
+	"bytes"
+	"path"
+	"slices"
+	"strings"
+)
+
+// IsTestFile reports whether the slash-separated path p is a test file by
+// pytest's conventions: test_*.py, *_test.py, conftest.py, or any file under
+// a directory named tests or test at any depth.
+func IsTestFile(p string) bool {
+	base := path.Base(p)
+	switch {
+	case base == "conftest.py":
+		return true
+	case strings.HasPrefix(base, "test_") && strings.HasSuffix(base, ".py"):
+		return true
+	case strings.HasSuffix(base, "_test.py"):
+		return true
+	}
+	for _, d := range dirNames(p) {
+		if d == "tests" || d == "test" {
+			return true
+		}
+	}
+	return false
+}
+
+// TouchedTests returns the sorted paths of test files (by IsTestFile) that
+// were added, removed or changed between base and head. A change is one of
+// content, mode, kind (file or symlink) or symlink target. It returns nil
+// when no test file was touched; a nil tree is treated as empty.
+func TouchedTests(base, head *Tree) []string {
+	before := filesByPath(base)
+	after := filesByPath(head)
+	var touched []string
+	for p, b := range before {
+		if !IsTestFile(p) {
+			continue
+		}
+		if h, ok := after[p]; !ok || !sameFile(b, h) {
+			touched = append(touched, p)
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok && IsTestFile(p) {
+			touched = append(touched, p)
+		}
+	}
+	slices.Sort(touched)
+	return touched
+}
+
+func filesByPath(t *Tree) map[string]*File {
+	if t == nil {
+		return nil
+	}
+	m := make(map[string]*File, len(t.Files))
+	for i := range t.Files {
+		m[t.Files[i].Path] = &t.Files[i]
+	}
+	return m
+}
+
+// sameFile reports whether a and b have the same kind, mode, content and
+// symlink target.
+func sameFile(a, b *File) bool {
+	return a.Mode == b.Mode && a.Link == b.Link && bytes.Equal(a.Data, b.Data)
+}

@@ -1,0 +1,249 @@
+package wrapper
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+const syscallNoFollow = syscall.O_NOFOLLOW
+
+// reaper waits for every child of the wrapper. As PID 1 the wrapper inherits
+// every orphan, so one loop reaps them all and hands each status to whoever
+// waits for that pid; nobody else may call wait.
+type reaper struct {
+	mu      sync.Mutex
+	waiting map[int]chan syscall.WaitStatus
+	exited  map[int]syscall.WaitStatus
+}
+
+func newReaper() *reaper {
+	r := &reaper{waiting: map[int]chan syscall.WaitStatus{}, exited: map[int]syscall.WaitStatus{}}
+	go r.loop()
+	return r
+}
+
+func (r *reaper) loop() {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, 0, nil)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case err != nil:
+			// No children right now.
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		r.mu.Lock()
+		if ch, ok := r.waiting[pid]; ok {
+			delete(r.waiting, pid)
+			ch <- ws
+		} else if len(r.exited) < 100_000 {
+			r.exited[pid] = ws
+		}
+		r.mu.Unlock()
+	}
+}
+
+// wait returns a channel that receives pid's exit status.
+func (r *reaper) wait(pid int) <-chan syscall.WaitStatus {
+	ch := make(chan syscall.WaitStatus, 1)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ws, ok := r.exited[pid]; ok {
+		delete(r.exited, pid)
+		ch <- ws
+		return ch
+	}
+	r.waiting[pid] = ch
+	return ch
+}
+
+// identity is who a child process runs as.
+type identity struct {
+	split bool
+	uid   int
+}
+
+func (id identity) credential() *syscall.Credential {
+	if !id.split {
+		return nil
+	}
+	return &syscall.Credential{Uid: uint32(id.uid), Gid: uint32(id.uid), Groups: []uint32{}}
+}
+
+// enter makes the test identity the effective uid and gid, so that what the
+// wrapper creates belongs to it. The real and saved uid stay 0: processes of
+// the test uid still cannot signal or trace the wrapper meanwhile. Go applies
+// setresuid to every thread of the process.
+func (id identity) enter() error {
+	if !id.split {
+		return nil
+	}
+	if err := syscall.Setresgid(-1, id.uid, -1); err != nil {
+		return fmt.Errorf("switch to gid %d: %w", id.uid, err)
+	}
+	if err := syscall.Setresuid(-1, id.uid, -1); err != nil {
+		return errors.Join(fmt.Errorf("switch to uid %d: %w", id.uid, err), syscall.Setresgid(-1, 0, -1))
+	}
+	return nil
+}
+
+// leave returns to uid and gid 0. If it fails the wrapper must not go on.
+func (id identity) leave() error {
+	if !id.split {
+		return nil
+	}
+	if err := syscall.Setresuid(-1, 0, -1); err != nil {
+		return fmt.Errorf("switch back to uid 0: %w", err)
+	}
+	if err := syscall.Setresgid(-1, 0, -1); err != nil {
+		return fmt.Errorf("switch back to gid 0: %w", err)
+	}
+	return nil
+}
+
+// as runs fn as the test identity (see enter).
+func (id identity) as(fn func() error) error {
+	if err := id.enter(); err != nil {
+		return err
+	}
+	ferr := fn()
+	return errors.Join(ferr, id.leave())
+}
+
+// spawn starts argv as the test identity in its own session, with files as
+// its fds 0, 1, 2, ... It returns once the program has been executed.
+func spawn(argv, env []string, dir string, files []*os.File, id identity) (int, error) {
+	fds := make([]uintptr, len(files))
+	for i, f := range files {
+		fds[i] = f.Fd()
+	}
+	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
+		Dir:   dir,
+		Env:   env,
+		Files: fds,
+		Sys: &syscall.SysProcAttr{
+			Credential: id.credential(),
+			Setsid:     true,
+			Pdeathsig:  syscall.SIGKILL,
+		},
+	})
+	if err != nil {
+		return 0, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	return pid, nil
+}
+
+// killAll kills every process the test identity owns and waits until none
+// is left (zombies are reaped by the reaper). With the uid split it signals
+// with the test uid as its effective uid, which reaches exactly the test
+// uid's processes: kill(-1) never signals PID 1 or the caller. It returns how
+// many processes were found alive before the first signal.
+func killAll(id identity) (alive int, err error) {
+	alive = len(processesOf(id.uid, id.split))
+	err = id.as(func() error {
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			if err := syscall.Kill(-1, syscall.SIGKILL); errors.Is(err, syscall.ESRCH) {
+				return nil
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		return errors.New("processes of the test uid survived 10s of SIGKILL")
+	})
+	return alive, err
+}
+
+// processesOf lists live pids (not zombies) of uid, other than PID 1 and the
+// wrapper. Without the split every process but the wrapper counts.
+func processesOf(uid int, split bool) []int {
+	entries, _ := os.ReadDir("/proc")
+	self := os.Getpid()
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == 1 || pid == self {
+			continue
+		}
+		st, err := readStatus(pid)
+		if err != nil || st["State"] == "" || strings.HasPrefix(st["State"], "Z") {
+			continue
+		}
+		if !split || firstField(st["Uid"]) == strconv.Itoa(uid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func readStatus(pid int) (map[string]string, error) {
+	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok {
+			st[k] = strings.TrimSpace(v)
+		}
+	}
+	return st, sc.Err()
+}
+
+func firstField(s string) string {
+	if f := strings.Fields(s); len(f) > 0 {
+		return f[0]
+	}
+	return ""
+}
+
+// inspect reads the evidence of the uid split from /proc/<pid>/status.
+func inspect(pid int, id identity) Isolation {
+	st, err := readStatus(pid)
+	if err != nil {
+		return Isolation{Error: fmt.Sprintf("read /proc/%d/status: %v", pid, err)}
+	}
+	iso := Isolation{
+		CapEff:     st["CapEff"],
+		CapPrm:     st["CapPrm"],
+		CapAmb:     st["CapAmb"],
+		NoNewPrivs: st["NoNewPrivs"] == "1",
+	}
+	iso.UID, _ = strconv.Atoi(firstField(st["Uid"]))
+	iso.GID, _ = strconv.Atoi(firstField(st["Gid"]))
+	all := func(s string, want string) bool {
+		f := strings.Fields(s)
+		for _, v := range f {
+			if v != want {
+				return false
+			}
+		}
+		return len(f) == 4
+	}
+	zero := func(s string) bool { return strings.Trim(s, "0") == "" && s != "" }
+	want := strconv.Itoa(id.uid)
+	iso.Proven = id.split && id.uid != 0 &&
+		all(st["Uid"], want) && all(st["Gid"], want) && st["Groups"] == "" &&
+		zero(iso.CapEff) && zero(iso.CapPrm) && zero(iso.CapAmb) && iso.NoNewPrivs
+	return iso
+}
+
+// signalName names the signal that ended a process.
+func signalName(ws syscall.WaitStatus) string {
+	if !ws.Signaled() {
+		return ""
+	}
+	return ws.Signal().String()
+}

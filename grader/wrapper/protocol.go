@@ -1,0 +1,120 @@
+package wrapper
+
+// Paths inside the container.
+const (
+	// HiddenDir holds the hidden tests: root-owned, dirs 0755, files 0644.
+	HiddenDir = "/hidden"
+	// RepoDir holds the tree under test, owned by the test uid.
+	RepoDir = "/repo"
+	// BinaryPath is where the grader image keeps the wrapper.
+	BinaryPath = "/opt/testfirst/wrapper"
+	// PluginModule is the wrapper-owned pytest plugin, installed in the
+	// image's dist-packages, that adds RepoDir to sys.path once pytest has
+	// loaded its plugins.
+	PluginModule = "testfirst_syspath"
+)
+
+// Archive entry names.
+const (
+	JobEntry     = "job.json"
+	HiddenPrefix = "hidden/"
+	RepoPrefix   = "repo/"
+)
+
+// Modes of a Job.
+const (
+	ModePytest  = "pytest"
+	ModeCommand = "command"
+)
+
+// Job tells the wrapper what to run. It is the first entry of the input
+// archive.
+type Job struct {
+	// Mode is ModePytest or ModeCommand.
+	Mode string `json:"mode"`
+	// Command is the test command for ModeCommand, run in RepoDir.
+	Command []string `json:"command,omitempty"`
+	// UIDSplit runs the tests as TestUID with no capabilities. Without it the
+	// tests run as the wrapper's own uid.
+	UIDSplit bool `json:"uid_split"`
+	// TestUID is the unprivileged uid (and gid) the tests run as.
+	TestUID int `json:"test_uid"`
+	// TimeoutMillis bounds the test run; the wrapper kills it after that.
+	TimeoutMillis int64 `json:"timeout_ms"`
+	// Canaries are the tokens to look for in everything the run prints.
+	Canaries []string `json:"canaries,omitempty"`
+	// OutputLimit and JUnitLimit bound what is kept of the run's output
+	// and of its JUnit XML.
+	OutputLimit int64 `json:"output_limit"`
+	JUnitLimit  int64 `json:"junit_limit"`
+}
+
+// ExpectedTest is a hidden test found by reading the hidden files' syntax
+// tree before any code under test exists in the container.
+type ExpectedTest struct {
+	File  string `json:"file"`
+	Class string `json:"class,omitempty"`
+	Name  string `json:"name"`
+}
+
+// Sentinel is a wrapper-generated test with a known outcome.
+type Sentinel struct {
+	ClassName string `json:"classname"`
+	Name      string `json:"name"`
+	// MustPass is true for a test that must pass, false for one that must
+	// fail.
+	MustPass bool `json:"must_pass"`
+}
+
+// Isolation is what /proc said about the test process right after it
+// started.
+type Isolation struct {
+	UID        int    `json:"uid"`
+	GID        int    `json:"gid"`
+	CapEff     string `json:"cap_eff"`
+	CapPrm     string `json:"cap_prm"`
+	CapAmb     string `json:"cap_amb"`
+	NoNewPrivs bool   `json:"no_new_privs"`
+	// Proven is true when every uid and gid is TestUID, every capability
+	// set is empty and no_new_privs is set.
+	Proven bool `json:"proven"`
+	// Error says why the evidence could not be read.
+	Error string `json:"error,omitempty"`
+}
+
+// Result is the wrapper's report, written once to its stdout.
+type Result struct {
+	// Error is set when the wrapper itself could not do its job.
+	Error string `json:"error,omitempty"`
+	// Expected lists the hidden tests, ListError says why they could not be
+	// listed.
+	Expected  []ExpectedTest `json:"expected"`
+	ListError string         `json:"list_error,omitempty"`
+	Sentinels []Sentinel     `json:"sentinels"`
+	// Runner is the command line that ran the tests.
+	Runner []string `json:"runner"`
+	// ExitCode is the runner's exit status; Signal is set when a signal
+	// ended it.
+	ExitCode int    `json:"exit_code"`
+	Signal   string `json:"signal,omitempty"`
+	// TimedOut is true when the wrapper killed the run at its deadline.
+	TimedOut bool `json:"timed_out"`
+	// JUnit is the report the runner wrote to the JUnit pipe.
+	JUnit          []byte `json:"junit"`
+	JUnitTruncated bool   `json:"junit_truncated"`
+	// Output is the start of what the run printed; OutputBytes counts all of
+	// it.
+	Output          []byte `json:"output"`
+	OutputBytes     int64  `json:"output_bytes"`
+	OutputTruncated bool   `json:"output_truncated"`
+	// CanariesSeen lists the canary tokens that appeared anywhere in the
+	// run's output, also past OutputLimit.
+	CanariesSeen []string `json:"canaries_seen"`
+	// Isolation is the evidence of the uid split.
+	Isolation Isolation `json:"isolation"`
+	// Leftovers counts processes of the test uid still alive after the
+	// runner exited; the wrapper killed them.
+	Leftovers int `json:"leftovers"`
+	// Seconds is how long the test run took.
+	Seconds float64 `json:"seconds"`
+}

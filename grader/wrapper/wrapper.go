@@ -1,0 +1,346 @@
+package wrapper
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+//go:embed list_tests.py
+var listTestsScript string
+
+// Defaults for a Job that leaves a limit out.
+const (
+	defaultTestUID     = 1000
+	defaultOutputLimit = 1 << 20
+	defaultJUnitLimit  = 16 << 20
+	defaultTimeout     = 10 * time.Minute
+	// drainGrace is how long the wrapper waits for the pipes to reach EOF
+	// once every process of the test uid is dead.
+	drainGrace  = 2 * time.Second
+	listTimeout = 60 * time.Second
+)
+
+// python is the interpreter of the grader image.
+const python = "/usr/bin/python3"
+
+// PytestCommand is the runner command line of a pytest job. The JUnit
+// report goes to fd 3, a pipe the wrapper reads.
+func PytestCommand() []string {
+	return []string{
+		python, "-I", "-m", "pytest",
+		"--noconftest", "-c", "/dev/null", "--rootdir", HiddenDir,
+		"-p", "no:cacheprovider", "-p", PluginModule,
+		"--continue-on-collection-errors", "-s", "-ra",
+		"--junitxml=/proc/self/fd/3",
+		HiddenDir,
+	}
+}
+
+// Main runs the wrapper: it reads the input archive from stdin, runs the
+// job and writes one Result as JSON to stdout. It returns the process exit
+// status: 0 when a Result was written, even one that reports an error.
+func Main(stdin io.Reader, stdout, stderr io.Writer) int {
+	res := run(stdin)
+	if err := json.NewEncoder(stdout).Encode(res); err != nil {
+		fmt.Fprintf(stderr, "testfirst-wrapper: write result: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func run(stdin io.Reader) *Result {
+	res := &Result{}
+	rp := newReaper()
+	sink := &archiveSink{}
+	err := readArchive(stdin, sink)
+	if sink.entered {
+		if lerr := sink.id.leave(); lerr != nil {
+			res.Error = lerr.Error()
+			return res
+		}
+	}
+	if err == nil {
+		err = sink.createSymlinks()
+	}
+	if err != nil {
+		res.Error = err.Error()
+		return res
+	}
+	res.Expected, res.ListError = listTests(rp, sink.id)
+	if sink.j.Mode == ModePytest {
+		file, source, sentinels := sentinelModule()
+		if err := writeFile(HiddenDir, file, 0o644, bytes.NewReader(source)); err != nil {
+			res.Error = err.Error()
+			return res
+		}
+		res.Sentinels = sentinels
+	}
+	if err := runTests(rp, sink.id, sink.j, res); err != nil {
+		res.Error = err.Error()
+	}
+	return res
+}
+
+// archiveSink writes the hidden tests as root and the repo as the test
+// identity. Symlinks are created last, after every regular file, so no file
+// is ever written through one.
+type archiveSink struct {
+	j        Job
+	id       identity
+	entered  bool // the repo is being written as the test identity
+	symlinks [][2]string
+}
+
+func (a *archiveSink) job(j Job) error {
+	switch j.Mode {
+	case ModePytest:
+	case ModeCommand:
+		if len(j.Command) == 0 {
+			return errors.New("job: command mode needs a command")
+		}
+	default:
+		return fmt.Errorf("job: unknown mode %q", j.Mode)
+	}
+	if j.TestUID <= 0 {
+		j.TestUID = defaultTestUID
+	}
+	if j.OutputLimit <= 0 {
+		j.OutputLimit = defaultOutputLimit
+	}
+	if j.JUnitLimit <= 0 {
+		j.JUnitLimit = defaultJUnitLimit
+	}
+	if j.TimeoutMillis <= 0 {
+		j.TimeoutMillis = defaultTimeout.Milliseconds()
+	}
+	a.j = j
+	a.id = identity{split: j.UIDSplit, uid: j.TestUID}
+	if !j.UIDSplit {
+		a.id.uid = os.Geteuid()
+	}
+	return nil
+}
+
+func (a *archiveSink) file(prefix, rel string, mode fs.FileMode, r io.Reader) error {
+	if prefix == HiddenPrefix {
+		return writeFile(HiddenDir, rel, 0o644, r)
+	}
+	if !a.entered {
+		if err := a.id.enter(); err != nil {
+			return err
+		}
+		a.entered = true
+	}
+	return writeFile(RepoDir, rel, mode&0o755|0o600, r)
+}
+
+func (a *archiveSink) symlink(rel, target string) error {
+	a.symlinks = append(a.symlinks, [2]string{rel, target})
+	return nil
+}
+
+func (a *archiveSink) createSymlinks() error {
+	return a.id.as(func() error {
+		for _, l := range a.symlinks {
+			dst := filepath.Join(RepoDir, filepath.FromSlash(l[0]))
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return fmt.Errorf("create directory for %s: %w", l[0], err)
+			}
+			if err := os.Symlink(l[1], dst); err != nil {
+				return fmt.Errorf("create symlink %s: %w", l[0], err)
+			}
+		}
+		return nil
+	})
+}
+
+// listTests lists the hidden tests as the test identity, before the
+// sentinels are written and before any code under test has run.
+func listTests(rp *reaper, id identity) ([]ExpectedTest, string) {
+	out := newBoundedScanner(16<<20, nil)
+	p, err := start(rp, id, []string{python, "-I", "-c", listTestsScript, HiddenDir}, baseEnv(), "/", out, nil, nil)
+	if err != nil {
+		return nil, "list hidden tests: " + err.Error()
+	}
+	st := p.finish(listTimeout)
+	if st.err != nil {
+		return nil, "list hidden tests: " + st.err.Error()
+	}
+	var listed struct {
+		Tests  []ExpectedTest `json:"tests"`
+		Errors []string       `json:"errors"`
+	}
+	if st.timedOut || st.ws.ExitStatus() != 0 || json.Unmarshal(out.kept, &listed) != nil {
+		return nil, fmt.Sprintf("list hidden tests: exit %d: %s", st.ws.ExitStatus(), truncate(out.kept, 2000))
+	}
+	if len(listed.Errors) > 0 {
+		return listed.Tests, fmt.Sprintf("hidden tests do not parse: %q", listed.Errors)
+	}
+	return listed.Tests, ""
+}
+
+// runTests runs the job's test command and fills in res.
+func runTests(rp *reaper, id identity, job Job, res *Result) error {
+	env := baseEnv()
+	var argv []string
+	switch job.Mode {
+	case ModePytest:
+		argv = PytestCommand()
+		env = append(env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1")
+	case ModeCommand:
+		bin, err := exec.LookPath(job.Command[0])
+		if err != nil {
+			return fmt.Errorf("test command: %w", err)
+		}
+		argv = append([]string{bin}, job.Command[1:]...)
+		env = append(env, "TESTFIRST_HIDDEN="+HiddenDir, "TESTFIRST_JUNIT=/proc/self/fd/3")
+	}
+	res.Runner = argv
+	out := newBoundedScanner(job.OutputLimit, job.Canaries)
+	junit := newBoundedScanner(job.JUnitLimit, nil)
+	began := time.Now()
+	p, err := start(rp, id, argv, env, RepoDir, out, junit, &res.Isolation)
+	if err != nil {
+		return err
+	}
+	st := p.finish(time.Duration(job.TimeoutMillis) * time.Millisecond)
+	res.Seconds = time.Since(began).Seconds()
+	res.TimedOut = st.timedOut
+	res.Leftovers = st.leftovers
+	res.ExitCode = st.ws.ExitStatus()
+	res.Signal = signalName(st.ws)
+	res.Output, res.OutputBytes, res.OutputTruncated = out.kept, out.total, out.total > int64(len(out.kept))
+	res.JUnit, res.JUnitTruncated = junit.kept, junit.total > int64(len(junit.kept))
+	res.CanariesSeen = out.Seen()
+	return st.err
+}
+
+// process is a running child of the test identity with its pipes.
+type process struct {
+	rp      *reaper
+	id      identity
+	pid     int
+	readers []*os.File
+	wg      sync.WaitGroup
+}
+
+type finished struct {
+	ws        syscall.WaitStatus
+	timedOut  bool
+	leftovers int
+	err       error
+}
+
+// start runs argv as id with stdout and stderr copied to out and, when
+// junit is set, fd 3 copied to junit. The pipes are created as the test
+// identity so the child may reopen them through /proc/self/fd. When iso is
+// set it receives the /proc evidence of the child's identity.
+func start(rp *reaper, id identity, argv, env []string, dir string, out, junit io.Writer, iso *Isolation) (*process, error) {
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, err
+	}
+	defer devnull.Close()
+	p := &process{rp: rp, id: id}
+	files := []*os.File{devnull}
+	var writers []*os.File
+	pipe := func(dst io.Writer) error {
+		var r, w *os.File
+		if err := id.as(func() (err error) { r, w, err = os.Pipe(); return err }); err != nil {
+			return fmt.Errorf("create pipe: %w", err)
+		}
+		p.readers = append(p.readers, r)
+		writers = append(writers, w)
+		p.wg.Add(1)
+		go func() { defer p.wg.Done(); io.Copy(dst, r) }()
+		return nil
+	}
+	if err := pipe(out); err != nil {
+		return nil, err
+	}
+	files = append(files, writers[0], writers[0])
+	if junit != nil {
+		if err := pipe(junit); err != nil {
+			return nil, err
+		}
+		files = append(files, writers[1])
+	}
+	p.pid, err = spawn(argv, env, dir, files, id)
+	for _, w := range writers {
+		w.Close()
+	}
+	if err != nil {
+		p.closeReaders()
+		return nil, err
+	}
+	if iso != nil {
+		*iso = inspect(p.pid, id)
+	}
+	return p, nil
+}
+
+// finish waits for the process up to timeout, kills every process of the
+// test identity, and drains the pipes.
+func (p *process) finish(timeout time.Duration) finished {
+	var f finished
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	exited := p.rp.wait(p.pid)
+	select {
+	case f.ws = <-exited:
+	case <-t.C:
+		f.timedOut = true
+	}
+	alive, err := killAll(p.id)
+	f.err = err
+	if !f.timedOut {
+		f.leftovers = alive
+	} else {
+		f.ws = <-exited
+	}
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(drainGrace):
+		for _, r := range p.readers {
+			r.SetReadDeadline(time.Now())
+		}
+		<-done
+	}
+	p.closeReaders()
+	return f
+}
+
+func (p *process) closeReaders() {
+	for _, r := range p.readers {
+		r.Close()
+	}
+}
+
+func baseEnv() []string {
+	return []string{
+		"PATH=/usr/local/bin:/usr/bin:/bin",
+		"HOME=/tmp",
+		"TMPDIR=/tmp",
+		"LANG=C.UTF-8",
+	}
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}

@@ -1,0 +1,213 @@
+package sandbox
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/errdefs"
+)
+
+// DebianRecipe describes a root filesystem built from Debian's packages
+// with mmdebstrap. No image registry is needed: the tarball mmdebstrap
+// writes is imported through the engine API.
+type DebianRecipe struct {
+	// Name is the image name; the tag is a hash of the recipe.
+	Name string
+	// Suite is the Debian suite, e.g. "bookworm".
+	Suite string
+	// Variant is mmdebstrap's --variant.
+	Variant string
+	// Packages are installed beyond the variant's.
+	Packages []string
+}
+
+func (r DebianRecipe) args() []string {
+	return []string{
+		"--variant=" + r.Variant,
+		"--include=" + strings.Join(r.Packages, ","),
+		"--format=tar",
+		r.Suite, "-",
+	}
+}
+
+// Ref is the image reference, named by a content hash of the recipe.
+func (r DebianRecipe) Ref() string {
+	h := sha256.New()
+	fmt.Fprintf(h, "mmdebstrap\x00%s", strings.Join(r.args(), "\x00"))
+	return r.Name + ":" + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// EnsureDebianImage returns the id of the recipe's image, building it when
+// the engine does not have it. mmdebstrap's progress goes to progress.
+func (d *Docker) EnsureDebianImage(ctx context.Context, r DebianRecipe, progress io.Writer) (string, error) {
+	ref := r.Ref()
+	if id, err := d.imageID(ctx, ref); err == nil || !errdefs.IsNotFound(err) {
+		return id, err
+	}
+	bin, err := exec.LookPath("mmdebstrap")
+	if err != nil {
+		return "", fmt.Errorf("build image %s: mmdebstrap not found: install it (apt-get install mmdebstrap) or run make test", ref)
+	}
+	fmt.Fprintf(progress, "building image %s with mmdebstrap (about a minute)...\n", ref)
+	cmd := exec.CommandContext(ctx, bin, r.args()...)
+	cmd.Stderr = progress
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", fmt.Errorf("build image %s: start mmdebstrap: %w", ref, err)
+	}
+	ierr := d.importImage(ctx, stdout, ref)
+	if ierr != nil {
+		cmd.Process.Kill()
+	}
+	if err := cmd.Wait(); err != nil {
+		return "", fmt.Errorf("build image %s: mmdebstrap: %w", ref, errors.Join(err, ierr))
+	}
+	if ierr != nil {
+		return "", fmt.Errorf("build image %s: %w", ref, ierr)
+	}
+	fmt.Fprintf(progress, "built image %s\n", ref)
+	return d.imageID(ctx, ref)
+}
+
+func (d *Docker) importImage(ctx context.Context, r io.Reader, ref string) error {
+	rc, err := d.eng.ImageImport(ctx, image.ImportSource{Source: r, SourceName: "-"}, ref, image.ImportOptions{})
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	defer rc.Close()
+	return readProgress(rc)
+}
+
+// readProgress drains an engine progress stream and returns the error it
+// reports, if any.
+func readProgress(r io.Reader) error {
+	dec := json.NewDecoder(r)
+	for {
+		var msg struct {
+			Error       string `json:"error"`
+			ErrorDetail struct {
+				Message string `json:"message"`
+			} `json:"errorDetail"`
+		}
+		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("read engine progress: %w", err)
+		}
+		if msg.Error != "" {
+			return errors.New(msg.Error)
+		}
+	}
+}
+
+// LayerFile is a file added to an image by a Layer.
+type LayerFile struct {
+	Path string // absolute
+	Mode int64
+	Data []byte
+}
+
+// Layer is an image made of a base image plus a few files and an
+// entrypoint. It is how the wrapper joins the grader image.
+type Layer struct {
+	// Name is the image name; the tag is a hash of the base image id, the
+	// files and the entrypoint.
+	Name       string
+	Base       string
+	Files      []LayerFile
+	Entrypoint []string
+}
+
+// EnsureLayer returns the reference and id of the layer's image, committing
+// it when the engine does not have it.
+func (d *Docker) EnsureLayer(ctx context.Context, l Layer) (ref, id string, err error) {
+	baseID, err := d.imageID(ctx, l.Base)
+	if err != nil {
+		return "", "", fmt.Errorf("base image %s: %w", l.Base, err)
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "base\x00%s\x00entrypoint\x00%q\x00", baseID, l.Entrypoint)
+	for _, f := range l.Files {
+		sum := sha256.Sum256(f.Data)
+		fmt.Fprintf(h, "%s\x00%o\x00%x\x00", f.Path, f.Mode, sum)
+	}
+	ref = l.Name + ":" + hex.EncodeToString(h.Sum(nil))[:16]
+	if id, err := d.imageID(ctx, ref); err == nil || !errdefs.IsNotFound(err) {
+		return ref, id, err
+	}
+
+	created, err := d.eng.ContainerCreate(ctx, &container.Config{Image: baseID, Entrypoint: []string{"/bin/true"}, NetworkDisabled: true,
+		Labels: map[string]string{LabelSandbox: "layer", LabelDeadline: "0"}}, &container.HostConfig{NetworkMode: "none"}, nil, nil, "testfirst-layer-"+randomID())
+	if err != nil {
+		return "", "", fmt.Errorf("build image %s: create container: %w", ref, err)
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
+		defer cancel()
+		if rerr := d.eng.ContainerRemove(rctx, created.ID, container.RemoveOptions{Force: true}); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("remove container %s: %w", created.ID, rerr))
+		}
+	}()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	dirs := map[string]bool{}
+	for _, f := range l.Files {
+		rel := strings.TrimPrefix(f.Path, "/")
+		parts := strings.Split(rel, "/")
+		for i := 1; i < len(parts); i++ {
+			dir := strings.Join(parts[:i], "/") + "/"
+			if !dirs[dir] {
+				dirs[dir] = true
+				tw.WriteHeader(&tar.Header{Name: dir, Typeflag: tar.TypeDir, Mode: 0o755})
+			}
+		}
+		tw.WriteHeader(&tar.Header{Name: rel, Typeflag: tar.TypeReg, Mode: f.Mode, Size: int64(len(f.Data))})
+		tw.Write(f.Data)
+	}
+	if err := tw.Close(); err != nil {
+		return "", "", err
+	}
+	if err := d.eng.CopyToContainer(ctx, created.ID, "/", &buf, container.CopyToContainerOptions{}); err != nil {
+		return "", "", fmt.Errorf("build image %s: copy files: %w", ref, err)
+	}
+	ep, _ := json.Marshal(l.Entrypoint)
+	if _, err := d.eng.ContainerCommit(ctx, created.ID, container.CommitOptions{
+		Reference: ref,
+		Changes:   []string{"ENTRYPOINT " + string(ep), `CMD []`, "USER 0:0", "WORKDIR /"},
+	}); err != nil {
+		return "", "", fmt.Errorf("build image %s: commit: %w", ref, err)
+	}
+	id, err = d.imageID(ctx, ref)
+	return ref, id, err
+}
+
+func (d *Docker) imageID(ctx context.Context, ref string) (string, error) {
+	info, err := d.eng.ImageInspect(ctx, ref)
+	if err != nil {
+		return "", err
+	}
+	return info.ID, nil
+}
+
+// ImageID returns the id (sha256:…) of the image ref names.
+func (d *Docker) ImageID(ctx context.Context, ref string) (string, error) {
+	id, err := d.imageID(ctx, ref)
+	if err != nil {
+		return "", fmt.Errorf("inspect image %s: %w", ref, err)
+	}
+	return id, nil
+}

@@ -1,0 +1,84 @@
+package sandbox
+
+import (
+	"io"
+	"time"
+)
+
+// Labels on every container this package creates.
+const (
+	// LabelSandbox marks a sandbox container.
+	LabelSandbox = "app.testfirst.sandbox"
+	// LabelDeadline holds the Unix time after which the container is a
+	// leftover that Sweep may remove.
+	LabelDeadline = "app.testfirst.deadline"
+)
+
+// Limits bound what a sandbox may use.
+type Limits struct {
+	// Memory in bytes; swap is not allowed beyond it.
+	Memory int64
+	// NanoCPUs is the CPU quota in billionths of a CPU.
+	NanoCPUs int64
+	// Pids is the maximum number of processes and threads.
+	Pids int64
+	// RepoSize, HiddenSize and TmpSize bound the tmpfs mounts, in bytes.
+	RepoSize   int64
+	HiddenSize int64
+	TmpSize    int64
+}
+
+// DefaultLimits are the limits of a grade unless configured otherwise.
+var DefaultLimits = Limits{
+	Memory:     1 << 30,
+	NanoCPUs:   2e9,
+	Pids:       256,
+	RepoSize:   512 << 20,
+	HiddenSize: 64 << 20,
+	TmpSize:    256 << 20,
+}
+
+// Spec describes one sandboxed run.
+type Spec struct {
+	// Image is the image reference or id to run.
+	Image string
+	// Entrypoint is the program the container starts as PID 1.
+	Entrypoint []string
+	// Input is streamed to the entrypoint's stdin, then stdin is closed.
+	Input io.Reader
+	// Timeout is the wall-clock limit; the container is SIGKILLed then.
+	Timeout time.Duration
+	Limits  Limits
+	// UIDSplit grants SETUID and SETGID so the entrypoint can drop to
+	// TestUID. Without it every capability is dropped.
+	UIDSplit bool
+	// TestUID owns the repo mount.
+	TestUID int
+	// Labels are added to the container's labels.
+	Labels map[string]string
+	// StdoutLimit and StderrLimit bound what is kept of each stream.
+	StdoutLimit int64
+	StderrLimit int64
+}
+
+// Result is what a sandboxed run left.
+type Result struct {
+	Stdout          []byte
+	StdoutTruncated bool
+	Stderr          []byte
+	ExitCode        int
+	// TimedOut is true when the container was killed at its deadline.
+	TimedOut bool
+	// OOMKilled is true when the engine reports an out-of-memory kill.
+	OOMKilled bool
+	Duration  time.Duration
+	// Container is the id the container had.
+	Container string
+}
+
+// Mount points of a sandbox.
+const (
+	RepoMount   = "/repo"
+	HiddenMount = "/hidden"
+	TmpMount    = "/tmp"
+)
