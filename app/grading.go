@@ -27,6 +27,9 @@ type GradingConfig struct {
 	BaseImage string
 	// Progress receives image build progress.
 	Progress io.Writer
+	// Docker is the engine connection to use; one is opened from the
+	// environment (DOCKER_HOST) when nil.
+	Docker *sandbox.Docker
 }
 
 // Grading is a connected grader and the engine behind it.
@@ -48,9 +51,11 @@ func OpenGrading(ctx context.Context, cfg GradingConfig) (*Grading, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read wrapper binary: %w", err)
 	}
-	docker, err := sandbox.NewDocker(ctx)
-	if err != nil {
-		return nil, err
+	docker := cfg.Docker
+	if docker == nil {
+		if docker, err = sandbox.NewDocker(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.Progress == nil {
 		cfg.Progress = io.Discard

@@ -91,6 +91,11 @@ func baseName(name string) string {
 // inconsistent becomes a problem, never a pass.
 func evaluatePytest(res *wrapper.Result) *evaluation {
 	ev := &evaluation{sentinels: SentinelsAbsent}
+	if res.Error != "" && len(res.Runner) == 0 {
+		// The tests never ran: nothing else in the evidence means anything.
+		ev.problemf("%s", res.Error)
+		return ev
+	}
 	if res.Error != "" {
 		ev.problemf("wrapper: %s", res.Error)
 	}
@@ -167,7 +172,7 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 		unknown = append(unknown, strings.TrimPrefix(c.ClassName+"::"+c.Name, "::"))
 	}
 	if len(unknown) > 0 {
-		ev.problemf("the runner reported %d test(s) that are not hidden tests, e.g. %s", len(unknown), unknown[0])
+		ev.problemf("the runner reported %d test(s) that are not hidden tests, e.g. %q", len(unknown), unknown[0])
 	}
 	var missing []string
 	for _, s := range slots {

@@ -37,6 +37,8 @@ const (
 	junitLimit   = 16 << 20
 	stdoutLimit  = 64 << 20
 	stderrLimit  = 64 << 10
+	// procReserve is the part of the pids limit kept for the wrapper.
+	procReserve = 64
 )
 
 // Grader grades trees against hidden tests in sandboxes.
@@ -245,6 +247,7 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 		TimeoutMillis: testTimeout.Milliseconds(),
 		OutputLimit:   outputLimit,
 		JUnitLimit:    junitLimit,
+		ProcLimit:     int(max(req.Limits.Pids-procReserve, req.Limits.Pids/2)),
 	}
 	if req.Command != nil {
 		job.Mode, job.Command = wrapper.ModeCommand, req.Command

@@ -28,10 +28,11 @@ func IsTestFile(p string) bool {
 	return false
 }
 
-// TouchedTests returns the sorted paths of test files (by IsTestFile) that
-// were added, removed or changed between base and head. A change is one of
-// content, mode, kind (file or symlink) or symlink target. It returns nil
-// when no test file was touched; a nil tree is treated as empty.
+// TouchedTests returns the sorted paths of existing test files (by
+// IsTestFile) of base that head changed or removed. A change is one of
+// content, mode, kind (file or symlink) or symlink target. Test files that
+// head adds are the implementer's own tests and are not listed. It returns
+// nil when no test file was touched; a nil tree is treated as empty.
 func TouchedTests(base, head *Tree) []string {
 	before := filesByPath(base)
 	after := filesByPath(head)
@@ -41,11 +42,6 @@ func TouchedTests(base, head *Tree) []string {
 			continue
 		}
 		if h, ok := after[p]; !ok || !sameFile(b, h) {
-			touched = append(touched, p)
-		}
-	}
-	for p := range after {
-		if _, ok := before[p]; !ok && IsTestFile(p) {
 			touched = append(touched, p)
 		}
 	}

@@ -19,8 +19,10 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 )
 
-// engine is the slice of the Docker Engine API the sandbox uses.
-type engine interface {
+// Engine is the slice of the Docker Engine API the sandbox uses;
+// *client.Client implements it. Each method fails with the engine's error
+// (errdefs classifies it: not found, conflict, unavailable, ...).
+type Engine interface {
 	ContainerCreate(ctx context.Context, config *container.Config, hostConfig *container.HostConfig, networkingConfig *network.NetworkingConfig, platform *ocispec.Platform, containerName string) (container.CreateResponse, error)
 	ContainerAttach(ctx context.Context, id string, options container.AttachOptions) (types.HijackedResponse, error)
 	ContainerStart(ctx context.Context, id string, options container.StartOptions) error
@@ -37,7 +39,7 @@ type engine interface {
 	DaemonHost() string
 }
 
-var _ engine = (*client.Client)(nil)
+var _ Engine = (*client.Client)(nil)
 
 // removeTimeout bounds the clean-up of a container after its run, which
 // happens even when the caller's context is already cancelled.
@@ -48,7 +50,7 @@ const streamGrace = 10 * time.Second
 
 // Docker runs sandboxes on a Docker Engine.
 type Docker struct {
-	eng engine
+	eng Engine
 }
 
 // NewDocker connects to the engine named by the environment (DOCKER_HOST,
@@ -59,10 +61,12 @@ func NewDocker(ctx context.Context) (*Docker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docker client: %w", err)
 	}
-	return newDocker(ctx, cli)
+	return NewDockerEngine(ctx, cli)
 }
 
-func newDocker(ctx context.Context, eng engine) (*Docker, error) {
+// NewDockerEngine returns a Docker that talks through eng, once eng answers
+// a ping.
+func NewDockerEngine(ctx context.Context, eng Engine) (*Docker, error) {
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := eng.Ping(pctx); err != nil {

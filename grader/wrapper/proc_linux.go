@@ -15,6 +15,10 @@ import (
 
 const syscallNoFollow = syscall.O_NOFOLLOW
 
+// rlimitNproc is RLIMIT_NPROC on Linux (amd64, arm64, 386, arm, riscv64,
+// ppc64, s390x), which package syscall does not name.
+const rlimitNproc = 6
+
 // reaper waits for every child of the wrapper. As PID 1 the wrapper inherits
 // every orphan, so one loop reaps them all and hands each status to whoever
 // waits for that pid; nobody else may call wait.
@@ -240,10 +244,24 @@ func inspect(pid int, id identity) Isolation {
 	return iso
 }
 
+// limitProcesses sets RLIMIT_NPROC, which the children inherit. The kernel
+// counts it per real uid and does not apply it to uid 0, so it binds the
+// test uid's processes and leaves the wrapper free to start threads.
+func limitProcesses(n int) error {
+	if n <= 0 {
+		return nil
+	}
+	lim := &syscall.Rlimit{Cur: uint64(n), Max: uint64(n)}
+	if err := syscall.Setrlimit(rlimitNproc, lim); err != nil {
+		return fmt.Errorf("limit processes to %d: %w", n, err)
+	}
+	return nil
+}
+
 // signalName names the signal that ended a process.
 func signalName(ws syscall.WaitStatus) string {
 	if !ws.Signaled() {
 		return ""
 	}
-	return ws.Signal().String()
+	return fmt.Sprintf("signal %d (%s)", int(ws.Signal()), ws.Signal())
 }

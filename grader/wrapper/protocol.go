@@ -43,6 +43,10 @@ type Job struct {
 	TimeoutMillis int64 `json:"timeout_ms"`
 	// Canaries are the tokens to look for in everything the run prints.
 	Canaries []string `json:"canaries,omitempty"`
+	// ProcLimit caps the processes and threads of the test uid
+	// (RLIMIT_NPROC), below the container's pids limit so the wrapper keeps
+	// room to work when the code under test forks without end. 0: no cap.
+	ProcLimit int `json:"proc_limit"`
 	// OutputLimit and JUnitLimit bound what is kept of the run's output
 	// and of its JUnit XML.
 	OutputLimit int64 `json:"output_limit"`

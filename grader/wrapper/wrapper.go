@@ -77,6 +77,10 @@ func run(stdin io.Reader) *Result {
 		res.Error = err.Error()
 		return res
 	}
+	if err := limitProcesses(sink.j.ProcLimit); err != nil {
+		res.Error = err.Error()
+		return res
+	}
 	res.Expected, res.ListError = listTests(rp, sink.id)
 	if sink.j.Mode == ModePytest {
 		file, source, sentinels := sentinelModule()

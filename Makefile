@@ -1,0 +1,49 @@
+# testfirst: the two commands of the README are `make run` and `make test`.
+# Both install what is missing (Docker engine, mmdebstrap, the grader image)
+# and are safe to run again.
+
+GO      ?= go
+BIN     := $(CURDIR)/bin
+SAMPLE  := test/testdata/sample
+RUNDIR  := var/run
+
+export TESTFIRST_WRAPPER := $(BIN)/testfirst-wrapper
+
+.PHONY: all build deps image test vet unit fuzz run bench clean
+
+all: build
+
+## build: the testfirst binary and its static sandbox wrapper, in bin/
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/testfirst ./cmd/testfirst-wrapper
+
+## deps: Docker engine, mmdebstrap and Debian's pytest, installed and started
+deps:
+	@scripts/ensure-deps.sh
+
+## image: the grader image, built from Debian packages when missing
+image: build deps
+	$(BIN)/testfirst image build
+
+## test: vet, then every test against the real Docker engine and grader image
+test: image vet
+	TESTFIRST_REQUIRE_DOCKER=1 $(GO) test -count=1 -timeout 30m ./...
+
+vet:
+	$(GO) vet ./...
+
+## run: grade the sample project: the reference implementation as a PR
+run: image
+	@rm -rf $(RUNDIR) && mkdir -p $(RUNDIR)/pr
+	@cp -R $(SAMPLE)/base/. $(RUNDIR)/pr/
+	@patch -s -d $(RUNDIR)/pr -p1 < $(SAMPLE)/reference.patch
+	@$(BIN)/testfirst 2>&1 | sed -n '1,9p'
+	$(BIN)/testfirst grade --repo $(RUNDIR)/pr --tests $(SAMPLE)/hidden \
+		--base $(SAMPLE)/base --reference $(SAMPLE)/reference.patch --format text
+
+## bench: sealed against bare pytest on a suite of about 2 s
+bench: image
+	$(BIN)/testfirst bench grade --repo test/testdata/bench/repo --tests test/testdata/bench/hidden --runs 10
+
+clean:
+	rm -rf $(BIN) var/run

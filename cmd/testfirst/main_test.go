@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/test/testenv"
+)
+
+var sample = filepath.Join(testenv.RepoRoot(), "test", "testdata", "sample")
+
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no command", nil, "Usage:"},
+		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"grade without trees", []string{"grade"}, "--repo and --tests are required"},
+		{"bad format", []string{"grade", "--repo", ".", "--tests", ".", "--format", "xml"}, `--format "xml": want json or text`},
+		{"reference without base", []string{"grade", "--repo", ".", "--tests", ".", "--reference", "x.patch"}, "--reference needs --base"},
+		{"bad memory", []string{"grade", "--repo", ".", "--tests", ".", "--memory", "lots"}, `--memory "lots"`},
+		{"bad cpus", []string{"grade", "--repo", ".", "--tests", ".", "--cpus", "0"}, "--cpus must be positive"},
+		{"missing repo", []string{"grade", "--repo", "/nonexistent/pr", "--tests", "."}, "--repo: read tree /nonexistent/pr"},
+		{"unknown flag", []string{"grade", "--colour"}, "flag provided but not defined: -colour"},
+		{"stray argument", []string{"grade", "--repo", ".", "--tests", ".", "extra"}, `unexpected argument "extra"`},
+		{"image without build", []string{"image"}, "usage: testfirst image build"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tt.args...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d", code, exitUsage)
+			}
+			if !strings.Contains(stderr, tt.want) {
+				t.Errorf("stderr = %q, want it to contain %q", stderr, tt.want)
+			}
+		})
+	}
+}
+
+func TestEngineUnreachableExits2(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	t.Setenv("TESTFIRST_WRAPPER", testenv.Wrapper(t))
+	code, _, stderr := runCLI(t, "grade", "--repo", filepath.Join(sample, "base"), "--tests", filepath.Join(sample, "hidden"))
+	want := "Docker engine not reachable at unix:///nonexistent/docker.sock: start dockerd or set DOCKER_HOST"
+	if code != exitUsage || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, want)
+	}
+}
+
+// writeTree writes t below dir.
+func writeTree(t *testing.T, dir string, tree *grader.Tree) {
+	t.Helper()
+	for _, f := range tree.Files {
+		p := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if f.IsSymlink() {
+			if err := os.Symlink(f.Link, p); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.WriteFile(p, f.Data, f.Mode.Perm()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestGradeExitStatus runs real grades through the command line: the
+// reference implementation passes (0), the base fails (1), and the JSON
+// report holds the contract's fields.
+func TestGradeExitStatus(t *testing.T) {
+	testenv.Grading(t) // builds the image or skips
+	t.Setenv("TESTFIRST_WRAPPER", testenv.Wrapper(t))
+	base, err := grader.LoadTree(filepath.Join(sample, "base"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch, err := os.ReadFile(filepath.Join(sample, "reference.patch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed, err := grader.ApplyPatch(base, patch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := t.TempDir()
+	writeTree(t, pr, fixed)
+	hidden := filepath.Join(sample, "hidden")
+
+	code, stdout, stderr := runCLI(t, "grade", "--repo", pr, "--tests", hidden, "--base", filepath.Join(sample, "base"),
+		"--reference", filepath.Join(sample, "reference.patch"), "--format", "json")
+	if code != exitPass {
+		t.Fatalf("grade of the reference implementation: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("report is not JSON: %v\n%s", err, stdout)
+	}
+	for _, key := range []string{"verdict", "trust", "counts", "tests", "failed", "tamper_signals", "touched_tests", "contaminated",
+		"base_check", "reference_check", "image", "tests_digest", "repo_digest", "output"} {
+		if _, ok := rep[key]; !ok {
+			t.Errorf("report lacks %q", key)
+		}
+	}
+	if rep["verdict"] != "pass" || rep["trust"] != "isolated" {
+		t.Errorf("verdict %v trust %v, want pass isolated", rep["verdict"], rep["trust"])
+	}
+
+	code, stdout, stderr = runCLI(t, "grade", "--repo", filepath.Join(sample, "base"), "--tests", hidden, "--format", "text")
+	if code != exitOther {
+		t.Fatalf("grade of the base: exit %d, want 1\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	for _, want := range []string{"verdict       fail", "trust         isolated", "not passed"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("text report lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "NotImplementedError") {
+		t.Errorf("text report shows runner output:\n%s", stdout)
+	}
+}

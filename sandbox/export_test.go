@@ -1,0 +1,4 @@
+package sandbox
+
+// ContainerConfig exposes containerConfig to the external tests.
+var ContainerConfig = containerConfig

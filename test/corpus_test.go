@@ -1,0 +1,259 @@
+package test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/test/testenv"
+)
+
+const sampleDir = "testdata/sample"
+
+// minAttacks is the least the adversarial corpus may hold.
+var minAttacks = 25
+
+// caseSpec is a case.json: a PR tree as an overlay on the sample's base and
+// what the grade must say about it. See testdata/sample/README.md.
+type caseSpec struct {
+	Description string            `json:"description"`
+	Remove      []string          `json:"remove"`
+	Symlinks    map[string]string `json:"symlinks"`
+	BaseOverlay bool              `json:"base_overlay"`
+	Reference   string            `json:"reference"`
+	Timeout     string            `json:"timeout"`
+	NaiveResult string            `json:"naive_result"`
+	Expect      struct {
+		Verdict       string    `json:"verdict"`
+		VerdictIn     []string  `json:"verdict_in"`
+		NeverPass     bool      `json:"never_pass"`
+		Failed        *[]string `json:"failed"`
+		TamperSignals []string  `json:"tamper_signals"`
+		TouchedTests  *[]string `json:"touched_tests"`
+		Contaminated  *bool     `json:"contaminated"`
+		Trust         string    `json:"trust"`
+	} `json:"expect"`
+}
+
+// loadCase reads dir/case.json and builds the PR tree and the base tree.
+func loadCase(t *testing.T, dir string) (caseSpec, *grader.Tree, *grader.Tree) {
+	t.Helper()
+	var c caseSpec
+	data, err := os.ReadFile(filepath.Join(dir, "case.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		t.Fatalf("%s/case.json: %v", dir, err)
+	}
+	base, err := grader.LoadTree(filepath.Join(sampleDir, "base"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]grader.File{}
+	for _, f := range base.Files {
+		files[f.Path] = f
+	}
+	for _, p := range c.Remove {
+		if _, ok := files[p]; !ok {
+			t.Fatalf("%s: remove %s: not in base", dir, p)
+		}
+		delete(files, p)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "files")); err == nil {
+		overlay, err := grader.LoadTree(filepath.Join(dir, "files"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range overlay.Files {
+			files[f.Path] = f
+		}
+	}
+	for p, target := range c.Symlinks {
+		files[p] = grader.File{Path: p, Mode: fs.ModeSymlink | 0o777, Link: target}
+	}
+	list := make([]grader.File, 0, len(files))
+	for _, f := range files {
+		list = append(list, f)
+	}
+	pr, err := grader.NewTree(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.BaseOverlay {
+		base = pr
+	}
+	return c, pr, base
+}
+
+func caseDirs(t *testing.T, parent string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(sampleDir, parent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() {
+			dirs = append(dirs, filepath.Join(sampleDir, parent, e.Name()))
+		}
+	}
+	return dirs
+}
+
+// gradeCase grades one case against the real engine and checks what every
+// report must hold whatever the case.
+func gradeCase(t *testing.T, dir string) (caseSpec, *grader.Report) {
+	t.Helper()
+	g := testenv.Grading(t)
+	c, pr, base := loadCase(t, dir)
+	hidden, err := grader.LoadTree(filepath.Join(sampleDir, "hidden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := grader.Request{Repo: pr, Hidden: hidden, Base: base, Timeout: 3 * time.Minute}
+	if c.Timeout != "" {
+		if req.Timeout, err = time.ParseDuration(c.Timeout); err != nil {
+			t.Fatalf("timeout: %v", err)
+		}
+	}
+	if c.Reference != "" {
+		if req.Reference, err = os.ReadFile(filepath.Join(sampleDir, c.Reference)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := g.Grader.Grade(context.Background(), req)
+	if err != nil {
+		t.Fatalf("grade: %v", err)
+	}
+	checkReportInvariants(t, rep, hidden)
+	return c, rep
+}
+
+// checkReportInvariants holds for every report: counts add up, only hidden
+// tests are reported (never a sentinel), failed lists exactly the tests
+// that did not pass, a pass means every hidden test passed.
+func checkReportInvariants(t *testing.T, rep *grader.Report, hidden *grader.Tree) {
+	t.Helper()
+	c := rep.Counts
+	if c.Passed+c.Failed+c.Errors+c.Skipped != c.Total || c.Total != len(rep.Tests) {
+		t.Errorf("counts %+v do not add up over %d tests", c, len(rep.Tests))
+	}
+	var notPassed []string
+	for _, tr := range rep.Tests {
+		file, _, _ := strings.Cut(tr.ID, "::")
+		if _, ok := hidden.Lookup(file); !ok {
+			t.Errorf("reported test %s is not in a hidden file", tr.ID)
+		}
+		if tr.Outcome != grader.OutcomePassed {
+			notPassed = append(notPassed, tr.ID)
+		}
+	}
+	if diff := cmp.Diff(notPassed, rep.Failed, cmpEmpty); diff != "" {
+		t.Errorf("failed ids (-from tests +failed):\n%s", diff)
+	}
+	if rep.Verdict == grader.VerdictPass && (len(notPassed) > 0 || c.Total == 0) {
+		t.Errorf("verdict pass with %d of %d tests not passed", len(notPassed), c.Total)
+	}
+	if rep.TestsDigest == "" || rep.RepoDigest == "" || !strings.HasPrefix(rep.Image, "sha256:") {
+		t.Errorf("report does not say what was graded with what: tests %q repo %q image %q", rep.TestsDigest, rep.RepoDigest, rep.Image)
+	}
+}
+
+var cmpEmpty = cmp.Comparer(func(a, b []string) bool { return slices.Equal(a, b) })
+
+// checkExpect compares a report with a case's expectations.
+func checkExpect(t *testing.T, c caseSpec, rep *grader.Report) {
+	t.Helper()
+	e := c.Expect
+	explain := func() string {
+		return fmt.Sprintf("verdict %s, reasons %q, tests %v, signals %v", rep.Verdict, rep.Reasons, rep.Tests, rep.TamperSignals)
+	}
+	if e.Verdict != "" && string(rep.Verdict) != e.Verdict {
+		t.Errorf("verdict %s, want %s (%s)", rep.Verdict, e.Verdict, explain())
+	}
+	if len(e.VerdictIn) > 0 && !slices.Contains(e.VerdictIn, string(rep.Verdict)) {
+		t.Errorf("verdict %s, want one of %v (%s)", rep.Verdict, e.VerdictIn, explain())
+	}
+	if e.NeverPass && rep.Verdict == grader.VerdictPass {
+		t.Errorf("an attack passed: %s", explain())
+	}
+	if e.Failed != nil {
+		want := slices.Clone(*e.Failed)
+		slices.Sort(want)
+		got := slices.Clone(rep.Failed)
+		slices.Sort(got)
+		if diff := cmp.Diff(want, got, cmpEmpty); diff != "" {
+			t.Errorf("failed ids (-want +got):\n%s", diff)
+		}
+	}
+	flagged := map[string]bool{}
+	for _, s := range rep.TamperSignals {
+		flagged[s.Path] = true
+	}
+	for _, p := range e.TamperSignals {
+		if !flagged[p] {
+			t.Errorf("%s not among the tamper signals %v", p, rep.TamperSignals)
+		}
+	}
+	if e.TouchedTests != nil {
+		if diff := cmp.Diff(*e.TouchedTests, rep.TouchedTests, cmpEmpty); diff != "" {
+			t.Errorf("touched tests (-want +got):\n%s", diff)
+		}
+	}
+	if e.Contaminated != nil && rep.Contaminated != *e.Contaminated {
+		t.Errorf("contaminated %v, want %v (%v)", rep.Contaminated, *e.Contaminated, rep.Contamination)
+	}
+	if e.Trust != "" && string(rep.Trust) != e.Trust {
+		t.Errorf("trust %s, want %s (isolation %+v)", rep.Trust, e.Trust, rep.Isolation)
+	}
+}
+
+// TestSampleCases grades the honest PR trees of the sample project.
+func TestSampleCases(t *testing.T) {
+	for _, dir := range caseDirs(t, "cases") {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			t.Parallel()
+			c, rep := gradeCase(t, dir)
+			checkExpect(t, c, rep)
+		})
+	}
+	t.Cleanup(func() { testenv.CheckSandboxes(t) })
+}
+
+// TestAttacks grades the adversarial corpus: no attack may pass, and each
+// must raise the flag it expects.
+func TestAttacks(t *testing.T) {
+	dirs := caseDirs(t, "attacks")
+	if len(dirs) < minAttacks {
+		t.Fatalf("the adversarial corpus has %d attacks, want at least 25", len(dirs))
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			t.Parallel()
+			c, rep := gradeCase(t, dir)
+			if !c.Expect.NeverPass {
+				t.Errorf("case.json: an attack must expect never_pass")
+			}
+			checkExpect(t, c, rep)
+			t.Logf("%s -> %s (%s); naive runner: %s", filepath.Base(dir), rep.Verdict, strings.Join(rep.Reasons, "; "), c.NaiveResult)
+		})
+	}
+	t.Cleanup(func() {
+		if n := testenv.CheckSandboxes(t); n == 0 {
+			t.Error("no sandbox container was checked")
+		}
+	})
+}
