@@ -2,9 +2,45 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"path/filepath"
+
+	"github.com/testfirst-app/testfirst/app"
 )
 
 func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	return exitUsage, usageError{"usage: testfirst bench grade --repo DIR --tests DIR [--runs N]"}
+	if len(args) == 0 || args[0] != "grade" {
+		return exitUsage, usageError{"usage: testfirst bench grade --repo DIR --tests DIR [--runs N]"}
+	}
+	fs := newFlags("bench grade", stderr)
+	repo := fs.String("repo", "", "tree under test; its hidden tests must all pass (required)")
+	tests := fs.String("tests", "", "directory of hidden pytest files (required)")
+	runs := fs.Int("runs", 10, "sealed and bare runs, alternated")
+	wrapper := fs.String("wrapper", "", "path of the testfirst-wrapper binary")
+	if err := parse(fs, args[1:]); err != nil {
+		return exitUsage, err
+	}
+	if *repo == "" || *tests == "" || *runs < 1 {
+		return exitUsage, usageError{"--repo and --tests are required and --runs must be at least 1"}
+	}
+	repoAbs, err := filepath.Abs(*repo)
+	if err != nil {
+		return exitUsage, err
+	}
+	testsAbs, err := filepath.Abs(*tests)
+	if err != nil {
+		return exitUsage, err
+	}
+	g, err := app.OpenGrading(ctx, app.GradingConfig{Wrapper: *wrapper, Progress: stderr})
+	if err != nil {
+		return exitUsage, err
+	}
+	res, err := app.BenchGrade(ctx, g.Grader, repoAbs, testsAbs, *runs, stdout)
+	if err != nil {
+		return exitUsage, err
+	}
+	fmt.Fprintf(stdout, "median  sealed %.3fs  bare %.3fs  ratio %.2fx  overhead %+.3fs  (%d runs each, image %s)\n",
+		app.Median(res.Sealed).Seconds(), app.Median(res.Bare).Seconds(), res.Ratio(), res.Overhead().Seconds(), *runs, g.ImageID)
+	return exitPass, nil
 }

@@ -137,3 +137,16 @@ func TestGradeExitStatus(t *testing.T) {
 		t.Errorf("text report shows runner output:\n%s", stdout)
 	}
 }
+
+// TestBenchGrade runs the benchmark once: it must grade the bench suite
+// sealed (a pass) and bare, and print the summary. Timings are recorded in
+// docs/benchmarks.md, never asserted.
+func TestBenchGrade(t *testing.T) {
+	testenv.Grading(t)
+	t.Setenv("TESTFIRST_WRAPPER", testenv.Wrapper(t))
+	bench := filepath.Join(testenv.RepoRoot(), "test", "testdata", "bench")
+	code, stdout, stderr := runCLI(t, "bench", "grade", "--repo", filepath.Join(bench, "repo"), "--tests", filepath.Join(bench, "hidden"), "--runs", "1")
+	if code != exitPass || !strings.Contains(stdout, "median  sealed") {
+		t.Errorf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+}

@@ -1,0 +1,21 @@
+# testfirst-canary: tfc-bench00000000cafe
+# A suite of about two seconds on one core: the benchmark compares grading
+# it sealed with running it bare.
+import pytest
+
+from primes import nth_prime, primes_below
+
+
+@pytest.mark.parametrize("n", range(10))
+def test_sieve_counts(n):
+    limit = 300_000 + n
+    assert len(primes_below(limit)) == sum(1 for _ in primes_below(limit))
+
+
+@pytest.mark.parametrize("k,want", [(2000, 17389), (4000, 37813), (6000, 59359), (8000, 81799), (9000, 93179)])
+def test_nth_prime(k, want):
+    assert nth_prime(k) == want
+
+
+def test_small():
+    assert primes_below(20) == [2, 3, 5, 7, 11, 13, 17, 19]
