@@ -190,6 +190,9 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 
 	// Sentinels: one must pass, one must fail. Either the other way round
 	// means the runner was bent.
+	if len(res.Sentinels) == 0 {
+		ev.problemf("the wrapper reported no sentinel tests")
+	}
 	if len(res.Sentinels) > 0 && len(cases) > 0 {
 		ev.sentinels = SentinelsOK
 		for key, s := range sentinels {
@@ -202,7 +205,7 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 			case !ok:
 				ev.sentinels = SentinelsAbsent
 				ev.problemf("a sentinel test is missing from the runner's report")
-			case got != want && (s.MustPass || got == OutcomePassed):
+			case got != want:
 				ev.sentinels = SentinelsWrong
 				ev.tampered = append(ev.tampered, fmt.Sprintf("a sentinel test that must %s came out %s: the runner was bent", map[bool]string{true: "pass", false: "fail"}[s.MustPass], got))
 			}
@@ -247,6 +250,9 @@ func evaluateCommand(res *wrapper.Result) *evaluation {
 	}
 	if res.TimedOut {
 		ev.problemf("the test run was killed at its deadline after %.0fs", res.Seconds)
+	}
+	if res.JUnitTruncated {
+		ev.problemf("the JUnit report was larger than the limit and was cut")
 	}
 	if len(res.JUnit) > 0 {
 		cases, err := parseJUnit(res.JUnit)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -28,17 +29,23 @@ var _ Sandbox = (*sandbox.Docker)(nil)
 // Defaults of a grade.
 const (
 	DefaultTimeout = 10 * time.Minute
-	// TestUID is the unprivileged uid the code under test runs as.
-	TestUID = 1000
+	// testUIDBase and testUIDSpan bound the unprivileged uids the code
+	// under test runs as: one drawn at random per sandbox, so that per-uid
+	// kernel accounting (RLIMIT_NPROC) is never shared between sandboxes.
+	testUIDBase = 100_000
+	testUIDSpan = 1 << 24
 	// reportMargin is the part of a run's time kept for the wrapper to kill
 	// the tests and report before the engine kills the container.
-	reportMargin = 10 * time.Second
+	reportMargin = 15 * time.Second
 	outputLimit  = 1 << 20
 	junitLimit   = 16 << 20
 	stdoutLimit  = 64 << 20
 	stderrLimit  = 64 << 10
 	// procReserve is the part of the pids limit kept for the wrapper.
 	procReserve = 64
+	// engineGrace is how long past a grade's deadline the engine calls that
+	// kill and remove its sandboxes may take.
+	engineGrace = 30 * time.Second
 )
 
 // Grader grades trees against hidden tests in sandboxes.
@@ -103,7 +110,11 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 			return nil, fmt.Errorf("reference patch does not apply to the base tree: %w", err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, req.Timeout)
+	// Every sandbox is killed at the grade's deadline and reports; the
+	// context lives a little longer so the engine calls that kill, read and
+	// remove the containers are not cut short.
+	deadline := began.Add(req.Timeout)
+	ctx, cancel := context.WithDeadline(ctx, deadline.Add(engineGrace))
 	defer cancel()
 
 	canaries := Canaries(req.Hidden)
@@ -122,7 +133,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	group, gctx := errgroup.WithContext(ctx)
 	start := func(dst **run, tree *Tree) {
 		group.Go(func() error {
-			r, err := g.run(gctx, req, tree, canaries)
+			r, err := g.run(gctx, req, tree, canaries, deadline)
 			*dst = r
 			return err
 		})
@@ -145,7 +156,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	rep.Sentinels = pr.sentinels
 	rep.Runner = prRun.res.Runner
 	rep.ExitCode = prRun.res.ExitCode
-	rep.Output = string(prRun.res.Output)
+	rep.Output = maskSentinels(string(prRun.res.Output), prRun.res.Sentinels)
 	rep.OutputTruncated = prRun.res.OutputTruncated
 	rep.Isolation = Isolation{
 		UIDSplit:   prRun.res.Isolation.Proven,
@@ -164,7 +175,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	switch {
 	case req.Command != nil:
 		rep.Trust = TrustLow
-	case rep.Isolation.UIDSplit:
+	case rep.Isolation.UIDSplit && !req.NoUIDSplit:
 		rep.Trust = TrustIsolated
 	default:
 		rep.Trust = TrustBestEffort
@@ -179,7 +190,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 				rep.BaseCheck.GuardTests = append(rep.BaseCheck.GuardTests, t.ID)
 			}
 		}
-		if errs := append(b.tampered, b.problems...); len(errs) > 0 {
+		if errs := slices.Concat(b.tampered, b.problems); len(errs) > 0 {
 			rep.BaseCheck.Error = strings.Join(errs, "; ")
 			problems = append(problems, "base check: "+rep.BaseCheck.Error)
 		}
@@ -190,14 +201,16 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	if refRun != nil {
 		r := refRun.ev
 		rep.ReferenceCheck = &ReferenceCheck{Counts: count(r.tests), Failed: r.notPassed(), AllPass: r.allPassed() && len(r.problems) == 0 && len(r.tampered) == 0}
-		if errs := append(r.tampered, r.problems...); len(errs) > 0 {
+		if errs := slices.Concat(r.tampered, r.problems); len(errs) > 0 {
+			// The reference run could not be judged: that says nothing
+			// about the task, only that the grade cannot be trusted.
 			rep.ReferenceCheck.Error = strings.Join(errs, "; ")
-		}
-		if !rep.ReferenceCheck.AllPass {
+			problems = append(problems, "reference check: "+rep.ReferenceCheck.Error)
+		} else if !rep.ReferenceCheck.AllPass {
 			invalid = append(invalid, fmt.Sprintf("the reference patch does not pass every hidden test (%d of %d failed)", len(rep.ReferenceCheck.Failed), len(r.tests)))
 		}
 	}
-	problems = append(pr.problems, problems...)
+	problems = slices.Concat(pr.problems, problems)
 
 	var contaminated []string
 	for _, s := range rep.Contamination {
@@ -232,18 +245,18 @@ type run struct {
 }
 
 // run runs the hidden tests against tree in a fresh sandbox.
-func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Canary) (*run, error) {
-	deadline, _ := ctx.Deadline()
+func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Canary, deadline time.Time) (*run, error) {
 	timeout := time.Until(deadline)
 	testTimeout := timeout - reportMargin
 	if testTimeout < timeout/2 {
 		testTimeout = timeout / 2
 	}
 	clean, _ := WithoutBytecode(tree)
+	uid := testUIDBase + int(rand.Int32N(testUIDSpan))
 	job := wrapper.Job{
 		Mode:          wrapper.ModePytest,
 		UIDSplit:      !req.NoUIDSplit,
-		TestUID:       TestUID,
+		TestUID:       uid,
 		TimeoutMillis: testTimeout.Milliseconds(),
 		OutputLimit:   outputLimit,
 		JUnitLimit:    junitLimit,
@@ -265,7 +278,7 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 		Timeout:     timeout,
 		Limits:      req.Limits,
 		UIDSplit:    job.UIDSplit,
-		TestUID:     TestUID,
+		TestUID:     uid,
 		StdoutLimit: stdoutLimit,
 		StderrLimit: stderrLimit,
 	})
@@ -294,6 +307,21 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 		ev = evaluateCommand
 	}
 	return &run{res: res, ev: ev(res)}, nil
+}
+
+// maskSentinels replaces the sentinels' random names in the runner output
+// with names that say what they are, for the requester who reads it.
+func maskSentinels(out string, sentinels []wrapper.Sentinel) string {
+	var pairs []string
+	for _, s := range sentinels {
+		name := "sentinel_must_fail"
+		if s.MustPass {
+			name = "sentinel_must_pass"
+		}
+		file := strings.ReplaceAll(s.ClassName, ".", "/") + ".py"
+		pairs = append(pairs, file, "testfirst_sentinels.py", s.ClassName, "testfirst_sentinels", s.Name, name)
+	}
+	return strings.NewReplacer(pairs...).Replace(out)
 }
 
 func lastLine(s string) string {

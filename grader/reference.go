@@ -31,6 +31,14 @@ func ApplyPatch(base *Tree, patch []byte) (*Tree, error) {
 		if fp.IsBinary {
 			return nil, fmt.Errorf("apply patch to %s: binary patches are not supported", name)
 		}
+		if isGitSymlink(fp.NewMode) || isGitSymlink(fp.OldMode) {
+			return nil, fmt.Errorf("apply patch to %s: symlinks are not supported in patches", name)
+		}
+		if !fp.IsDelete && fp.NewName != fp.OldName {
+			if _, exists := out[fp.NewName]; exists {
+				return nil, fmt.Errorf("apply patch to %s: it already exists in the base tree", fp.NewName)
+			}
+		}
 		var src []byte
 		mode := fs.FileMode(0o644)
 		if !fp.IsNew {
@@ -62,4 +70,10 @@ func ApplyPatch(base *Tree, patch []byte) (*Tree, error) {
 		list = append(list, f)
 	}
 	return NewTree(list)
+}
+
+// isGitSymlink reports whether a mode from a git patch header (git's raw
+// octal mode, not Go's fs.FileMode bits) is a symlink's, 120000.
+func isGitSymlink(m fs.FileMode) bool {
+	return uint32(m)&0o170000 == 0o120000
 }

@@ -45,9 +45,14 @@ type Tree struct {
 	Skipped []string
 }
 
-// LoadTree reads dir into a Tree. It never follows a symlink, leaves out any
+// LoadTree reads dir into a Tree. It never follows a symlink inside dir (dir
+// itself may be one), leaves out any
 // .git directory and refuses trees over MaxTreeFiles or MaxTreeBytes.
 func LoadTree(dir string) (*Tree, error) {
+	// The directory named may itself be a symlink: follow that one only.
+	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = resolved
+	}
 	info, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", dir, err)

@@ -20,8 +20,12 @@ if [ ${#need[@]} -gt 0 ]; then
 		exit 1
 	fi
 	echo "ensure-deps: installing ${need[*]}" >&2
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+	if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive NEEDRESTART_MODE=a \
+		apt-get install -y -qq "${need[@]}"; } >var/apt.log 2>&1; then
+		echo "ensure-deps: apt-get failed; last lines of var/apt.log:" >&2
+		tail -n 20 var/apt.log >&2
+		exit 1
+	fi
 fi
 
 engine_up() { docker version >/dev/null 2>&1; }

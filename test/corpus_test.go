@@ -32,8 +32,12 @@ type caseSpec struct {
 	BaseOverlay bool              `json:"base_overlay"`
 	Reference   string            `json:"reference"`
 	Timeout     string            `json:"timeout"`
-	NaiveResult string            `json:"naive_result"`
-	Expect      struct {
+	// NaiveCommand and NaiveResult record how the attack fooled a naive
+	// runner when it was written: proof that it is a real attack.
+	NaiveCommand string `json:"naive_command"`
+	NaiveResult  string `json:"naive_result"`
+	Note         string `json:"note"`
+	Expect       struct {
 		Verdict       string    `json:"verdict"`
 		VerdictIn     []string  `json:"verdict_in"`
 		NeverPass     bool      `json:"never_pass"`
@@ -42,6 +46,9 @@ type caseSpec struct {
 		TouchedTests  *[]string `json:"touched_tests"`
 		Contaminated  *bool     `json:"contaminated"`
 		Trust         string    `json:"trust"`
+		// OutputMustNotContain lists strings that must not appear in the
+		// runner output (e.g. credential prefixes).
+		OutputMustNotContain []string `json:"output_must_not_contain"`
 	} `json:"expect"`
 }
 
@@ -215,6 +222,11 @@ func checkExpect(t *testing.T, c caseSpec, rep *grader.Report) {
 	}
 	if e.Contaminated != nil && rep.Contaminated != *e.Contaminated {
 		t.Errorf("contaminated %v, want %v (%v)", rep.Contaminated, *e.Contaminated, rep.Contamination)
+	}
+	for _, bad := range e.OutputMustNotContain {
+		if strings.Contains(rep.Output, bad) {
+			t.Errorf("runner output contains %q", bad)
+		}
 	}
 	if e.Trust != "" && string(rep.Trust) != e.Trust {
 		t.Errorf("trust %s, want %s (isolation %+v)", rep.Trust, e.Trust, rep.Isolation)

@@ -56,9 +56,12 @@ func readArchive(r io.Reader, sink inputSink) error {
 				return fmt.Errorf("input archive starts with %q, want %s", hdr.Name, JobEntry)
 			}
 			var job Job
-			data, err := io.ReadAll(io.LimitReader(tr, maxJobBytes))
+			data, err := io.ReadAll(io.LimitReader(tr, maxJobBytes+1))
 			if err != nil {
 				return fmt.Errorf("read %s: %w", JobEntry, err)
+			}
+			if len(data) > maxJobBytes {
+				return fmt.Errorf("%s is larger than %d bytes", JobEntry, maxJobBytes)
 			}
 			if err := json.Unmarshal(data, &job); err != nil {
 				return fmt.Errorf("decode %s: %w", JobEntry, err)
@@ -79,6 +82,9 @@ func readArchive(r io.Reader, sink inputSink) error {
 			return fmt.Errorf("input archive entry %q is out of place", hdr.Name)
 		}
 		rel := strings.TrimSuffix(strings.TrimPrefix(hdr.Name, prefix), "/")
+		if rel == "" && hdr.Typeflag == tar.TypeDir {
+			continue // the hidden/ or repo/ directory itself
+		}
 		if err := checkRel(rel); err != nil {
 			return fmt.Errorf("input archive entry %q: %w", hdr.Name, err)
 		}

@@ -15,6 +15,9 @@ import (
 
 const syscallNoFollow = syscall.O_NOFOLLOW
 
+// killDeadline bounds how long killAll keeps signalling.
+const killDeadline = 5 * time.Second
+
 // rlimitNproc is RLIMIT_NPROC on Linux (amd64, arm64, 386, arm, riscv64,
 // ppc64, s390x), which package syscall does not name.
 const rlimitNproc = 6
@@ -155,14 +158,14 @@ func spawn(argv, env []string, dir string, files []*os.File, id identity) (int, 
 func killAll(id identity) (alive int, err error) {
 	alive = len(processesOf(id.uid, id.split))
 	err = id.as(func() error {
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(killDeadline)
 		for time.Now().Before(deadline) {
 			if err := syscall.Kill(-1, syscall.SIGKILL); errors.Is(err, syscall.ESRCH) {
 				return nil
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
-		return errors.New("processes of the test uid survived 10s of SIGKILL")
+		return fmt.Errorf("processes of the test uid survived %s of SIGKILL", killDeadline)
 	})
 	return alive, err
 }

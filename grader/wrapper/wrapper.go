@@ -83,7 +83,11 @@ func run(stdin io.Reader) *Result {
 	}
 	res.Expected, res.ListError = listTests(rp, sink.id)
 	if sink.j.Mode == ModePytest {
-		file, source, sentinels := sentinelModule()
+		taken := func(p string) bool {
+			_, err := os.Lstat(filepath.Join(HiddenDir, filepath.FromSlash(p)))
+			return err == nil
+		}
+		file, source, sentinels := sentinelModule(res.Expected, sink.j.Canaries, taken)
 		if err := writeFile(HiddenDir, file, 0o644, bytes.NewReader(source)); err != nil {
 			res.Error = err.Error()
 			return res

@@ -1,0 +1,569 @@
+package grader
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/testfirst-app/testfirst/grader/wrapper"
+)
+
+// The hidden tests of the evaluation fixtures, as the wrapper lists them.
+var evalExpected = []wrapper.ExpectedTest{
+	{File: "tests/test_x.py", Name: "test_a"},
+	{File: "tests/test_x.py", Name: "test_b"},
+	{File: "tests/test_x.py", Name: "test_p"},
+	{File: "tests/test_x.py", Class: "TestC", Name: "test_m"},
+	{File: "tests/test_y.py", Name: "test_c"},
+}
+
+// The wrapper's sentinels of the evaluation fixtures.
+const (
+	evalSentinelModule = "test_5e471e1a"
+	evalSentinelPass   = "test_0a55"
+	evalSentinelFail   = "test_fa11"
+)
+
+var evalSentinels = []wrapper.Sentinel{
+	{ClassName: evalSentinelModule, Name: evalSentinelPass, MustPass: true},
+	{ClassName: evalSentinelModule, Name: evalSentinelFail, MustPass: false},
+}
+
+// junitReport wraps testcases in a report shaped as pytest's xunit2 writes it.
+func junitReport(cases ...string) []byte {
+	return []byte(`<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests">` +
+		`<testsuite name="pytest" errors="0" failures="0" skipped="0" tests="0" time="0.1" timestamp="2025-01-01T00:00:00" hostname="sandbox">` +
+		strings.Join(cases, "") + `</testsuite></testsuites>`)
+}
+
+func passedCase(class, name string) string {
+	return `<testcase classname="` + class + `" name="` + name + `" time="0.001" />`
+}
+
+func failedCase(class, name string) string {
+	return `<testcase classname="` + class + `" name="` + name + `" time="0.001"><failure message="assert 1 == 2">tb</failure></testcase>`
+}
+
+func errorCase(class, name string) string {
+	return `<testcase classname="` + class + `" name="` + name + `" time="0.001"><error message="collection failure">ImportError: no module named calc</error></testcase>`
+}
+
+func skippedCase(class, name string) string {
+	return `<testcase classname="` + class + `" name="` + name + `" time="0.001"><skipped type="pytest.skip" message="not on this platform">skip</skipped></testcase>`
+}
+
+// honestCases is an honest run's report: test_b fails, the rest of the
+// hidden tests pass, the must-pass sentinel passes and the must-fail one
+// fails.
+func honestCases() []string {
+	return []string{
+		passedCase("tests.test_x", "test_a"),
+		failedCase("tests.test_x", "test_b"),
+		passedCase("tests.test_x", "test_p[1-2]"),
+		passedCase("tests.test_x", "test_p[3-4]"),
+		passedCase("tests.test_x.TestC", "test_m"),
+		passedCase("tests.test_y", "test_c"),
+		passedCase(evalSentinelModule, evalSentinelPass),
+		failedCase(evalSentinelModule, evalSentinelFail),
+	}
+}
+
+// allPassCases is a report where every hidden test passes and the sentinels
+// come out right.
+func allPassCases() []string {
+	cases := honestCases()
+	cases[1] = passedCase("tests.test_x", "test_b")
+	return cases
+}
+
+// without returns cases without the ones that mention name.
+func without(cases []string, name string) []string {
+	var out []string
+	for _, c := range cases {
+		if !strings.Contains(c, `name="`+name+`"`) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// pytestRun is a wrapper result of a pytest run that reported cases and
+// exited with code.
+func pytestRun(code int, cases ...string) *wrapper.Result {
+	return &wrapper.Result{
+		Expected:  evalExpected,
+		Sentinels: evalSentinels,
+		Runner:    wrapper.PytestCommand(),
+		ExitCode:  code,
+		JUnit:     junitReport(cases...),
+		Seconds:   1.5,
+	}
+}
+
+// with applies edits to r and returns it.
+func with(r *wrapper.Result, edits ...func(*wrapper.Result)) *wrapper.Result {
+	for _, e := range edits {
+		e(r)
+	}
+	return r
+}
+
+// honestTests are the outcomes of honestCases, sorted by id.
+var honestTests = []TestResult{
+	{ID: "tests/test_x.py::TestC::test_m", Outcome: OutcomePassed},
+	{ID: "tests/test_x.py::test_a", Outcome: OutcomePassed},
+	{ID: "tests/test_x.py::test_b", Outcome: OutcomeFailed},
+	{ID: "tests/test_x.py::test_p[1-2]", Outcome: OutcomePassed},
+	{ID: "tests/test_x.py::test_p[3-4]", Outcome: OutcomePassed},
+	{ID: "tests/test_y.py::test_c", Outcome: OutcomePassed},
+}
+
+// replaceOutcome returns a copy of tests with the outcome of id set.
+func replaceOutcome(tests []TestResult, id string, o Outcome) []TestResult {
+	out := make([]TestResult, len(tests))
+	copy(out, tests)
+	for i := range out {
+		if out[i].ID == id {
+			out[i].Outcome = o
+		}
+	}
+	return out
+}
+
+// allOutcome is the five listed hidden tests (test_p unparametrized) with
+// tests/test_x.py's outcome set to x and tests/test_y.py's to y.
+func allOutcome(x, y Outcome) []TestResult {
+	return []TestResult{
+		{ID: "tests/test_x.py::TestC::test_m", Outcome: x},
+		{ID: "tests/test_x.py::test_a", Outcome: x},
+		{ID: "tests/test_x.py::test_b", Outcome: x},
+		{ID: "tests/test_x.py::test_p", Outcome: x},
+		{ID: "tests/test_y.py::test_c", Outcome: y},
+	}
+}
+
+// evalWant is what an evaluation must hold. Problems and tampered are
+// substrings of the evaluation's, one each, in order; tests is compared
+// whole unless skipTests.
+type evalWant struct {
+	tests     []TestResult
+	skipTests bool
+	allPassed bool
+	problems  []string
+	tampered  []string
+	notes     []string
+	sentinels string
+}
+
+func checkEvaluation(t *testing.T, got *evaluation, want evalWant) {
+	t.Helper()
+	if !want.skipTests {
+		if diff := cmp.Diff(want.tests, got.tests); diff != "" {
+			t.Errorf("tests (-want +got):\n%s", diff)
+		}
+	}
+	if got.allPassed() != want.allPassed {
+		t.Errorf("allPassed() = %v, want %v", got.allPassed(), want.allPassed)
+	}
+	checkMessages(t, "problems", got.problems, want.problems)
+	checkMessages(t, "tampered", got.tampered, want.tampered)
+	checkMessages(t, "notes", got.notes, want.notes)
+	if got.sentinels != want.sentinels {
+		t.Errorf("sentinels = %q, want %q", got.sentinels, want.sentinels)
+	}
+}
+
+// checkMessages checks that got holds one message per want, each containing
+// its want, in order.
+func checkMessages(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	ok := len(got) == len(want)
+	for i := 0; ok && i < len(want); i++ {
+		ok = strings.Contains(got[i], want[i])
+	}
+	if !ok {
+		t.Errorf("%s = %q, want one each containing %q", what, got, want)
+	}
+}
+
+func TestEvaluatePytest(t *testing.T) {
+	tests := []struct {
+		name string
+		res  *wrapper.Result
+		want evalWant
+	}{
+		{
+			name: "honest run with one hidden failure",
+			res:  pytestRun(1, honestCases()...),
+			want: evalWant{tests: honestTests, sentinels: SentinelsOK},
+		},
+		{
+			name: "every hidden test passes; the failing sentinel makes the exit 1",
+			res:  pytestRun(1, allPassCases()...),
+			want: evalWant{
+				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
+				allPassed: true,
+				sentinels: SentinelsOK,
+			},
+		},
+		{
+			name: "exit 0 although the report shows failures",
+			res:  pytestRun(0, honestCases()...),
+			want: evalWant{tests: honestTests, sentinels: SentinelsOK, problems: []string{"exited 0 although its report shows failures"}},
+		},
+		{
+			name: "exit 1 with no failure in the report",
+			res: with(pytestRun(1, without(allPassCases(), evalSentinelFail)...), func(r *wrapper.Result) {
+				r.Sentinels = evalSentinels[:1]
+			}),
+			want: evalWant{
+				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
+				allPassed: true,
+				sentinels: SentinelsOK,
+				problems:  []string{"exited 1 although its report shows no failure"},
+			},
+		},
+		{
+			name: "exit 2",
+			res:  pytestRun(2, honestCases()...),
+			want: evalWant{tests: honestTests, sentinels: SentinelsOK, problems: []string{"exited 2 (interrupted)"}},
+		},
+		{
+			name: "exit 3",
+			res:  pytestRun(3, honestCases()...),
+			want: evalWant{tests: honestTests, sentinels: SentinelsOK, problems: []string{"exited 3 (internal error)"}},
+		},
+		{
+			name: "exit 4",
+			res:  pytestRun(4, honestCases()...),
+			want: evalWant{tests: honestTests, sentinels: SentinelsOK, problems: []string{"exited 4 (usage error)"}},
+		},
+		{
+			name: "exit 5",
+			res:  pytestRun(5, honestCases()...),
+			want: evalWant{tests: honestTests, sentinels: SentinelsOK, problems: []string{"exited 5 (no tests collected)"}},
+		},
+		{
+			name: "unknown exit status",
+			res:  pytestRun(70, honestCases()...),
+			want: evalWant{tests: honestTests, sentinels: SentinelsOK, problems: []string{"exited 70 (unknown exit status)"}},
+		},
+		{
+			name: "killed by a signal",
+			res: with(pytestRun(-1), func(r *wrapper.Result) {
+				r.Signal, r.JUnit = "SIGKILL", nil
+			}),
+			want: evalWant{
+				tests:     allOutcome(OutcomeNotRun, OutcomeNotRun),
+				sentinels: SentinelsAbsent,
+				problems:  []string{"the runner was killed by SIGKILL", "the runner wrote no JUnit report"},
+			},
+		},
+		{
+			name: "killed by a signal after a full report",
+			res: with(pytestRun(-1, allPassCases()...), func(r *wrapper.Result) {
+				r.Signal = "SIGSEGV"
+			}),
+			want: evalWant{
+				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
+				allPassed: true,
+				sentinels: SentinelsOK,
+				problems:  []string{"the runner was killed by SIGSEGV"},
+			},
+		},
+		{
+			name: "timed out",
+			res: with(pytestRun(-1), func(r *wrapper.Result) {
+				r.TimedOut, r.Signal, r.Seconds, r.JUnit = true, "SIGKILL", 600, nil
+			}),
+			want: evalWant{
+				tests:     allOutcome(OutcomeNotRun, OutcomeNotRun),
+				sentinels: SentinelsAbsent,
+				problems:  []string{"killed at its deadline after 600s", "wrote no JUnit report"},
+			},
+		},
+		{
+			name: "JUnit report missing",
+			res:  with(pytestRun(1), func(r *wrapper.Result) { r.JUnit = nil }),
+			want: evalWant{
+				tests:     allOutcome(OutcomeNotRun, OutcomeNotRun),
+				sentinels: SentinelsAbsent,
+				problems:  []string{"the runner wrote no JUnit report"},
+			},
+		},
+		{
+			name: "JUnit report cut short",
+			res: with(pytestRun(1, allPassCases()...), func(r *wrapper.Result) {
+				r.JUnit = r.JUnit[:len(r.JUnit)-30]
+			}),
+			want: evalWant{
+				tests:     allOutcome(OutcomeNotRun, OutcomeNotRun),
+				sentinels: SentinelsAbsent,
+				problems:  []string{"truncated"},
+			},
+		},
+		{
+			name: "JUnit report with two roots",
+			res: with(pytestRun(1, allPassCases()...), func(r *wrapper.Result) {
+				r.JUnit = append(r.JUnit, junitReport(allPassCases()...)...)
+			}),
+			want: evalWant{
+				tests:     allOutcome(OutcomeNotRun, OutcomeNotRun),
+				sentinels: SentinelsAbsent,
+				problems:  []string{"more than one root element"},
+			},
+		},
+		{
+			name: "JUnit report larger than the limit",
+			res:  with(pytestRun(1, allPassCases()...), func(r *wrapper.Result) { r.JUnitTruncated = true }),
+			want: evalWant{
+				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
+				allPassed: true,
+				sentinels: SentinelsOK,
+				problems:  []string{"the JUnit report was larger than the limit and was cut"},
+			},
+		},
+		{
+			name: "a hidden test missing from the report",
+			res:  pytestRun(1, without(allPassCases(), "test_a")...),
+			want: evalWant{
+				tests:     replaceOutcome(replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed), "tests/test_x.py::test_a", OutcomeNotRun),
+				sentinels: SentinelsOK,
+				problems:  []string{"1 hidden test(s) missing from the runner's report, e.g. tests/test_x.py::test_a"},
+			},
+		},
+		{
+			name: "a testcase that is not a hidden test",
+			res:  pytestRun(1, append(allPassCases(), passedCase("tests.test_x", "test_extra"))...),
+			want: evalWant{
+				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
+				allPassed: true,
+				sentinels: SentinelsOK,
+				problems:  []string{`reported 1 test(s) that are not hidden tests, e.g. "tests.test_x::test_extra"`},
+			},
+		},
+		{
+			name: "a passed module-level testcase is not a hidden test",
+			res:  pytestRun(1, append(allPassCases(), passedCase("", "tests.test_x"))...),
+			want: evalWant{
+				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
+				allPassed: true,
+				sentinels: SentinelsOK,
+				problems:  []string{`not hidden tests, e.g. "tests.test_x"`},
+			},
+		},
+		{
+			name: "collection error of a module",
+			res: pytestRun(1,
+				errorCase("", "tests.test_x"),
+				passedCase("tests.test_y", "test_c"),
+				passedCase(evalSentinelModule, evalSentinelPass),
+				failedCase(evalSentinelModule, evalSentinelFail),
+			),
+			want: evalWant{tests: allOutcome(OutcomeError, OutcomePassed), sentinels: SentinelsOK},
+		},
+		{
+			name: "module-level skip",
+			res: pytestRun(1,
+				skippedCase("", "tests.test_x"),
+				passedCase("tests.test_y", "test_c"),
+				passedCase(evalSentinelModule, evalSentinelPass),
+				failedCase(evalSentinelModule, evalSentinelFail),
+			),
+			want: evalWant{tests: allOutcome(OutcomeSkipped, OutcomePassed), sentinels: SentinelsOK},
+		},
+		{
+			name: "must-fail sentinel came out passed",
+			res: pytestRun(0, append(without(allPassCases(), evalSentinelFail),
+				passedCase(evalSentinelModule, evalSentinelFail))...),
+			want: evalWant{
+				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
+				allPassed: true,
+				sentinels: SentinelsWrong,
+				tampered:  []string{"a sentinel test that must fail came out passed"},
+			},
+		},
+		{
+			name: "must-pass sentinel failed",
+			res: pytestRun(1, append(without(allPassCases(), evalSentinelPass),
+				failedCase(evalSentinelModule, evalSentinelPass))...),
+			want: evalWant{
+				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
+				allPassed: true,
+				sentinels: SentinelsWrong,
+				tampered:  []string{"a sentinel test that must pass came out failed"},
+			},
+		},
+		{
+			name: "sentinel missing from the report",
+			res:  pytestRun(1, without(allPassCases(), evalSentinelPass)...),
+			want: evalWant{
+				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
+				allPassed: true,
+				sentinels: SentinelsAbsent,
+				problems:  []string{"a sentinel test is missing from the runner's report"},
+			},
+		},
+		{
+			name: "wrapper error before the run",
+			res:  &wrapper.Result{Error: "read input archive: unexpected EOF"},
+			want: evalWant{sentinels: SentinelsAbsent, problems: []string{"read input archive: unexpected EOF"}},
+		},
+		{
+			name: "wrapper error after the run",
+			res: with(pytestRun(1, allPassCases()...), func(r *wrapper.Result) {
+				r.Error = "kill leftover processes: permission denied"
+			}),
+			want: evalWant{
+				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
+				allPassed: true,
+				sentinels: SentinelsOK,
+				problems:  []string{"wrapper: kill leftover processes: permission denied"},
+			},
+		},
+		{
+			name: "hidden tests do not parse",
+			res: with(pytestRun(1, allPassCases()...), func(r *wrapper.Result) {
+				r.ListError = `hidden tests do not parse: ["tests/test_z.py: invalid syntax"]`
+			}),
+			want: evalWant{
+				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
+				allPassed: true,
+				sentinels: SentinelsOK,
+				problems:  []string{"hidden tests do not parse"},
+			},
+		},
+		{
+			name: "no hidden tests",
+			res: with(pytestRun(1, passedCase(evalSentinelModule, evalSentinelPass), failedCase(evalSentinelModule, evalSentinelFail)),
+				func(r *wrapper.Result) { r.Expected = nil }),
+			want: evalWant{sentinels: SentinelsOK, problems: []string{"no hidden tests found"}},
+		},
+		{
+			name: "processes outlived the runner",
+			res:  with(pytestRun(1, honestCases()...), func(r *wrapper.Result) { r.Leftovers = 3 }),
+			want: evalWant{tests: honestTests, sentinels: SentinelsOK, notes: []string{"3 process(es) of the code under test outlived the runner"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkEvaluation(t, evaluatePytest(tt.res), tt.want)
+		})
+	}
+}
+
+// TestEvaluatePytestNoSentinels: a pytest result that carries no sentinels
+// at all is missing evidence the wrapper always sends in pytest mode.
+func TestEvaluatePytestNoSentinels(t *testing.T) {
+	res := with(pytestRun(0, without(without(allPassCases(), evalSentinelPass), evalSentinelFail)...), func(r *wrapper.Result) {
+		r.Sentinels = nil
+	})
+	ev := evaluatePytest(res)
+	if len(ev.problems) == 0 {
+		t.Errorf("a pytest run without sentinels gave no problem; sentinels = %q", ev.sentinels)
+	}
+}
+
+// TestEvaluatePytestSkippedSentinel: a must-fail sentinel that came out
+// skipped did not come out as expected.
+func TestEvaluatePytestSkippedSentinel(t *testing.T) {
+	res := pytestRun(1, append(without(honestCases(), evalSentinelFail), skippedCase(evalSentinelModule, evalSentinelFail))...)
+	ev := evaluatePytest(res)
+	if ev.sentinels == SentinelsOK {
+		t.Errorf("sentinels = %q for a must-fail sentinel that was skipped", ev.sentinels)
+	}
+}
+
+func TestEvaluateCommand(t *testing.T) {
+	tests := []struct {
+		name string
+		res  *wrapper.Result
+		want evalWant
+	}{
+		{
+			name: "exit 0 without a report",
+			res:  &wrapper.Result{Runner: []string{"/usr/bin/make", "test"}},
+			want: evalWant{tests: []TestResult{{ID: "make", Outcome: OutcomePassed}}, allPassed: true, sentinels: SentinelsNone},
+		},
+		{
+			name: "exit 3 without a report",
+			res:  &wrapper.Result{Runner: []string{"/usr/bin/make", "test"}, ExitCode: 3},
+			want: evalWant{tests: []TestResult{{ID: "make", Outcome: OutcomeFailed}}, sentinels: SentinelsNone},
+		},
+		{
+			name: "killed by a signal without a report",
+			res:  &wrapper.Result{Runner: []string{"/usr/bin/make"}, ExitCode: -1, Signal: "SIGKILL"},
+			want: evalWant{tests: []TestResult{{ID: "make", Outcome: OutcomeFailed}}, sentinels: SentinelsNone},
+		},
+		{
+			name: "timed out without a report",
+			res:  &wrapper.Result{Runner: []string{"/usr/bin/make"}, ExitCode: -1, Signal: "SIGKILL", TimedOut: true, Seconds: 30},
+			want: evalWant{tests: []TestResult{{ID: "make", Outcome: OutcomeFailed}}, sentinels: SentinelsNone, problems: []string{"killed at its deadline after 30s"}},
+		},
+		{
+			name: "no runner",
+			res:  &wrapper.Result{Error: "test command: exec: \"mk\": executable file not found in $PATH"},
+			want: evalWant{
+				tests:     []TestResult{{ID: "command", Outcome: OutcomePassed}},
+				allPassed: true,
+				sentinels: SentinelsNone,
+				problems:  []string{"wrapper: test command"},
+			},
+		},
+		{
+			name: "a JUnit report",
+			res: &wrapper.Result{
+				Runner:   []string{"/usr/bin/make"},
+				ExitCode: 2,
+				JUnit:    junitReport(passedCase("pkg.mod", "test_a"), failedCase("pkg.mod", "test_b"), skippedCase("", "test_c")),
+			},
+			want: evalWant{
+				tests: []TestResult{
+					{ID: "pkg.mod::test_a", Outcome: OutcomePassed},
+					{ID: "pkg.mod::test_b", Outcome: OutcomeFailed},
+					{ID: "test_c", Outcome: OutcomeSkipped},
+				},
+				sentinels: SentinelsNone,
+			},
+		},
+		{
+			name: "a JUnit report with no failure and a failing exit",
+			res: &wrapper.Result{
+				Runner:   []string{"/usr/bin/make"},
+				ExitCode: 2,
+				JUnit:    junitReport(passedCase("pkg.mod", "test_a")),
+			},
+			want: evalWant{
+				tests:     []TestResult{{ID: "pkg.mod::test_a", Outcome: OutcomePassed}},
+				allPassed: true,
+				sentinels: SentinelsNone,
+				problems:  []string{"the command exited 2 although its report shows no failure"},
+			},
+		},
+		{
+			name: "a malformed JUnit report",
+			res:  &wrapper.Result{Runner: []string{"/usr/bin/make"}, JUnit: []byte(`<testsuite><testcase name="a">`)},
+			want: evalWant{sentinels: SentinelsNone, problems: []string{"truncated"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkEvaluation(t, evaluateCommand(tt.res), tt.want)
+		})
+	}
+}
+
+// TestEvaluateCommandJUnitTruncated: a command's JUnit report that was cut
+// at the limit must not be graded as if it were whole.
+func TestEvaluateCommandJUnitTruncated(t *testing.T) {
+	res := &wrapper.Result{
+		Runner:         []string{"/usr/bin/make"},
+		JUnit:          junitReport(passedCase("pkg.mod", "test_a")),
+		JUnitTruncated: true,
+	}
+	ev := evaluateCommand(res)
+	if len(ev.problems) == 0 {
+		t.Errorf("a truncated JUnit report gave no problem; tests = %v", ev.tests)
+	}
+}

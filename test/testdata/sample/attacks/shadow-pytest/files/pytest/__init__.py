@@ -1,0 +1,1 @@
+"""Shadows the real pytest package when the repository comes first on sys.path."""

@@ -1,0 +1,13 @@
+"""wordstats: small helpers for counting words in plain text."""
+
+from wordstats.tokenize import tokenize, word_count
+from wordstats.stats import average_word_length, frequencies, top_words
+
+__all__ = [
+    "average_word_length",
+    "frequencies",
+    "tokenize",
+    "top_words",
+    "word_count",
+]
+__version__ = "0.3.0"
