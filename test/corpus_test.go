@@ -150,7 +150,7 @@ func gradeCase(t *testing.T, dir string) (caseSpec, *grader.Report) {
 }
 
 // checkReportInvariants holds for every report: counts add up, only hidden
-// tests are reported (never a sentinel), failed lists exactly the tests
+// tests are reported (never a sentinel; a non-pytest command names its own), failed lists exactly the tests
 // that did not pass, a pass means every hidden test passed.
 func checkReportInvariants(t *testing.T, rep *grader.Report, hidden *grader.Tree) {
 	t.Helper()
@@ -161,7 +161,7 @@ func checkReportInvariants(t *testing.T, rep *grader.Report, hidden *grader.Tree
 	var notPassed []string
 	for _, tr := range rep.Tests {
 		file, _, _ := strings.Cut(tr.ID, "::")
-		if _, ok := hidden.Lookup(file); !ok {
+		if _, ok := hidden.Lookup(file); !ok && rep.Trust != grader.TrustLow {
 			t.Errorf("reported test %s is not in a hidden file", tr.ID)
 		}
 		if tr.Outcome != grader.OutcomePassed {
