@@ -1,11 +1,6 @@
 package grader
 
 import (
-	"bytes"
-	"fmt"
-	"io"
-	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -128,116 +123,5 @@ func TestScanBytes(t *testing.T) {
 				t.Errorf("ScanBytes() mismatch (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestCanaryScannerEverySplit(t *testing.T) {
-	cs := []Canary{
-		{HiddenFile: "test_long.py", Token: "a-much-longer-canary-token_0123456789"},
-		{HiddenFile: "test_short.py", Token: "short-01"},
-	}
-	for _, c := range cs {
-		stream := []byte("runner output before " + c.Token + " and after")
-		for split := 0; split <= len(stream); split++ {
-			s := NewCanaryScanner(cs)
-			mustWrite(t, s, stream[:split])
-			mustWrite(t, s, stream[split:])
-			if diff := cmp.Diff([]string{c.Token}, s.Seen()); diff != "" {
-				t.Errorf("token %q split at %d mismatch (-want +got):\n%s", c.Token, split, diff)
-			}
-		}
-	}
-}
-
-func TestCanaryScannerWriteSizes(t *testing.T) {
-	cs := []Canary{
-		{HiddenFile: "test_a.py", Token: "canary-AAAA1111"},
-		{HiddenFile: "test_b.py", Token: "tok-B-0123456789abcdef"},
-		{HiddenFile: "test_c.py", Token: "tok-C-never-printed"},
-	}
-	// Megabytes of output with two tokens buried in it. Tiny writes are
-	// covered by TestCanaryScannerRandomChunks.
-	var buf bytes.Buffer
-	for i := range 100_000 {
-		fmt.Fprintf(&buf, "line %d: PASSED tests/test_x.py::test_%d\n", i, i)
-		switch i {
-		case 12_345:
-			buf.WriteString(cs[0].Token)
-		case 87_654:
-			buf.WriteString("...tok-B-0123456789abcdef...")
-		}
-	}
-	stream := buf.Bytes()
-	want := []string{cs[0].Token, cs[1].Token}
-	for _, size := range []int{7, 14, 15, 16, 21, 22, 4096, len(stream)} {
-		t.Run(fmt.Sprint(size), func(t *testing.T) {
-			s := NewCanaryScanner(cs)
-			for off := 0; off < len(stream); off += size {
-				mustWrite(t, s, stream[off:min(off+size, len(stream))])
-				if len(s.tail) > s.longest-1 {
-					t.Fatalf("tail holds %d bytes, want at most %d", len(s.tail), s.longest-1)
-				}
-			}
-			if diff := cmp.Diff(want, s.Seen()); diff != "" {
-				t.Errorf("Seen() mismatch (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func TestCanaryScannerRandomChunks(t *testing.T) {
-	cs := []Canary{{HiddenFile: "a.py", Token: "abababab-x"}, {HiddenFile: "b.py", Token: "babababa"}}
-	r := rand.New(rand.NewPCG(1, 2))
-	for range 2000 {
-		var sb strings.Builder
-		for range r.IntN(40) {
-			sb.WriteString([]string{"a", "b", "-", "x", "ab", "ba"}[r.IntN(6)])
-		}
-		stream := []byte(sb.String())
-		var want []string
-		for _, c := range cs {
-			if bytes.Contains(stream, []byte(c.Token)) {
-				want = append(want, c.Token)
-			}
-		}
-		s := NewCanaryScanner(cs)
-		for len(stream) > 0 {
-			n := min(r.IntN(5), len(stream))
-			mustWrite(t, s, stream[:n])
-			stream = stream[n:]
-		}
-		if diff := cmp.Diff(want, s.Seen()); diff != "" {
-			t.Fatalf("stream %q mismatch (-want +got):\n%s", sb.String(), diff)
-		}
-	}
-}
-
-func TestCanaryScannerSightings(t *testing.T) {
-	s := NewCanaryScanner(detectorCanaries)
-	if _, err := io.Copy(s, strings.NewReader("E   AssertionError: canary-AAAA1111")); err != nil {
-		t.Fatal(err)
-	}
-	want := []CanarySighting{
-		{HiddenFile: "test_a.py", Where: "output"},
-		{HiddenFile: "test_c.py", Where: "output"},
-	}
-	if diff := cmp.Diff(want, s.Sightings("output")); diff != "" {
-		t.Errorf("Sightings() mismatch (-want +got):\n%s", diff)
-	}
-}
-
-func TestCanaryScannerNoCanaries(t *testing.T) {
-	s := NewCanaryScanner(nil)
-	mustWrite(t, s, []byte("anything at all"))
-	if got := s.Seen(); got != nil {
-		t.Errorf("Seen() = %q, want nil", got)
-	}
-}
-
-func mustWrite(t *testing.T, w io.Writer, p []byte) {
-	t.Helper()
-	n, err := w.Write(p)
-	if err != nil || n != len(p) {
-		t.Fatalf("Write(%d bytes) = %d, %v", len(p), n, err)
 	}
 }

@@ -26,7 +26,9 @@ var minAttacks = 25
 // caseSpec is a case.json: a PR tree as an overlay on the sample's base and
 // what the grade must say about it. See testdata/sample/README.md.
 type caseSpec struct {
-	Description string            `json:"description"`
+	Description string `json:"description"`
+	// Patch, when set, is applied to the base before the overlay.
+	Patch       string            `json:"patch"`
 	Remove      []string          `json:"remove"`
 	Symlinks    map[string]string `json:"symlinks"`
 	BaseOverlay bool              `json:"base_overlay"`
@@ -69,8 +71,18 @@ func loadCase(t *testing.T, dir string) (caseSpec, *grader.Tree, *grader.Tree) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	start := base
+	if c.Patch != "" {
+		patch, err := os.ReadFile(filepath.Join(sampleDir, c.Patch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if start, err = grader.ApplyPatch(base, patch); err != nil {
+			t.Fatalf("%s: patch %s: %v", dir, c.Patch, err)
+		}
+	}
 	files := map[string]grader.File{}
-	for _, f := range base.Files {
+	for _, f := range start.Files {
 		files[f.Path] = f
 	}
 	for _, p := range c.Remove {
