@@ -1,0 +1,126 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// FileBlobs keeps objects as files below a directory: directories 0700,
+// files 0600, each object written to a temporary file and linked into place
+// so it appears whole or not at all, and never replaced.
+type FileBlobs struct {
+	root string
+}
+
+var _ Blobs = (*FileBlobs)(nil)
+
+// NewFileBlobs opens (creating it 0700 if needed) the directory root.
+func NewFileBlobs(root string) (*FileBlobs, error) {
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return nil, fmt.Errorf("open file store %s: %w", root, err)
+	}
+	info, err := os.Stat(root)
+	if err != nil {
+		return nil, fmt.Errorf("open file store %s: %w", root, err)
+	}
+	if info.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("open file store %s: mode %o lets other users in: chmod 700 %s", root, info.Mode().Perm(), root)
+	}
+	return &FileBlobs{root: root}, nil
+}
+
+func (b *FileBlobs) path(name string) (string, error) {
+	if name == "" || strings.HasPrefix(name, "/") || path.Clean(name) != name || strings.HasPrefix(name, "../") || name == ".." {
+		return "", fmt.Errorf("object name %q is not clean and relative", name)
+	}
+	return filepath.Join(b.root, filepath.FromSlash(name)), nil
+}
+
+// Create implements Blobs.
+func (b *FileBlobs) Create(ctx context.Context, name string, data []byte) error {
+	p, err := b.path(name)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", name, err)
+	}
+	suffix := make([]byte, 8)
+	rand.Read(suffix)
+	tmp := filepath.Join(filepath.Dir(p), ".tmp-"+hex.EncodeToString(suffix))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", name, err)
+	}
+	defer os.Remove(tmp)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("create %s: %w", name, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("create %s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("create %s: %w", name, err)
+	}
+	// link fails if the name exists: the object is never replaced.
+	if err := os.Link(tmp, p); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("create %s: %w", name, ErrExists)
+		}
+		return fmt.Errorf("create %s: %w", name, err)
+	}
+	return nil
+}
+
+// Read implements Blobs.
+func (b *FileBlobs) Read(ctx context.Context, name string) ([]byte, error) {
+	p, err := b.path(name)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read %s: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return data, nil
+}
+
+// List implements Blobs.
+func (b *FileBlobs) List(ctx context.Context, prefix string) ([]string, error) {
+	var names []string
+	err := filepath.WalkDir(b.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || strings.HasPrefix(d.Name(), ".tmp-") {
+			return nil
+		}
+		rel, err := filepath.Rel(b.root, p)
+		if err != nil {
+			return err
+		}
+		if name := filepath.ToSlash(rel); strings.HasPrefix(name, prefix) {
+			names = append(names, name)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", prefix, err)
+	}
+	slices.Sort(names)
+	return names, nil
+}

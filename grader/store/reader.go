@@ -1,0 +1,77 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"filippo.io/age"
+)
+
+// Reader is the store as the grader sees it: it opens the approved version
+// of a ticket, and nothing else.
+type Reader struct {
+	catalog
+	ids []age.Identity
+}
+
+// NewReader returns a Reader that decrypts with the grader's identities.
+func NewReader(blobs Blobs, grader []age.Identity) (*Reader, error) {
+	if len(grader) == 0 {
+		return nil, errors.New("store reader: no grader identity: set TESTFIRST_GRADER_IDENTITY_FILE or run testfirst keys init")
+	}
+	return &Reader{catalog: catalog{blobs: blobs}, ids: grader}, nil
+}
+
+// Open returns the content of the ticket's approved version, fresh from
+// the store, if digest is that version's digest. It refuses a digest that
+// belongs to a pending, rejected or superseded version, or to none, and
+// stored content that does not hash to its digest.
+func (r *Reader) Open(ctx context.Context, t Ticket, digest string) (*Content, Version, error) {
+	vs, err := r.versions(ctx, t)
+	if err != nil {
+		return nil, Version{}, err
+	}
+	if len(vs) == 0 {
+		return nil, Version{}, fmt.Errorf("%s has no hidden tests: %w", t, ErrNotFound)
+	}
+	var approved *Version
+	if latest := vs[len(vs)-1]; latest.State == StateApproved {
+		approved = &latest
+	}
+	if approved == nil || approved.Digest != digest {
+		for _, v := range vs {
+			if v.Digest == digest && (approved == nil || v.Number != approved.Number) {
+				return nil, Version{}, fmt.Errorf("refusing to grade %s with %s: that is v%d, which is %s, not the approved version%s", t, digest, v.Number, v.State, approvedSuffix(approved))
+			}
+		}
+		return nil, Version{}, fmt.Errorf("refusing to grade %s with %s: no version has that digest%s", t, digest, approvedSuffix(approved))
+	}
+	v := *approved
+	if v.Decision.Digest != v.Digest {
+		return nil, Version{}, fmt.Errorf("refusing to grade %s v%d: the approval binds %s, the version is %s", t, v.Number, v.Decision.Digest, v.Digest)
+	}
+	data, err := r.blobs.Read(ctx, versionPrefix(t, v.Number)+testsObject)
+	if err != nil {
+		return nil, Version{}, fmt.Errorf("open %s v%d: %w", t, v.Number, err)
+	}
+	plain, err := unseal(data, r.ids)
+	if err != nil {
+		return nil, Version{}, fmt.Errorf("refusing to grade %s v%d: the stored tests cannot be opened (changed after they were written, or sealed to another key): %w", t, v.Number, err)
+	}
+	c, err := decodeContent(plain)
+	if err != nil {
+		return nil, Version{}, fmt.Errorf("refusing to grade %s v%d: %w", t, v.Number, err)
+	}
+	if got := c.Digest(); got != digest {
+		return nil, Version{}, fmt.Errorf("refusing to grade %s v%d: the stored tests hash to %s, not to the approved %s", t, v.Number, got, digest)
+	}
+	return c, v, nil
+}
+
+func approvedSuffix(v *Version) string {
+	if v == nil {
+		return " (the ticket has no approved version)"
+	}
+	return fmt.Sprintf(" (approved: v%d %s)", v.Number, v.Digest)
+}
