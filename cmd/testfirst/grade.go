@@ -15,6 +15,7 @@ import (
 
 	"github.com/testfirst-app/testfirst/app"
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/sandbox"
 )
 
@@ -29,6 +30,8 @@ type gradeFlags struct {
 	format                       string
 	command                      string
 	noUIDSplit                   bool
+	store, ticket, digest        string
+	installation                 int64
 }
 
 func (f *gradeFlags) register(fs *flag.FlagSet) {
@@ -45,13 +48,25 @@ func (f *gradeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.format, "format", "text", "report format: json or text")
 	fs.StringVar(&f.command, "command", "", "a non-pytest test command, run in the repo (trust: low)")
 	fs.BoolVar(&f.noUIDSplit, "no-uid-split", false, "run tests as the wrapper's uid, for runtimes without SETUID (trust: best_effort)")
+	fs.StringVar(&f.store, "store", app.DefaultStoreURL, "hidden test store, with --ticket and --digest instead of --tests")
+	fs.StringVar(&f.ticket, "ticket", "", "ticket owner/repo#N whose approved tests to grade against (with --digest)")
+	fs.StringVar(&f.digest, "digest", "", "digest of the ticket's approved version, sha256:…")
+	fs.Int64Var(&f.installation, "installation", 0, "GitHub App installation id of the ticket's repository")
 }
 
 // request checks the flags and reads the trees they name.
 func (f *gradeFlags) request() (grader.Request, error) {
 	var req grader.Request
-	if f.repo == "" || f.tests == "" {
-		return req, usageError{"--repo and --tests are required"}
+	fromStore := f.ticket != "" || f.digest != ""
+	switch {
+	case f.repo == "":
+		return req, usageError{"--repo is required"}
+	case f.tests == "" && !fromStore:
+		return req, usageError{"--tests DIR, or --ticket and --digest (with --store), say which hidden tests to grade against"}
+	case f.tests != "" && fromStore:
+		return req, usageError{"--tests and --ticket/--digest both name hidden tests: give one"}
+	case fromStore && (f.ticket == "" || f.digest == ""):
+		return req, usageError{"--ticket and --digest go together: the grader only grades a ticket's approved digest"}
 	}
 	if f.format != "json" && f.format != "text" {
 		return req, usageError{fmt.Sprintf("--format %q: want json or text", f.format)}
@@ -81,8 +96,10 @@ func (f *gradeFlags) request() (grader.Request, error) {
 	if req.Repo, err = grader.LoadTree(f.repo); err != nil {
 		return req, usageError{fmt.Sprintf("--repo: %v", err)}
 	}
-	if req.Hidden, err = grader.LoadTree(f.tests); err != nil {
-		return req, usageError{fmt.Sprintf("--tests: %v", err)}
+	if f.tests != "" {
+		if req.Hidden, err = grader.LoadTree(f.tests); err != nil {
+			return req, usageError{fmt.Sprintf("--tests: %v", err)}
+		}
 	}
 	if f.base != "" {
 		if req.Base, err = grader.LoadTree(f.base); err != nil {
@@ -108,6 +125,11 @@ func gradeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err != nil {
 		return exitUsage, err
 	}
+	if f.ticket != "" {
+		if err := f.loadFromStore(ctx, &req); err != nil {
+			return exitUsage, err
+		}
+	}
 	g, err := app.OpenGrading(ctx, app.GradingConfig{Wrapper: f.wrapper, BaseImage: f.image, Progress: stderr})
 	if err != nil {
 		return exitUsage, err
@@ -129,4 +151,36 @@ func gradeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		return exitPass, nil
 	}
 	return exitOther, nil
+}
+
+// loadFromStore fills req's hidden tests (and, with --base and no
+// --reference, the reference patch) from the ticket's approved version,
+// verified against --digest.
+func (f *gradeFlags) loadFromStore(ctx context.Context, req *grader.Request) error {
+	t, err := store.ParseTicket(f.ticket)
+	if err != nil {
+		return usageError{"--ticket: " + err.Error()}
+	}
+	t.Installation = f.installation
+	r, closeFn, err := app.OpenStoreReader(ctx, f.store)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	content, _, err := r.Open(ctx, t, f.digest)
+	if err != nil {
+		return err
+	}
+	files := make([]grader.File, 0, len(content.Files))
+	for _, cf := range content.Files {
+		files = append(files, grader.File{Path: cf.Path, Mode: 0o644, Data: cf.Data})
+	}
+	if req.Hidden, err = grader.NewTree(files); err != nil {
+		return err
+	}
+	req.TestsDigest = f.digest
+	if req.Base != nil && req.Reference == nil && len(content.Reference) > 0 {
+		req.Reference = content.Reference
+	}
+	return nil
 }

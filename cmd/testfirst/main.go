@@ -1,6 +1,9 @@
 // Command testfirst is the testfirst GitHub App's binary.
 //
 //	testfirst grade --repo DIR --tests DIR [--base DIR] [--reference PATCH] [--format json|text]
+//	testfirst grade --repo DIR --store URL --ticket owner/repo#N --digest sha256:…
+//	testfirst tests push|list|approve|reject --store URL --ticket owner/repo#N …
+//	testfirst keys init
 //	testfirst image build
 //	testfirst sandbox sweep
 //	testfirst bench grade --repo DIR --tests DIR
@@ -31,6 +34,9 @@ const usage = `testfirst grades pull requests against hidden tests in a sealed s
 
 Usage:
   testfirst grade --repo DIR --tests DIR [--base DIR] [--reference PATCH] [flags]
+  testfirst grade --repo DIR --store URL --ticket owner/repo#N --digest sha256:… [flags]
+  testfirst tests push|list|approve|reject --store URL --ticket owner/repo#N …
+  testfirst keys init
   testfirst image build [--image BASE] [--wrapper PATH]
   testfirst sandbox sweep
   testfirst bench grade --repo DIR --tests DIR [--runs N]
@@ -68,6 +74,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = sandboxCmd(ctx, args[1:], stdout, stderr)
 	case "bench":
 		code, err = benchCmd(ctx, args[1:], stdout, stderr)
+	case "tests":
+		code, err = testsCmd(ctx, args[1:], stdout, stderr)
+	case "keys":
+		code, err = keysCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitPass

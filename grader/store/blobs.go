@@ -15,7 +15,10 @@ var (
 )
 
 // Blobs is where a store keeps its objects: a flat namespace of
-// slash-separated names, written once and never replaced or deleted.
+// slash-separated names, written once and never replaced or deleted. A name
+// is never both an object and the start of other names ("a" and "a/b"): a
+// backend that keeps a file tree cannot hold both, and the store never asks
+// it to.
 type Blobs interface {
 	// Create writes a new object. It fails with ErrExists when the name is
 	// taken, atomically: two concurrent creates of one name never both

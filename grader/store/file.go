@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // FileBlobs keeps objects as files below a directory: directories 0700,
@@ -90,7 +91,8 @@ func (b *FileBlobs) Read(ctx context.Context, name string) ([]byte, error) {
 		return nil, err
 	}
 	data, err := os.ReadFile(p)
-	if errors.Is(err, fs.ErrNotExist) {
+	// ENOTDIR: a path below an object ("a/b" where "a" is an object).
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 		return nil, fmt.Errorf("read %s: %w", name, ErrNotFound)
 	}
 	if err != nil {

@@ -1,0 +1,125 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"filippo.io/age"
+
+	"github.com/testfirst-app/testfirst/grader/store"
+)
+
+// Key files of the embedded default, relative to the working directory.
+const (
+	DefaultGraderIdentity = "var/grader-identity.txt"
+	DefaultCardIdentity   = "var/card-identity.txt"
+	DefaultStoreURL       = "file://./var/hidden"
+)
+
+// Environment variables that configure the store's keys.
+const (
+	EnvGraderRecipients = "TESTFIRST_GRADER_RECIPIENTS"
+	EnvGraderIdentity   = "TESTFIRST_GRADER_IDENTITY_FILE"
+	EnvCardRecipients   = "TESTFIRST_CARD_RECIPIENTS"
+	EnvCardIdentity     = "TESTFIRST_CARD_IDENTITY_FILE"
+)
+
+// InitKeys creates the grader's and the card's age identities at their
+// default paths when missing, and returns their recipients and whether each
+// was created.
+func InitKeys(graderPath, cardPath string) (grader, card string, created [2]bool, err error) {
+	if grader, created[0], err = store.InitIdentity(graderPath); err != nil {
+		return "", "", created, fmt.Errorf("grader identity: %w", err)
+	}
+	if card, created[1], err = store.InitIdentity(cardPath); err != nil {
+		return "", "", created, fmt.Errorf("card identity: %w", err)
+	}
+	return grader, card, created, nil
+}
+
+// recipients reads the recipients named by env, else the recipient file
+// beside the default identity.
+func recipients(env, defaultIdentity string) ([]age.Recipient, error) {
+	if v := strings.TrimSpace(os.Getenv(env)); v != "" {
+		rs, err := store.ParseRecipients(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", env, err)
+		}
+		return rs, nil
+	}
+	path := store.RecipientPath(defaultIdentity)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no recipients: set %s, or run testfirst keys init to create %s", env, path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rs, err := store.ParseRecipients(string(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return rs, nil
+}
+
+// identities reads the identity file named by env, else the default.
+func identities(env, defaultIdentity string) ([]age.Identity, error) {
+	path := os.Getenv(env)
+	if path == "" {
+		path = defaultIdentity
+	}
+	ids, err := store.ReadIdentities(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no identity at %s: set %s, or run testfirst keys init", path, env)
+	}
+	return ids, err
+}
+
+// OpenStoreWriter opens the store at url as the web side does: it seals to
+// the grader's recipients and reads card copies with the card's identity.
+func OpenStoreWriter(ctx context.Context, url string) (*store.Writer, func() error, error) {
+	graderR, err := recipients(EnvGraderRecipients, DefaultGraderIdentity)
+	if err != nil {
+		return nil, nil, err
+	}
+	cardR, err := recipients(EnvCardRecipients, DefaultCardIdentity)
+	if err != nil {
+		return nil, nil, err
+	}
+	cardID, err := identities(EnvCardIdentity, DefaultCardIdentity)
+	if err != nil {
+		return nil, nil, err
+	}
+	blobs, closeFn, err := store.OpenBlobs(ctx, url)
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := store.NewWriter(blobs, graderR, cardR, cardID)
+	if err != nil {
+		closeFn()
+		return nil, nil, err
+	}
+	return w, closeFn, nil
+}
+
+// OpenStoreReader opens the store at url as the grader does, with the
+// grader's identity.
+func OpenStoreReader(ctx context.Context, url string) (*store.Reader, func() error, error) {
+	ids, err := identities(EnvGraderIdentity, DefaultGraderIdentity)
+	if err != nil {
+		return nil, nil, err
+	}
+	blobs, closeFn, err := store.OpenBlobs(ctx, url)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := store.NewReader(blobs, ids)
+	if err != nil {
+		closeFn()
+		return nil, nil, err
+	}
+	return r, closeFn, nil
+}

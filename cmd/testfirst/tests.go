@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+
+	"github.com/testfirst-app/testfirst/app"
+	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/grader/store"
+)
+
+const testsUsage = `usage:
+  testfirst tests push    --store URL --ticket owner/repo#N [--author LOGIN] [--criteria FILE] [--reference PATCH] [--format json|text] DIR
+  testfirst tests list    --store URL --ticket owner/repo#N [--format json|text]
+  testfirst tests approve --store URL --ticket owner/repo#N --version K --digest sha256:… --by LOGIN
+  testfirst tests reject  --store URL --ticket owner/repo#N --version K --digest sha256:… --by LOGIN --reason TEXT`
+
+// ticketFlags are the flags every tests command takes.
+type ticketFlags struct {
+	store, ticket, format string
+	installation          int64
+}
+
+func (f *ticketFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.store, "store", app.DefaultStoreURL, "hidden test store: file://PATH or gs://bucket/prefix")
+	fs.StringVar(&f.ticket, "ticket", "", "ticket as owner/repo#N (required)")
+	fs.Int64Var(&f.installation, "installation", 0, "GitHub App installation id of the repository")
+	fs.StringVar(&f.format, "format", "text", "output: json or text")
+}
+
+func (f *ticketFlags) parse() (store.Ticket, error) {
+	if f.format != "json" && f.format != "text" {
+		return store.Ticket{}, usageError{fmt.Sprintf("--format %q: want json or text", f.format)}
+	}
+	if f.ticket == "" {
+		return store.Ticket{}, usageError{"--ticket is required, e.g. --ticket octo-org/widgets#12"}
+	}
+	t, err := store.ParseTicket(f.ticket)
+	if err != nil {
+		return t, usageError{"--ticket: " + err.Error()}
+	}
+	t.Installation = f.installation
+	return t, nil
+}
+
+func testsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	if len(args) == 0 {
+		return exitUsage, usageError{testsUsage}
+	}
+	switch args[0] {
+	case "push":
+		return testsPush(ctx, args[1:], stdout, stderr)
+	case "list":
+		return testsList(ctx, args[1:], stdout, stderr)
+	case "approve", "reject":
+		return testsDecide(ctx, args[0], args[1:], stdout, stderr)
+	}
+	return exitUsage, usageError{fmt.Sprintf("unknown tests command %q\n%s", args[0], testsUsage)}
+}
+
+func testsPush(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	var tf ticketFlags
+	fs := newFlags("tests push", stderr)
+	tf.register(fs)
+	author := fs.String("author", os.Getenv("USER"), "who wrote the tests: a GitHub login or an agent's name")
+	criteria := fs.String("criteria", "", `JSON file mapping criterion ids to test ids: {"criterion": ["tests/test_x.py::test_a"]}`)
+	reference := fs.String("reference", "", "reference patch (git diff against the base) that must pass every test")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage, usageError{err.Error()}
+	}
+	if fs.NArg() != 1 {
+		return exitUsage, usageError{"tests push takes one directory of test files after the flags"}
+	}
+	t, err := tf.parse()
+	if err != nil {
+		return exitUsage, err
+	}
+	tree, err := grader.LoadTree(fs.Arg(0))
+	if err != nil {
+		return exitUsage, usageError{err.Error()}
+	}
+	d := store.Draft{Author: *author}
+	for _, f := range tree.Files {
+		if f.IsSymlink() {
+			return exitUsage, usageError{fmt.Sprintf("%s is a symlink: a version holds regular files only", f.Path)}
+		}
+		d.Files = append(d.Files, store.File{Path: f.Path, Data: f.Data})
+	}
+	if *criteria != "" {
+		data, err := os.ReadFile(*criteria)
+		if err != nil {
+			return exitUsage, usageError{"--criteria: " + err.Error()}
+		}
+		if err := json.Unmarshal(data, &d.Criteria); err != nil {
+			return exitUsage, usageError{fmt.Sprintf("--criteria %s: %v (want a JSON object of criterion id to a list of test ids)", *criteria, err)}
+		}
+	}
+	if *reference != "" {
+		if d.Reference, err = os.ReadFile(*reference); err != nil {
+			return exitUsage, usageError{"--reference: " + err.Error()}
+		}
+	}
+	w, closeFn, err := app.OpenStoreWriter(ctx, tf.store)
+	if err != nil {
+		return exitUsage, err
+	}
+	defer closeFn()
+	v, err := w.Push(ctx, t, d)
+	if err != nil {
+		return exitUsage, err
+	}
+	if tf.format == "json" {
+		return exitPass, json.NewEncoder(stdout).Encode(map[string]any{"version": v.Number, "digest": v.Digest})
+	}
+	fmt.Fprintf(stdout, "%s v%d %s\n", t, v.Number, v.Digest)
+	return exitPass, nil
+}
+
+func testsList(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	var tf ticketFlags
+	fs := newFlags("tests list", stderr)
+	tf.register(fs)
+	if err := parse(fs, args); err != nil {
+		return exitUsage, err
+	}
+	t, err := tf.parse()
+	if err != nil {
+		return exitUsage, err
+	}
+	w, closeFn, err := app.OpenStoreWriter(ctx, tf.store)
+	if err != nil {
+		return exitUsage, err
+	}
+	defer closeFn()
+	vs, err := w.Versions(ctx, t)
+	if err != nil {
+		return exitUsage, err
+	}
+	if tf.format == "json" {
+		if vs == nil {
+			vs = []store.Version{}
+		}
+		return exitPass, json.NewEncoder(stdout).Encode(vs)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "version\tstate\tdigest\tauthor\tcreated\tdecision")
+	for _, v := range vs {
+		decision := ""
+		if d := v.Decision; d != nil {
+			decision = "by " + d.By
+			if d.Reason != "" {
+				decision += ": " + d.Reason
+			}
+		}
+		fmt.Fprintf(tw, "v%d\t%s\t%s\t%s\t%s\t%s\n", v.Number, v.State, v.Digest, v.Author, v.Created.Format("2006-01-02 15:04"), decision)
+	}
+	return exitPass, tw.Flush()
+}
+
+func testsDecide(ctx context.Context, verb string, args []string, stdout, stderr io.Writer) (int, error) {
+	var tf ticketFlags
+	fs := newFlags("tests "+verb, stderr)
+	tf.register(fs)
+	number := fs.Int("version", 0, "version number (required)")
+	digest := fs.String("digest", "", "the version's digest, sha256:… (required): approval binds exactly it")
+	by := fs.String("by", "", "GitHub login of who decides (required)")
+	reason := fs.String("reason", "", "why the version is rejected (required for reject)")
+	if err := parse(fs, args); err != nil {
+		return exitUsage, err
+	}
+	t, err := tf.parse()
+	if err != nil {
+		return exitUsage, err
+	}
+	if *number < 1 || *digest == "" || *by == "" {
+		return exitUsage, usageError{"--version, --digest and --by are required"}
+	}
+	if verb == "reject" && *reason == "" {
+		return exitUsage, usageError{"--reason is required to reject"}
+	}
+	w, closeFn, err := app.OpenStoreWriter(ctx, tf.store)
+	if err != nil {
+		return exitUsage, err
+	}
+	defer closeFn()
+	var v store.Version
+	if verb == "approve" {
+		v, err = w.Approve(ctx, t, *number, *digest, *by)
+	} else {
+		v, err = w.Reject(ctx, t, *number, *digest, *by, *reason)
+	}
+	if err != nil {
+		return exitUsage, err
+	}
+	if tf.format == "json" {
+		return exitPass, json.NewEncoder(stdout).Encode(map[string]any{"version": v.Number, "digest": v.Digest, "state": v.State})
+	}
+	fmt.Fprintf(stdout, "%s v%d %s %s\n", t, v.Number, v.State, v.Digest)
+	return exitPass, nil
+}
+
+func keysCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	if len(args) == 0 || args[0] != "init" {
+		return exitUsage, usageError{"usage: testfirst keys init [--identity PATH] [--card-identity PATH]"}
+	}
+	fs := newFlags("keys init", stderr)
+	graderPath := fs.String("identity", app.DefaultGraderIdentity, "where the grader's age identity is kept (0600)")
+	cardPath := fs.String("card-identity", app.DefaultCardIdentity, "where the approval card's age identity is kept (0600)")
+	if err := parse(fs, args[1:]); err != nil {
+		return exitUsage, err
+	}
+	g, c, created, err := app.InitKeys(*graderPath, *cardPath)
+	if err != nil {
+		return exitUsage, err
+	}
+	state := map[bool]string{true: "created", false: "kept"}
+	fmt.Fprintf(stderr, "grader identity %s (%s); card identity %s (%s)\n", *graderPath, state[created[0]], *cardPath, state[created[1]])
+	fmt.Fprintln(stdout, g)
+	_ = c
+	return exitPass, nil
+}
