@@ -1,0 +1,109 @@
+package github
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	gh "github.com/google/go-github/v66/github"
+)
+
+// Check run statuses and conclusions, as GitHub names them.
+const (
+	StatusInProgress = "in_progress"
+	StatusCompleted  = "completed"
+
+	ConclusionSuccess        = "success"
+	ConclusionFailure        = "failure"
+	ConclusionNeutral        = "neutral"
+	ConclusionActionRequired = "action_required"
+	ConclusionCancelled      = "cancelled"
+)
+
+// MaxSummary is the longest output summary GitHub accepts.
+const MaxSummary = 65535
+
+// CheckAction is a button on a check run ("Regrade").
+type CheckAction struct {
+	Label       string // at most 20 characters
+	Description string // at most 40 characters
+	Identifier  string // at most 20 characters
+}
+
+// CheckRun is a check run as testfirst writes it.
+type CheckRun struct {
+	Name       string
+	HeadSHA    string
+	Status     string
+	Conclusion string // with StatusCompleted
+	Title      string
+	Summary    string
+	DetailsURL string
+	ExternalID string
+	Actions    []CheckAction
+}
+
+func (c CheckRun) output() *gh.CheckRunOutput {
+	if c.Title == "" && c.Summary == "" {
+		return nil
+	}
+	return &gh.CheckRunOutput{Title: gh.String(c.Title), Summary: gh.String(c.Summary)}
+}
+
+func (c CheckRun) actions() []*gh.CheckRunAction {
+	var out []*gh.CheckRunAction
+	for _, a := range c.Actions {
+		out = append(out, &gh.CheckRunAction{Label: a.Label, Description: a.Description, Identifier: a.Identifier})
+	}
+	return out
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// CreateCheckRun creates a check run and returns its id.
+func (in *Installation) CreateCheckRun(ctx context.Context, owner, repo string, c CheckRun) (int64, error) {
+	opts := gh.CreateCheckRunOptions{
+		Name:       c.Name,
+		HeadSHA:    c.HeadSHA,
+		Status:     optional(c.Status),
+		Conclusion: optional(c.Conclusion),
+		DetailsURL: optional(c.DetailsURL),
+		ExternalID: optional(c.ExternalID),
+		Output:     c.output(),
+		Actions:    c.actions(),
+	}
+	if c.Status == StatusInProgress {
+		opts.StartedAt = &gh.Timestamp{Time: in.now()}
+	}
+	if c.Status == StatusCompleted {
+		opts.CompletedAt = &gh.Timestamp{Time: in.now()}
+	}
+	run, resp, err := in.gh.Checks.CreateCheckRun(ctx, owner, repo, opts)
+	if err := classify(fmt.Sprintf("create check run %q on %s/%s@%s", c.Name, owner, repo, c.HeadSHA), resp, err, in.now()); err != nil {
+		return 0, err
+	}
+	return run.GetID(), nil
+}
+
+// UpdateCheckRun updates check run id.
+func (in *Installation) UpdateCheckRun(ctx context.Context, owner, repo string, id int64, c CheckRun) error {
+	opts := gh.UpdateCheckRunOptions{
+		Name:       c.Name,
+		Status:     optional(c.Status),
+		Conclusion: optional(c.Conclusion),
+		DetailsURL: optional(c.DetailsURL),
+		ExternalID: optional(c.ExternalID),
+		Output:     c.output(),
+		Actions:    c.actions(),
+	}
+	if c.Status == StatusCompleted {
+		opts.CompletedAt = &gh.Timestamp{Time: in.now().Truncate(time.Second)}
+	}
+	_, resp, err := in.gh.Checks.UpdateCheckRun(ctx, owner, repo, id, opts)
+	return classify(fmt.Sprintf("update check run %d on %s/%s", id, owner, repo), resp, err, in.now())
+}
