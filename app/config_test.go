@@ -1,0 +1,142 @@
+package app
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func rsaKeyPEM(t *testing.T) string {
+	t.Helper()
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))
+}
+
+func TestLoadConfigDefaults(t *testing.T) {
+	c, err := LoadConfig("", env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(DefaultConfig(), c); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+	if c.HasApp() {
+		t.Error("no credentials, yet HasApp")
+	}
+}
+
+// TestLoadConfigPrecedence: the file overrides the defaults, the
+// environment overrides the file, secrets come from their files.
+func TestLoadConfigPrecedence(t *testing.T) {
+	key := writeFile(t, "app.pem", rsaKeyPEM(t))
+	secrets := writeFile(t, "secrets", "new-secret\n\nold-secret\n")
+	file := writeFile(t, "testfirst.yml", "listen: 127.0.0.1:9000\npublic_url: https://tf.example.com\ngithub_app_id: 7\ngithub_private_key_file: "+key+"\nwebhook_secret_file: "+secrets+"\n")
+	c, err := LoadConfig(file, env(map[string]string{
+		"TESTFIRST_LISTEN":       ":9100",
+		"TESTFIRST_DATABASE_URL": "postgres://tf@db/testfirst",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultConfig()
+	want.Listen = ":9100"
+	want.PublicURL = "https://tf.example.com"
+	want.DatabaseURL = "postgres://tf@db/testfirst"
+	want.GitHubAppID = 7
+	want.GitHubPrivateKeyFile = key
+	want.WebhookSecretFile = secrets
+	want.WebhookSecrets = [][]byte{[]byte("new-secret"), []byte("old-secret")}
+	if diff := cmp.Diff(want, c, cmpopts.IgnoreFields(Config{}, "PrivateKey")); diff != "" {
+		t.Errorf("config (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(string(c.PrivateKey), "RSA PRIVATE KEY") || !c.HasApp() {
+		t.Error("private key not read")
+	}
+	// The config file path may come from the environment too.
+	c, err = LoadConfig("", env(map[string]string{EnvConfigFile: file}))
+	if err != nil || c.Listen != "127.0.0.1:9000" {
+		t.Errorf("TESTFIRST_CONFIG: listen %q, %v", c.Listen, err)
+	}
+}
+
+// TestLoadConfigErrors: each mistake is reported with how to fix it, all
+// at once.
+func TestLoadConfigErrors(t *testing.T) {
+	notKey := writeFile(t, "app.pem", "hello")
+	empty := writeFile(t, "secrets", "\n \n")
+	tests := []struct {
+		name string
+		file string
+		env  map[string]string
+		want []string
+	}{
+		{"bad listen", "", map[string]string{"TESTFIRST_LISTEN": "8080"}, []string{`listen "8080": want host:port or :port`}},
+		{"bad port", "", map[string]string{"TESTFIRST_LISTEN": ":99999"}, []string{"port must be a number from 0 to 65535"}},
+		{"relative public url", "", map[string]string{"TESTFIRST_PUBLIC_URL": "/app"}, []string{"public_url \"/app\": want the absolute http(s) URL"}},
+		{"mysql", "", map[string]string{"TESTFIRST_DATABASE_URL": "mysql://x"}, []string{"want sqlite:///path/db or postgres://"}},
+		{"s3 store", "", map[string]string{"TESTFIRST_STORE_URL": "s3://b"}, []string{"want file:///path or gs://bucket/prefix"}},
+		{"app id not a number", "", map[string]string{"TESTFIRST_GITHUB_APP_ID": "my-app"}, []string{"want the app's numeric id"}},
+		{"id without key", "", map[string]string{"TESTFIRST_GITHUB_APP_ID": "7", "TESTFIRST_WEBHOOK_SECRET_FILE": empty}, []string{"github_private_key_file is not", "holds no secret"}},
+		{"key without id", "", map[string]string{"TESTFIRST_GITHUB_PRIVATE_KEY_FILE": notKey}, []string{"github_app_id is not", "not a PEM file"}},
+		{"missing secret file", "", map[string]string{"TESTFIRST_GITHUB_APP_ID": "7", "TESTFIRST_GITHUB_PRIVATE_KEY_FILE": "/nonexistent/key.pem"}, []string{"webhook_secret_file is not set", "no such file"}},
+		{"unknown yaml key", "listn: :80\n", nil, []string{"field listn not found", "settings: listen"}},
+		{"yaml type", "github_app_id: seven\n", nil, []string{"cannot unmarshal"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := ""
+			if tt.file != "" {
+				path = writeFile(t, "testfirst.yml", tt.file)
+			}
+			_, err := LoadConfig(path, env(tt.env))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// FuzzParseConfigYAML: any input gives a config or an error, never a
+// panic, and a parsed config validates without panicking.
+func FuzzParseConfigYAML(f *testing.F) {
+	f.Add([]byte("listen: :8080\npublic_url: https://x\n"))
+	f.Add([]byte("github_app_id: 12\n"))
+	f.Add([]byte("- a\n- b\n"))
+	f.Add([]byte("{"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := DefaultConfig()
+		if err := ParseConfigYAML(data, &c); err != nil {
+			return
+		}
+		c.validate()
+	})
+}
