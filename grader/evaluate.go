@@ -3,6 +3,7 @@ package grader
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -78,6 +79,27 @@ func testID(file, class, name string) string {
 	return file + "::" + name
 }
 
+// maxCasesPerTest bounds the parametrized cases reported for one hidden
+// test function.
+const maxCasesPerTest = 256
+
+// paramSuffix is what a parametrized test's id may carry after its name
+// and still be reported as is: pytest's usual ids ("1-2", "empty",
+// "a.b:c"). Anything else is replaced, since ids reach the implementer and
+// a bent runner could smuggle test text through them.
+var paramSuffix = regexp.MustCompile(`^\[[A-Za-z0-9_.,:+=\- ]{1,48}\]$`)
+
+// reportedName is the name a reported case is known by: the hidden test's
+// name, plus its parametrization when that looks like one, else a
+// numbered placeholder.
+func reportedName(name, reported string, n int) string {
+	suffix := strings.TrimPrefix(reported, name)
+	if suffix == "" || paramSuffix.MatchString(suffix) {
+		return reported
+	}
+	return fmt.Sprintf("%s[case-%d]", name, n+1)
+}
+
 // baseName strips parametrization from a test name: "test_x[1-2]" -> "test_x".
 func baseName(name string) string {
 	if i := strings.IndexByte(name, '['); i > 0 {
@@ -144,6 +166,8 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 		sentinels[s.ClassName+"::"+s.Name] = s
 	}
 	sentinelSeen := map[string]Outcome{}
+	reported := map[string]bool{}
+	tooMany := map[string]bool{}
 	var unknown []string
 	anyFailure := false
 	for _, c := range cases {
@@ -156,7 +180,18 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 			continue
 		}
 		if s, ok := byKey[key]; ok {
-			s.results = append(s.results, TestResult{ID: testID(s.exp.File, s.exp.Class, c.Name), Outcome: c.Outcome})
+			if len(s.results) >= maxCasesPerTest {
+				tooMany[testID(s.exp.File, s.exp.Class, s.exp.Name)] = true
+				continue
+			}
+			name := reportedName(s.exp.Name, c.Name, len(s.results))
+			id := testID(s.exp.File, s.exp.Class, name)
+			if reported[id] {
+				ev.problemf("the runner reported %s twice", id)
+				continue
+			}
+			reported[id] = true
+			s.results = append(s.results, TestResult{ID: id, Outcome: c.Outcome})
 			continue
 		}
 		// A report about a whole module: it failed to import, or it was
@@ -172,7 +207,12 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 		unknown = append(unknown, strings.TrimPrefix(c.ClassName+"::"+c.Name, "::"))
 	}
 	if len(unknown) > 0 {
-		ev.problemf("the runner reported %d test(s) that are not hidden tests, e.g. %q", len(unknown), unknown[0])
+		// Their names are not echoed: a bent runner could carry anything in
+		// them, and reasons reach the implementer.
+		ev.problemf("the runner reported %d test(s) that are not hidden tests", len(unknown))
+	}
+	if len(tooMany) > 0 {
+		ev.problemf("the runner reported more than %d cases of %d hidden test(s)", maxCasesPerTest, len(tooMany))
 	}
 	var missing []string
 	for _, s := range slots {
@@ -202,6 +242,12 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 				want = OutcomePassed
 			}
 			switch {
+			case !ok && err == nil:
+				// pytest reports every test it collected, and a sentinel
+				// imports nothing: a well-formed report without one was
+				// not written by an unbent runner.
+				ev.sentinels = SentinelsWrong
+				ev.tampered = append(ev.tampered, "a sentinel test is missing from a well-formed runner report: the report was not the runner's own")
 			case !ok:
 				ev.sentinels = SentinelsAbsent
 				ev.problemf("a sentinel test is missing from the runner's report")

@@ -1,6 +1,7 @@
 package grader
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -340,7 +341,7 @@ func TestEvaluatePytest(t *testing.T) {
 				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
 				allPassed: true,
 				sentinels: SentinelsOK,
-				problems:  []string{`reported 1 test(s) that are not hidden tests, e.g. "tests.test_x::test_extra"`},
+				problems:  []string{"reported 1 test(s) that are not hidden tests"},
 			},
 		},
 		{
@@ -350,7 +351,7 @@ func TestEvaluatePytest(t *testing.T) {
 				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
 				allPassed: true,
 				sentinels: SentinelsOK,
-				problems:  []string{`not hidden tests, e.g. "tests.test_x"`},
+				problems:  []string{"not hidden tests"},
 			},
 		},
 		{
@@ -401,8 +402,8 @@ func TestEvaluatePytest(t *testing.T) {
 			want: evalWant{
 				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
 				allPassed: true,
-				sentinels: SentinelsAbsent,
-				problems:  []string{"a sentinel test is missing from the runner's report"},
+				sentinels: SentinelsWrong,
+				tampered:  []string{"a sentinel test is missing from a well-formed runner report"},
 			},
 		},
 		{
@@ -565,5 +566,50 @@ func TestEvaluateCommandJUnitTruncated(t *testing.T) {
 	ev := evaluateCommand(res)
 	if len(ev.problems) == 0 {
 		t.Errorf("a truncated JUnit report gave no problem; tests = %v", ev.tests)
+	}
+}
+
+// TestEvaluateIDsCannotSmuggleText: ids reach the implementer, so a bent
+// runner must not be able to carry hidden-test text through them, nor
+// through reasons.
+func TestEvaluateIDsCannotSmuggleText(t *testing.T) {
+	const secret = "def test_a(): assert widget(3) == 17"
+	cases := append(honestCases(),
+		failedCase("tests.test_x", "test_p["+secret+"]"),
+		failedCase("tests.test_x", "test_p[7-8]"),
+		failedCase("tests.test_x", "test_p[1-2]"), // reported twice
+		failedCase("tests.test_q", "SECRET_BODY_CHUNK"),
+	)
+	ev := evaluatePytest(pytestRun(1, cases...))
+	var all []string
+	for _, tr := range ev.tests {
+		all = append(all, tr.ID)
+	}
+	all = append(all, ev.problems...)
+	all = append(all, ev.tampered...)
+	text := strings.Join(all, "\n")
+	for _, leak := range []string{"widget", "SECRET_BODY_CHUNK"} {
+		if strings.Contains(text, leak) {
+			t.Errorf("%q reached the ids or reasons:\n%s", leak, text)
+		}
+	}
+	for _, want := range []string{"tests/test_x.py::test_p[case-3]", "tests/test_x.py::test_p[7-8]"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("ids lack %q:\n%s", want, text)
+		}
+	}
+	for _, want := range []string{"reported tests/test_x.py::test_p[1-2] twice", "1 test(s) that are not hidden tests"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("problems lack %q:\n%s", want, text)
+		}
+	}
+
+	var many []string
+	for i := range maxCasesPerTest + 5 {
+		many = append(many, passedCase("tests.test_x", fmt.Sprintf("test_p[%d]", i)))
+	}
+	ev = evaluatePytest(pytestRun(1, append(honestCases(), many...)...))
+	if !strings.Contains(strings.Join(ev.problems, "\n"), "more than 256 cases") {
+		t.Errorf("no problem for %d cases of one test: %q", len(many), ev.problems)
 	}
 }

@@ -3,6 +3,7 @@ package grader
 import (
 	"bytes"
 	"cmp"
+	"fmt"
 	"path"
 	"slices"
 	"strings"
@@ -248,6 +249,12 @@ var sourcePatterns = []sourcePattern{
 	{text: "/proc/self/fd", why: "can reach the runner's open files"},
 	{text: "/proc/1", why: "can reach the wrapper process"},
 	{text: HiddenDir, why: "the hidden tests' directory"},
+	{text: "sys.argv", why: "can find the hidden tests' directory on the runner's command line"},
+	{text: "/dev/fd", why: "can reach the runner's open files"},
+	{text: "dup2", why: "can replace the runner's open files"},
+	{text: "fdopen", why: "can open the runner's file descriptors"},
+	{text: "ctypes", why: "can call into the C library"},
+	{text: "marshal", why: "can load hidden bytecode"},
 }
 
 // patternSignals scans a *.py or *.pth file for sourcePatterns, one reason
@@ -258,7 +265,9 @@ func patternSignals(f *File) []string {
 		return nil
 	}
 	if len(f.Data) > MaxPatternScanBytes || bytes.IndexByte(f.Data, 0) >= 0 {
-		return nil
+		// Not scanned, so it is flagged: size or a NUL byte must not be a
+		// way past the pattern scan.
+		return []string{fmt.Sprintf("source too large (over %d bytes) or binary to scan for patterns", MaxPatternScanBytes)}
 	}
 	var lower []byte
 	var out []string

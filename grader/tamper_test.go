@@ -26,6 +26,8 @@ func detectorLink(p, target string) File {
 	return File{Path: p, Mode: fs.ModeSymlink | 0o777, Link: target}
 }
 
+const unscanned = "source too large (over 1048576 bytes) or binary to scan for patterns"
+
 func TestTamperSignals(t *testing.T) {
 	big := strings.Repeat("#\n", MaxPatternScanBytes/2) + "import os\nos._exit(0)\n"
 	tests := []struct {
@@ -248,14 +250,17 @@ func TestTamperSignals(t *testing.T) {
 			},
 		},
 		{
-			name: "large and binary files are flagged by name only",
+			name: "large and binary sources are flagged as unscanned",
 			files: []File{
 				detectorFile("big.py", big),
 				detectorFile("conftest.py", big),
 				detectorFile("bin.py", "os._exit(0)\x00"),
 			},
 			want: []TamperSignal{
+				{"big.py", unscanned},
+				{"bin.py", unscanned},
 				{"conftest.py", "conftest.py can hook the test run"},
+				{"conftest.py", unscanned},
 			},
 		},
 	}
