@@ -62,7 +62,7 @@ func Main(stdin io.Reader, stdout, stderr io.Writer) int {
 func run(stdin io.Reader) *Result {
 	res := &Result{}
 	rp := newReaper()
-	sink := &archiveSink{}
+	sink := &archiveSink{began: time.Now()}
 	err := readArchive(stdin, sink)
 	if sink.entered {
 		if lerr := sink.id.leave(); lerr != nil {
@@ -81,7 +81,7 @@ func run(stdin io.Reader) *Result {
 		res.Error = err.Error()
 		return res
 	}
-	res.Expected, res.ListError = listTests(rp, sink.id)
+	res.Expected, res.ListError = listTests(rp, sink.id, min(listTimeout, time.Until(sink.began.Add(time.Duration(sink.j.TimeoutMillis)*time.Millisecond))))
 	if sink.j.Mode == ModePytest {
 		taken := func(p string) bool {
 			_, err := os.Lstat(filepath.Join(HiddenDir, filepath.FromSlash(p)))
@@ -94,7 +94,8 @@ func run(stdin io.Reader) *Result {
 		}
 		res.Sentinels = sentinels
 	}
-	if err := runTests(rp, sink.id, sink.j, res); err != nil {
+	deadline := sink.began.Add(time.Duration(sink.j.TimeoutMillis) * time.Millisecond)
+	if err := runTests(rp, sink.id, sink.j, deadline, res); err != nil {
 		res.Error = err.Error()
 	}
 	return res
@@ -104,6 +105,9 @@ func run(stdin io.Reader) *Result {
 // identity. Symlinks are created last, after every regular file, so no file
 // is ever written through one.
 type archiveSink struct {
+	// began is when the wrapper started: the job's timeout counts from
+	// there, so reading the archive and listing the tests use it up too.
+	began    time.Time
 	j        Job
 	id       identity
 	entered  bool // the repo is being written as the test identity
@@ -175,13 +179,13 @@ func (a *archiveSink) createSymlinks() error {
 
 // listTests lists the hidden tests as the test identity, before the
 // sentinels are written and before any code under test has run.
-func listTests(rp *reaper, id identity) ([]ExpectedTest, string) {
+func listTests(rp *reaper, id identity, timeout time.Duration) ([]ExpectedTest, string) {
 	out := newBoundedScanner(16<<20, nil)
 	p, err := start(rp, id, []string{python, "-I", "-c", listTestsScript, HiddenDir}, baseEnv(), "/", out, nil, nil)
 	if err != nil {
 		return nil, "list hidden tests: " + err.Error()
 	}
-	st := p.finish(listTimeout)
+	st := p.finish(timeout)
 	if st.err != nil {
 		return nil, "list hidden tests: " + st.err.Error()
 	}
@@ -199,7 +203,7 @@ func listTests(rp *reaper, id identity) ([]ExpectedTest, string) {
 }
 
 // runTests runs the job's test command and fills in res.
-func runTests(rp *reaper, id identity, job Job, res *Result) error {
+func runTests(rp *reaper, id identity, job Job, deadline time.Time, res *Result) error {
 	env := baseEnv()
 	var argv []string
 	switch job.Mode {
@@ -222,7 +226,7 @@ func runTests(rp *reaper, id identity, job Job, res *Result) error {
 	if err != nil {
 		return err
 	}
-	st := p.finish(time.Duration(job.TimeoutMillis) * time.Millisecond)
+	st := p.finish(time.Until(deadline))
 	res.Seconds = time.Since(began).Seconds()
 	res.TimedOut = st.timedOut
 	res.Leftovers = st.leftovers
@@ -257,7 +261,7 @@ type finished struct {
 func start(rp *reaper, id identity, argv, env []string, dir string, out, junit io.Writer, iso *Isolation) (*process, error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("open %s: %w", os.DevNull, err)
 	}
 	defer devnull.Close()
 	p := &process{rp: rp, id: id}
@@ -274,13 +278,20 @@ func start(rp *reaper, id identity, argv, env []string, dir string, out, junit i
 		go func() { defer p.wg.Done(); io.Copy(dst, r) }()
 		return nil
 	}
-	if err := pipe(out); err != nil {
+	fail := func(err error) (*process, error) {
+		for _, w := range writers {
+			w.Close()
+		}
+		p.closeReaders()
 		return nil, err
+	}
+	if err := pipe(out); err != nil {
+		return fail(err)
 	}
 	files = append(files, writers[0], writers[0])
 	if junit != nil {
 		if err := pipe(junit); err != nil {
-			return nil, err
+			return fail(err)
 		}
 		files = append(files, writers[1])
 	}
@@ -315,7 +326,11 @@ func (p *process) finish(timeout time.Duration) finished {
 	if !f.timedOut {
 		f.leftovers = alive
 	} else {
-		f.ws = <-exited
+		select {
+		case f.ws = <-exited:
+		case <-time.After(drainGrace):
+			f.err = errors.Join(f.err, errors.New("the runner did not exit after SIGKILL"))
+		}
 	}
 	done := make(chan struct{})
 	go func() { p.wg.Wait(); close(done) }()
