@@ -273,7 +273,12 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 		job.Canaries = append(job.Canaries, c.Token)
 	}
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(writeInput(pw, job, req.Hidden, clean)) }()
+	inputErr := make(chan error, 1)
+	go func() {
+		err := writeInput(pw, job, req.Hidden, clean)
+		pw.CloseWithError(err)
+		inputErr <- err
+	}()
 	defer pr.Close()
 	sres, err := g.sb.Run(ctx, sandbox.Spec{
 		Image:       g.image,
@@ -288,6 +293,10 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 	})
 	if err != nil {
 		return nil, fmt.Errorf("run sandbox: %w", err)
+	}
+	pr.Close() // unblocks the writer if the sandbox stopped reading
+	if err := <-inputErr; err != nil && !errors.Is(err, io.ErrClosedPipe) {
+		return nil, fmt.Errorf("write the sandbox's input: %w", err)
 	}
 	res := &wrapper.Result{}
 	if derr := json.Unmarshal(sres.Stdout, res); derr != nil || sres.StdoutTruncated {

@@ -58,7 +58,7 @@ func ApplyPatch(base *Tree, patch []byte) (*Tree, error) {
 		if fp.NewMode != 0 {
 			mode = fs.FileMode(fp.NewMode).Perm()
 		}
-		if !fp.IsNew {
+		if !fp.IsNew && !fp.IsCopy {
 			delete(out, fp.OldName)
 		}
 		if !fp.IsDelete {

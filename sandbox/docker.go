@@ -148,6 +148,9 @@ func (d *Docker) Run(ctx context.Context, spec Spec) (res Result, err error) {
 	}
 	select {
 	case w := <-waitCh:
+		if w.Error != nil && w.Error.Message != "" {
+			return res, fmt.Errorf("wait for container %s: %s", id, w.Error.Message)
+		}
 		res.ExitCode = int(w.StatusCode)
 	case err := <-errCh:
 		kill()

@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/image"
@@ -114,6 +116,10 @@ func readProgress(r io.Reader) error {
 	}
 }
 
+// layerBuildTime is how long building a layer may take before Sweep may
+// remove its container.
+const layerBuildTime = 10 * time.Minute
+
 // LayerFile is a file added to an image by a Layer.
 type LayerFile struct {
 	Path string // absolute
@@ -151,7 +157,8 @@ func (d *Docker) EnsureLayer(ctx context.Context, l Layer) (ref, id string, err 
 	}
 
 	created, err := d.eng.ContainerCreate(ctx, &container.Config{Image: baseID, Entrypoint: []string{"/bin/true"}, NetworkDisabled: true,
-		Labels: map[string]string{LabelSandbox: "layer", LabelDeadline: "0"}}, &container.HostConfig{NetworkMode: "none"}, nil, nil, "testfirst-layer-"+randomID())
+		// The deadline keeps Sweep off the container while the layer is built.
+		Labels: map[string]string{LabelSandbox: "layer", LabelDeadline: strconv.FormatInt(time.Now().Add(layerBuildTime).Unix(), 10)}}, &container.HostConfig{NetworkMode: "none"}, nil, nil, "testfirst-layer-"+randomID())
 	if err != nil {
 		return "", "", fmt.Errorf("build image %s: create container: %w", ref, err)
 	}
@@ -165,21 +172,30 @@ func (d *Docker) EnsureLayer(ctx context.Context, l Layer) (ref, id string, err 
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	dirs := map[string]bool{}
-	for _, f := range l.Files {
-		rel := strings.TrimPrefix(f.Path, "/")
-		parts := strings.Split(rel, "/")
-		for i := 1; i < len(parts); i++ {
-			dir := strings.Join(parts[:i], "/") + "/"
-			if !dirs[dir] {
-				dirs[dir] = true
-				tw.WriteHeader(&tar.Header{Name: dir, Typeflag: tar.TypeDir, Mode: 0o755})
+	write := func() error {
+		for _, f := range l.Files {
+			rel := strings.TrimPrefix(f.Path, "/")
+			parts := strings.Split(rel, "/")
+			for i := 1; i < len(parts); i++ {
+				dir := strings.Join(parts[:i], "/") + "/"
+				if !dirs[dir] {
+					dirs[dir] = true
+					if err := tw.WriteHeader(&tar.Header{Name: dir, Typeflag: tar.TypeDir, Mode: 0o755}); err != nil {
+						return err
+					}
+				}
+			}
+			if err := tw.WriteHeader(&tar.Header{Name: rel, Typeflag: tar.TypeReg, Mode: f.Mode, Size: int64(len(f.Data))}); err != nil {
+				return err
+			}
+			if _, err := tw.Write(f.Data); err != nil {
+				return err
 			}
 		}
-		tw.WriteHeader(&tar.Header{Name: rel, Typeflag: tar.TypeReg, Mode: f.Mode, Size: int64(len(f.Data))})
-		tw.Write(f.Data)
+		return tw.Close()
 	}
-	if err := tw.Close(); err != nil {
-		return "", "", err
+	if err := write(); err != nil {
+		return "", "", fmt.Errorf("build image %s: pack files: %w", ref, err)
 	}
 	if err := d.eng.CopyToContainer(ctx, created.ID, "/", &buf, container.CopyToContainerOptions{}); err != nil {
 		return "", "", fmt.Errorf("build image %s: copy files: %w", ref, err)
