@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -82,6 +83,22 @@ func testBlobsContract(t *testing.T, open func(t *testing.T) Blobs) {
 			{"w/", []string{"w/1"}},
 			{"none/", nil},
 			{"z", nil},
+			// Directories that do not exist, or that are objects.
+			{"none/deeper/", nil},
+			{"none/x", nil},
+			{"a/", nil},
+			{"a/x", nil},
+			{"vx/", nil},
+			{"v/1/", nil},
+			{"v/1/x", nil},
+			// Prefixes no clean name can start with.
+			{"/", nil},
+			{"/v", nil},
+			{"./", nil},
+			{"./v", nil},
+			{"v//", nil},
+			{"../", nil},
+			{"v/../v/", nil},
 		}
 		for _, tt := range tests {
 			got, err := b.List(t.Context(), tt.prefix)
@@ -91,6 +108,31 @@ func testBlobsContract(t *testing.T, open func(t *testing.T) Blobs) {
 			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("list %q (-want +got):\n%s", tt.prefix, diff)
 			}
+		}
+	})
+
+	t.Run("cancelled context", func(t *testing.T) {
+		b := open(t)
+		mustCreate(t, b, "present", []byte("p"))
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		if err := b.Create(ctx, "new", []byte("n")); !errors.Is(err, context.Canceled) {
+			t.Errorf("create: got %v, want context.Canceled", err)
+		}
+		if _, err := b.Read(ctx, "present"); !errors.Is(err, context.Canceled) {
+			t.Errorf("read: got %v, want context.Canceled", err)
+		}
+		for _, prefix := range []string{"", "pre", "dir/"} {
+			if _, err := b.List(ctx, prefix); !errors.Is(err, context.Canceled) {
+				t.Errorf("list %q: got %v, want context.Canceled", prefix, err)
+			}
+		}
+		got, err := b.List(t.Context(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"present"}, got); diff != "" {
+			t.Errorf("a cancelled create left an object (-want +got):\n%s", diff)
 		}
 	})
 
@@ -193,7 +235,7 @@ func testBlobsContract(t *testing.T, open func(t *testing.T) Blobs) {
 
 	t.Run("unclean names refused", func(t *testing.T) {
 		b := open(t)
-		for _, name := range []string{"", "../x", "..", "/abs", "a/../b", "a//b", "./a", "a/"} {
+		for _, name := range []string{"", ".", "../x", "..", "/abs", "a/../b", "a//b", "./a", "a/"} {
 			if err := b.Create(t.Context(), name, []byte("x")); err == nil {
 				t.Errorf("create %q: no error", name)
 			}
@@ -284,6 +326,50 @@ func TestFileBlobsContract(t *testing.T) {
 				t.Errorf("open root %o: %v", tt.mode, err)
 			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
 				t.Errorf("open root %o: got %v, want an error saying %q", tt.mode, err, tt.wantErr)
+			}
+		}
+	})
+
+	t.Run("list walks only the directory the prefix names", func(t *testing.T) {
+		root := filepath.Join(t.TempDir(), "store")
+		b, err := NewFileBlobs(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"tickets/0/o/r/7/v1/claim", "tickets/0/o/r/7/v2/meta.json", "tickets/0/o/r/7/w", "tickets/0/o/r/8/v1/claim", "top"} {
+			mustCreate(t, b, name, nil)
+		}
+		var walked []string
+		t.Cleanup(func() { walkDir = filepath.WalkDir })
+		walkDir = func(dir string, fn fs.WalkDirFunc) error {
+			walked = append(walked, dir)
+			return filepath.WalkDir(dir, fn)
+		}
+		seven := filepath.Join(root, "tickets", "0", "o", "r", "7")
+		tests := []struct {
+			prefix string
+			walk   []string
+			want   []string
+		}{
+			{"tickets/0/o/r/7/", []string{seven}, []string{"tickets/0/o/r/7/v1/claim", "tickets/0/o/r/7/v2/meta.json", "tickets/0/o/r/7/w"}},
+			{"tickets/0/o/r/7/v", []string{seven}, []string{"tickets/0/o/r/7/v1/claim", "tickets/0/o/r/7/v2/meta.json"}},
+			{"tickets/0/o/r/7/v2/", []string{filepath.Join(seven, "v2")}, []string{"tickets/0/o/r/7/v2/meta.json"}},
+			{"tickets/0/o/r/9/", nil, nil},
+			{"tickets/1/o/r/7/v", nil, nil},
+			{"top/", nil, nil},
+			{"t", []string{root}, []string{"tickets/0/o/r/7/v1/claim", "tickets/0/o/r/7/v2/meta.json", "tickets/0/o/r/7/w", "tickets/0/o/r/8/v1/claim", "top"}},
+		}
+		for _, tt := range tests {
+			walked = nil
+			got, err := b.List(t.Context(), tt.prefix)
+			if err != nil {
+				t.Fatalf("list %q: %v", tt.prefix, err)
+			}
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("list %q (-want +got):\n%s", tt.prefix, diff)
+			}
+			if diff := cmp.Diff(tt.walk, walked, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("list %q walked (-want +got):\n%s", tt.prefix, diff)
 			}
 		}
 	})

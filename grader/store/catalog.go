@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -23,34 +25,59 @@ const (
 
 func versionPrefix(t Ticket, k int) string { return fmt.Sprintf("%sv%d/", t.prefix(), k) }
 
+// maxVersion is the highest version number a ticket can have. Version
+// directories are named v1 … v999999, without leading zeros; anything else
+// under a ticket's prefix is ignored, so that no object name can make the
+// store loop, overflow or read a million objects.
+const maxVersion = 999999
+
+var versionDir = regexp.MustCompile(`^v[1-9][0-9]{0,5}$`)
+
 // catalog reads version metadata and decisions: what both the Writer and
 // the Reader may know.
 type catalog struct {
 	blobs Blobs
 }
 
-// numbers lists the version numbers that have been claimed.
-func (c *catalog) numbers(ctx context.Context, t Ticket) ([]int, error) {
+// listing is what one List of a ticket's prefix says about its versions.
+type listing struct {
+	// claimed lists, sorted, the numbers of the version directories that
+	// hold any object.
+	claimed []int
+	// completed says which of them hold a meta.json.
+	completed map[int]bool
+}
+
+// list lists the ticket's version directories. Only the names it lists
+// are ever read: the cost of reading a ticket is bounded by the objects it
+// has, never by the numbers they carry.
+func (c *catalog) list(ctx context.Context, t Ticket) (listing, error) {
 	names, err := c.blobs.List(ctx, t.prefix())
 	if err != nil {
-		return nil, err
+		return listing{}, err
 	}
+	l := listing{completed: map[int]bool{}}
 	seen := map[int]bool{}
-	var ks []int
 	for _, n := range names {
 		rest := strings.TrimPrefix(n, t.prefix())
-		dir, _, ok := strings.Cut(rest, "/")
-		if !ok || !strings.HasPrefix(dir, "v") {
+		dir, obj, ok := strings.Cut(rest, "/")
+		if !ok || !versionDir.MatchString(dir) {
 			continue
 		}
 		k, err := strconv.Atoi(dir[1:])
-		if err != nil || k < 1 || seen[k] {
+		if err != nil || k < 1 || k > maxVersion {
 			continue
 		}
-		seen[k] = true
-		ks = append(ks, k)
+		if obj == metaObject {
+			l.completed[k] = true
+		}
+		if !seen[k] {
+			seen[k] = true
+			l.claimed = append(l.claimed, k)
+		}
 	}
-	return ks, nil
+	slices.Sort(l.claimed)
+	return l, nil
 }
 
 // versions returns the ticket's completed versions in order, with their
@@ -60,15 +87,18 @@ func (c *catalog) versions(ctx context.Context, t Ticket) ([]Version, error) {
 	if err := t.validate(); err != nil {
 		return nil, err
 	}
-	ks, err := c.numbers(ctx, t)
+	l, err := c.list(ctx, t)
 	if err != nil {
 		return nil, fmt.Errorf("list versions of %s: %w", t, err)
 	}
 	var vs []Version
-	for k := 1; k <= maxNumber(ks); k++ {
+	for _, k := range l.claimed {
+		if !l.completed[k] {
+			continue // claimed but never completed
+		}
 		v, err := c.read(ctx, t, k)
 		if errors.Is(err, ErrNotFound) {
-			continue // claimed but never completed
+			continue
 		}
 		if err != nil {
 			return nil, err
@@ -90,14 +120,6 @@ func (c *catalog) versions(ctx context.Context, t Ticket) ([]Version, error) {
 		}
 	}
 	return vs, nil
-}
-
-func maxNumber(ks []int) int {
-	m := 0
-	for _, k := range ks {
-		m = max(m, k)
-	}
-	return m
 }
 
 // read reads version k's metadata and decision; ErrNotFound when k was

@@ -4,10 +4,12 @@
 //
 // The web and webhook side holds a Writer: it can create versions, read
 // their metadata and the masked copy the approval card shows, and record
-// decisions, but no method of it returns a canaried test body. The grader
-// holds a Reader, which opens the approved version of a ticket and verifies
-// it against its digest. Test bodies are encrypted with age to the grader's
+// decisions, but no method of it returns a canaried test body or a canary
+// token (the token lives only inside the sealed tests). The grader holds a
+// Reader, which opens the approved version of a ticket, verifies it against
+// its digest, and checks that the card copy the requester reviewed is its
+// masked rendering. Test bodies are encrypted with age to the grader's
 // X25519 recipients before they reach any backend; the masked card copy is
-// encrypted to the card's recipients. Backends (a local directory, a GCS
+// encrypted to the card's recipients and the grader's. Backends (a local directory, a GCS
 // bucket) only ever create objects: a version is never replaced or deleted.
 package store

@@ -40,7 +40,7 @@ func NewFileBlobs(root string) (*FileBlobs, error) {
 }
 
 func (b *FileBlobs) path(name string) (string, error) {
-	if name == "" || strings.HasPrefix(name, "/") || path.Clean(name) != name || strings.HasPrefix(name, "../") || name == ".." {
+	if name == "" || strings.HasPrefix(name, "/") || path.Clean(name) != name || strings.HasPrefix(name, "../") || name == ".." || name == "." {
 		return "", fmt.Errorf("object name %q is not clean and relative", name)
 	}
 	return filepath.Join(b.root, filepath.FromSlash(name)), nil
@@ -48,6 +48,9 @@ func (b *FileBlobs) path(name string) (string, error) {
 
 // Create implements Blobs.
 func (b *FileBlobs) Create(ctx context.Context, name string, data []byte) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("create %s: %w", name, err)
+	}
 	p, err := b.path(name)
 	if err != nil {
 		return err
@@ -86,6 +89,9 @@ func (b *FileBlobs) Create(ctx context.Context, name string, data []byte) error 
 
 // Read implements Blobs.
 func (b *FileBlobs) Read(ctx context.Context, name string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
 	p, err := b.path(name)
 	if err != nil {
 		return nil, err
@@ -101,11 +107,38 @@ func (b *FileBlobs) Read(ctx context.Context, name string) ([]byte, error) {
 	return data, nil
 }
 
-// List implements Blobs.
+// walkDir is filepath.WalkDir; a test replaces it to see where List walks.
+var walkDir = filepath.WalkDir
+
+// List implements Blobs. It walks only the deepest directory that prefix
+// names ("a/b/" and "a/b/c" both walk a/b), not the whole store.
 func (b *FileBlobs) List(ctx context.Context, prefix string) ([]string, error) {
-	var names []string
-	err := filepath.WalkDir(b.root, func(p string, d fs.DirEntry, err error) error {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("list %s: %w", prefix, err)
+	}
+	start := b.root
+	if i := strings.LastIndex(prefix, "/"); i >= 0 {
+		// Every object name is clean, and so is every directory above
+		// one: a prefix whose directory is not clean names no object.
+		p, err := b.path(prefix[:i])
 		if err != nil {
+			return nil, nil
+		}
+		info, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || (err == nil && !info.IsDir()) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", prefix, err)
+		}
+		start = p
+	}
+	var names []string
+	err := walkDir(start, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if d.IsDir() || strings.HasPrefix(d.Name(), ".tmp-") {

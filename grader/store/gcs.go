@@ -96,7 +96,7 @@ func (b *GCSBlobs) Close() error {
 // error for a name FileBlobs would refuse too, so that both backends accept
 // the same names.
 func (b *GCSBlobs) object(name string) (*storage.ObjectHandle, error) {
-	if name == "" || strings.HasPrefix(name, "/") || path.Clean(name) != name || strings.HasPrefix(name, "../") || name == ".." {
+	if name == "" || strings.HasPrefix(name, "/") || path.Clean(name) != name || strings.HasPrefix(name, "../") || name == ".." || name == "." {
 		return nil, fmt.Errorf("object name %q is not clean and relative", name)
 	}
 	return b.bucket.Object(b.prefix + name), nil

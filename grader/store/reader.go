@@ -1,7 +1,9 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -25,8 +27,10 @@ func NewReader(blobs Blobs, grader []age.Identity) (*Reader, error) {
 
 // Open returns the content of the ticket's approved version, fresh from
 // the store, if digest is that version's digest. It refuses a digest that
-// belongs to a pending, rejected or superseded version, or to none, and
-// stored content that does not hash to its digest.
+// belongs to a pending, rejected or superseded version, or to none, stored
+// content that does not hash to its digest, and a version whose card copy
+// (what the requester reviewed) is not the masked rendering of that
+// content.
 func (r *Reader) Open(ctx context.Context, t Ticket, digest string) (*Content, Version, error) {
 	vs, err := r.versions(ctx, t)
 	if err != nil {
@@ -66,7 +70,38 @@ func (r *Reader) Open(ctx context.Context, t Ticket, digest string) (*Content, V
 	if got := c.Digest(); got != digest {
 		return nil, Version{}, fmt.Errorf("refusing to grade %s v%d: the stored tests hash to %s, not to the approved %s", t, v.Number, got, digest)
 	}
+	if err := r.checkCard(ctx, t, v.Number, c, digest); err != nil {
+		return nil, Version{}, err
+	}
 	return c, v, nil
+}
+
+// checkCard checks that version k's card copy, the one the requester
+// reviewed before approving, is exactly the masked rendering of c: the
+// approval then binds what the requester saw, not only a digest string.
+func (r *Reader) checkCard(ctx context.Context, t Ticket, k int, c *Content, digest string) error {
+	token := c.Canary()
+	if token == "" {
+		return fmt.Errorf("refusing to grade %s v%d: the stored tests carry no canary token, or several", t, k)
+	}
+	data, err := r.blobs.Read(ctx, versionPrefix(t, k)+cardObject)
+	if err != nil {
+		return fmt.Errorf("refusing to grade %s v%d: the card copy the requester reviewed: %w", t, k, err)
+	}
+	plain, err := unseal(data, r.ids)
+	if err != nil {
+		return fmt.Errorf("refusing to grade %s v%d: the card copy the requester reviewed cannot be opened (changed after it was written, or not sealed to the grader): %w", t, k, err)
+	}
+	var cc cardCopy
+	if err := json.Unmarshal(plain, &cc); err != nil {
+		return fmt.Errorf("refusing to grade %s v%d: the card copy the requester reviewed: %w", t, k, err)
+	}
+	want := Content{Files: mask(c.Files, token), Criteria: c.Criteria, Reference: c.Reference}
+	got := Content{Files: cc.Files, Criteria: cc.Criteria, Reference: cc.Reference}
+	if cc.Digest != digest || !bytes.Equal(got.encode(), want.encode()) {
+		return fmt.Errorf("refusing to grade %s v%d: the card copy the requester reviewed does not match the tests", t, k)
+	}
+	return nil
 }
 
 func approvedSuffix(v *Version) string {

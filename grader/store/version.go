@@ -66,8 +66,16 @@ const (
 // CanaryMask replaces the canary token in the masked copy.
 const CanaryMask = "tfc-masked"
 
-// canaryLine is the line the store adds to every Python file.
+// canaryPrefix starts the line the store adds to every Python file.
 const canaryPrefix = "# testfirst-canary: "
+
+// graderCanaryLine is the twin of canaryLine in grader/canary.go: the
+// pattern by which the grader finds a hidden file's canary token. It must
+// stay exactly equal to it (TestCanaryLineTwin compares them): a draft may
+// hold no line that the grader would take for a canary, or a writer could
+// plant "#testfirst-canary: requests" and make every pull request that
+// mentions "requests" look contaminated.
+var graderCanaryLine = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*testfirst-canary:[ \t]*([A-Za-z0-9_-]{8,})`)
 
 var codingLine = regexp.MustCompile(`^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+`)
 
@@ -107,9 +115,15 @@ func (d *Draft) validate() error {
 		total += len(f.Data)
 		if strings.HasSuffix(p, ".py") {
 			hasTest = true
-			if bytes.Contains(f.Data, []byte(canaryPrefix)) {
-				return fmt.Errorf("file %q already has a %q line: the store adds the canary itself", p, strings.TrimSpace(canaryPrefix))
-			}
+		}
+		// Any file, whatever its extension: the grader reads canaries from
+		// every hidden file.
+		if loc := graderCanaryLine.FindIndex(f.Data); loc != nil {
+			line := bytes.Count(f.Data[:loc[0]], []byte("\n")) + 1
+			return fmt.Errorf("file %q line %d is a canary line (\"# testfirst-canary: …\"): the store adds the canary itself, and the grader reads canaries from every file", p, line)
+		}
+		if bytes.Contains(f.Data, []byte(canaryPrefix)) {
+			return fmt.Errorf("file %q already has a %q line: the store adds the canary itself", p, strings.TrimSpace(canaryPrefix))
 		}
 	}
 	if total > maxTotal {
@@ -157,11 +171,15 @@ func addCanary(files []File, token string) []File {
 	return out
 }
 
-// mask replaces the token with CanaryMask in every file.
+// mask replaces the token with CanaryMask in every file. An empty token
+// masks nothing.
 func mask(files []File, token string) []File {
 	out := make([]File, len(files))
 	for i, f := range files {
-		out[i] = File{Path: f.Path, Data: bytes.ReplaceAll(f.Data, []byte(token), []byte(CanaryMask))}
+		out[i] = File{Path: f.Path, Data: f.Data}
+		if token != "" {
+			out[i].Data = bytes.ReplaceAll(f.Data, []byte(token), []byte(CanaryMask))
+		}
 	}
 	return out
 }
@@ -203,6 +221,25 @@ func (c *Content) encode() []byte {
 	}
 	field(c.Reference)
 	return b.Bytes()
+}
+
+// Canary returns the version's canary token: the token that the canary
+// lines of its files carry (the store adds exactly one per Python file, all
+// with the same token, and refuses drafts that have any of their own). It
+// returns "" when no file has a canary line or when the lines disagree.
+// The token is kept nowhere else: not in the metadata, and not in anything
+// a Writer returns.
+func (c *Content) Canary() string {
+	token := ""
+	for _, f := range c.Files {
+		for _, m := range graderCanaryLine.FindAllSubmatch(f.Data, -1) {
+			if token != "" && string(m[1]) != token {
+				return ""
+			}
+			token = string(m[1])
+		}
+	}
+	return token
 }
 
 // Digest is sha256 over the canonical encoding, "sha256:<hex>".
@@ -290,7 +327,9 @@ func decodeContent(data []byte) (*Content, error) {
 	return c, nil
 }
 
-// Version is what anyone may know about a version: never a test body.
+// Version is what anyone may know about a version: never a test body, and
+// never its canary token (the token and the masked card copy together would
+// give back the canaried body byte for byte).
 type Version struct {
 	Ticket Ticket `json:"-"`
 	Number int    `json:"number"`
@@ -301,8 +340,6 @@ type Version struct {
 	Author string `json:"author"`
 	// Created is when the version was stored.
 	Created time.Time `json:"created"`
-	// Canary is the version's token, kept with its metadata.
-	Canary string `json:"canary"`
 	// Files lists paths and sizes (with the canary line).
 	Files        []FileInfo          `json:"files"`
 	Criteria     map[string][]string `json:"criteria"`

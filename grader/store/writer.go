@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,7 +42,8 @@ const maxClaims = 100
 
 // Push stores d as the ticket's next version: it adds a fresh canary to
 // every Python file, computes the digest, seals the bodies to the grader
-// and a masked copy to the card, and returns the version's metadata.
+// and a masked copy to the card and the grader, and returns the version's
+// metadata. The token is kept only in the sealed bodies.
 func (w *Writer) Push(ctx context.Context, t Ticket, d Draft) (Version, error) {
 	if err := t.validate(); err != nil {
 		return Version{}, err
@@ -63,7 +65,10 @@ func (w *Writer) Push(ctx context.Context, t Ticket, d Draft) (Version, error) {
 	if err != nil {
 		return Version{}, err
 	}
-	sealedCard, err := seal(card, w.card)
+	// The card copy is sealed to the grader too: the grader checks that it
+	// is the masked rendering of the tests it grades, so that an approval
+	// binds what the requester reviewed, not only a digest.
+	sealedCard, err := seal(card, slices.Concat(w.card, w.grader))
 	if err != nil {
 		return Version{}, err
 	}
@@ -79,7 +84,6 @@ func (w *Writer) Push(ctx context.Context, t Ticket, d Draft) (Version, error) {
 		State:        StatePending,
 		Author:       strings.TrimSpace(d.Author),
 		Created:      w.now().UTC(),
-		Canary:       token,
 		Criteria:     content.Criteria,
 		HasReference: len(content.Reference) > 0,
 	}
@@ -102,14 +106,20 @@ func (w *Writer) Push(ctx context.Context, t Ticket, d Draft) (Version, error) {
 	return v, nil
 }
 
-// claim reserves the next free version number.
+// claim reserves the next free version number, refusing past maxVersion.
 func (w *Writer) claim(ctx context.Context, t Ticket) (int, error) {
-	ks, err := w.numbers(ctx, t)
+	l, err := w.list(ctx, t)
 	if err != nil {
 		return 0, fmt.Errorf("push tests for %s: %w", t, err)
 	}
-	k := maxNumber(ks) + 1
+	k := 1
+	if n := len(l.claimed); n > 0 {
+		k = l.claimed[n-1] + 1
+	}
 	for range maxClaims {
+		if k > maxVersion {
+			return 0, fmt.Errorf("push tests for %s: no version number left: v%d is claimed and a ticket holds at most v%d", t, maxVersion, maxVersion)
+		}
 		err := w.blobs.Create(ctx, versionPrefix(t, k)+claimObject, nil)
 		if err == nil {
 			return k, nil
