@@ -14,7 +14,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		return exitUsage, usageError{"usage: testfirst bench grade --repo DIR --tests DIR [--runs N]"}
 	}
 	fs := newFlags("bench grade", stderr)
-	repo := fs.String("repo", "", "tree under test; its hidden tests must all pass (required)")
+	repo := fs.String("repo", "", "tree under test; its hidden tests must all pass (required). Its code also runs BARE on this host: only trees you trust")
 	tests := fs.String("tests", "", "directory of hidden pytest files (required)")
 	runs := fs.Int("runs", 10, "sealed and bare runs, alternated")
 	wrapper := fs.String("wrapper", "", "path of the testfirst-wrapper binary")

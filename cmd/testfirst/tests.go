@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -71,6 +72,9 @@ func testsPush(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	criteria := fs.String("criteria", "", `JSON file mapping criterion ids to test ids: {"criterion": ["tests/test_x.py::test_a"]}`)
 	reference := fs.String("reference", "", "reference patch (git diff against the base) that must pass every test")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitPass, err
+		}
 		return exitUsage, usageError{err.Error()}
 	}
 	if fs.NArg() != 1 {
@@ -219,8 +223,7 @@ func keysCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		return exitUsage, err
 	}
 	state := map[bool]string{true: "created", false: "kept"}
-	fmt.Fprintf(stderr, "grader identity %s (%s); card identity %s (%s)\n", *graderPath, state[created[0]], *cardPath, state[created[1]])
+	fmt.Fprintf(stderr, "grader identity %s (%s); card identity %s (%s), card recipient %s\n", *graderPath, state[created[0]], *cardPath, state[created[1]], c)
 	fmt.Fprintln(stdout, g)
-	_ = c
 	return exitPass, nil
 }
