@@ -1,0 +1,80 @@
+package pipeline
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseRepoConfig(t *testing.T) {
+	c, err := ParseRepoConfig([]byte(`
+label: tests-first
+test_paths: ["tests/**", "spec_*.py"]
+grading:
+  timeout: 5m
+  memory: 2g
+  cpus: 1.5
+  pids: 512
+approval:
+  policy: enforce
+  max_rejections: 2
+  fast_approval: 90s
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := RepoConfig{Label: "tests-first", TestPaths: []string{"tests/**", "spec_*.py"}, Timeout: 5 * time.Minute, Memory: 2 << 30,
+		CPUs: 1.5, Pids: 512, Policy: PolicyEnforce, MaxRejections: 2, FastApproval: 90 * time.Second}
+	if diff := cmp.Diff(want, c); diff != "" {
+		t.Errorf("config (-want +got):\n%s", diff)
+	}
+	for _, empty := range []string{"", "# nothing yet\n"} {
+		c, err := ParseRepoConfig([]byte(empty))
+		if err != nil || !cmp.Equal(c, DefaultRepoConfig()) {
+			t.Errorf("empty file %q: %+v, %v", empty, c, err)
+		}
+	}
+}
+
+func TestParseRepoConfigErrors(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"lable: x\n", []string{"field lable not found"}},
+		{"grading:\n  timeout: forever\n", []string{`grading.timeout "forever": want a duration from 1s to 1h0m0s`}},
+		{"grading:\n  timeout: 2h\n  memory: 10t\n", []string{"grading.timeout", `grading.memory "10t"`}},
+		{"grading:\n  cpus: 0\n  pids: 3\n", []string{"grading.cpus 0", "grading.pids 3"}},
+		{"approval:\n  policy: anyone\n  max_rejections: 0\n", []string{`approval.policy "anyone": want single or enforce`, "approval.max_rejections 0"}},
+		{"label: ''\n", []string{`label "": want a label name`}},
+		{"test_paths: ['/etc/*', '[']\n", []string{`test_paths "/etc/*"`, `test_paths "["`}},
+		{"- just\n- a list\n", []string{"cannot unmarshal"}},
+	}
+	for _, tt := range tests {
+		_, err := ParseRepoConfig([]byte(tt.in))
+		if err == nil {
+			t.Errorf("%q: no error", tt.in)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%q: error %q lacks %q", tt.in, err, w)
+			}
+		}
+		if !strings.HasPrefix(err.Error(), RepoConfigPath) {
+			t.Errorf("error %q does not name the file", err)
+		}
+	}
+}
+
+func FuzzParseRepoConfig(f *testing.F) {
+	f.Add([]byte("label: x\ngrading:\n  timeout: 1m\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseRepoConfig(data)
+		if err == nil && (c.Label == "" || c.Timeout <= 0 || c.MaxRejections < 1) {
+			t.Fatalf("accepted an invalid config %+v from %q", c, data)
+		}
+	})
+}
