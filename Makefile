@@ -17,7 +17,7 @@ all: build
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/testfirst ./cmd/testfirst-wrapper
 
-## deps: Docker engine, mmdebstrap and Debian's pytest, installed and started
+## deps: Docker engine, mmdebstrap, Debian's pytest and PostgreSQL, installed and started
 deps:
 	@scripts/ensure-deps.sh
 
@@ -26,8 +26,11 @@ image: build deps
 	$(BIN)/testfirst image build
 
 ## test: vet, then every test against the real Docker engine and grader image
+# PostgreSQL comes from scripts/ensure-deps.sh (role and database testfirst).
+TEST_POSTGRES_URL ?= postgres://testfirst:testfirst@127.0.0.1:5432/testfirst?sslmode=disable
+
 test: image vet
-	TESTFIRST_REQUIRE_DOCKER=1 $(GO) test -count=1 -timeout 30m ./...
+	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_TEST_POSTGRES_URL='$(TEST_POSTGRES_URL)' $(GO) test -count=1 -timeout 30m ./...
 
 vet:
 	$(GO) vet ./...

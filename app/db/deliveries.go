@@ -1,0 +1,70 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// DeliveryRetention is how long delivery records must at least be kept:
+// GitHub redelivers for up to three days, and a redelivery must still be
+// recognised. PruneDeliveries refuses a cutoff younger than this.
+const DeliveryRetention = 72 * time.Hour
+
+// Delivery is one webhook delivery as GitHub identified it.
+type Delivery struct {
+	ID           string // X-GitHub-Delivery
+	Event        string // X-GitHub-Event
+	Action       string // payload "action", empty when the event has none
+	Installation int64  // payload installation.id, 0 when absent
+	ReceivedAt   time.Time
+}
+
+// RecordDelivery records d once. duplicate is true when a delivery with the
+// same ID was already recorded, in which case nothing changes and the caller
+// must not enqueue its work again. Pass the transaction that enqueues the
+// work so both commit together; a nil tx records it in a transaction of its
+// own. It fails when d has no ID or the database fails.
+func (d *DB) RecordDelivery(ctx context.Context, tx *Tx, del Delivery) (duplicate bool, err error) {
+	if tx != nil {
+		return tx.RecordDelivery(ctx, del)
+	}
+	err = d.Tx(ctx, func(tx *Tx) error {
+		duplicate, err = tx.RecordDelivery(ctx, del)
+		return err
+	})
+	return duplicate, err
+}
+
+// RecordDelivery is DB.RecordDelivery in this transaction.
+func (t *Tx) RecordDelivery(ctx context.Context, del Delivery) (duplicate bool, err error) {
+	if del.ID == "" {
+		return false, fmt.Errorf("record delivery: empty delivery id")
+	}
+	at := del.ReceivedAt
+	if at.IsZero() {
+		at = now()
+	}
+	n, err := t.q.exec(ctx, `INSERT INTO deliveries (id, event, action, installation_id, received_at)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (id) DO NOTHING`, del.ID, del.Event, del.Action, del.Installation, t.dia.time(at))
+	if err != nil {
+		return false, fmt.Errorf("record delivery %s: %w", del.ID, err)
+	}
+	return n == 0, nil
+}
+
+// PruneDeliveries deletes delivery records received before olderThan and
+// returns how many it deleted. olderThan must be at least DeliveryRetention
+// in the past, so a redelivery is never taken for a new delivery.
+func (d *DB) PruneDeliveries(ctx context.Context, olderThan time.Time) (int64, error) {
+	if limit := now().Add(-DeliveryRetention); olderThan.After(limit) {
+		return 0, fmt.Errorf("prune deliveries: cutoff %s is less than %s ago: delivery records must be kept at least that long",
+			olderThan.UTC().Format(time.RFC3339), DeliveryRetention)
+	}
+	n, err := d.eng.querier().exec(ctx, "DELETE FROM deliveries WHERE received_at < $1", d.eng.dialect().time(olderThan))
+	if err != nil {
+		return 0, fmt.Errorf("prune deliveries: %w", err)
+	}
+	return n, nil
+}

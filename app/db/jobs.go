@@ -1,0 +1,66 @@
+package db
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// JobClient is a River client bound to this database's engine: it works the
+// queues it was made for and can insert jobs outside a transaction. Jobs that
+// belong with a state change go through Tx.InsertJob instead.
+type JobClient struct {
+	riverClient
+}
+
+// riverClient is the engine-independent part of *river.Client[TTx].
+type riverClient interface {
+	// Start starts fetching and working jobs; it fails when the client has
+	// no queues or workers, or was already started.
+	Start(ctx context.Context) error
+	// Stop stops fetching and waits for running jobs to finish or ctx to end.
+	Stop(ctx context.Context) error
+	// StopAndCancel stops fetching and cancels the running jobs' contexts.
+	StopAndCancel(ctx context.Context) error
+	// Stopped is closed once the client has stopped after a Start.
+	Stopped() <-chan struct{}
+	// Insert inserts a job outside any transaction.
+	Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+	// JobGet returns a job by id; rivertype.ErrNotFound when there is none.
+	JobGet(ctx context.Context, id int64) (*rivertype.JobRow, error)
+	// JobCancel cancels a job; rivertype.ErrNotFound when there is none.
+	JobCancel(ctx context.Context, id int64) (*rivertype.JobRow, error)
+	// JobList lists jobs matching params.
+	JobList(ctx context.Context, params *river.JobListParams) (*river.JobListResult, error)
+	// Subscribe delivers job events of the given kinds until cancel is called.
+	Subscribe(kinds ...river.EventKind) (<-chan *river.Event, func())
+}
+
+type jobClient[TTx any] struct{ *river.Client[TTx] }
+
+// JobClientOption tunes a JobClient.
+type JobClientOption func(*river.Config)
+
+// WithRiverConfig lets the caller set any other River option (logger, fetch
+// intervals, retry policy, middleware, periodic jobs, …). Workers and Queues
+// given to NewJobClient win over what it sets.
+func WithRiverConfig(f func(*river.Config)) JobClientOption { return JobClientOption(f) }
+
+// NewJobClient makes a River client that works queues with workers on this
+// database. Call Start on it to begin and Stop before DB.Close. It fails when
+// River rejects the configuration (for example a queue with MaxWorkers < 1).
+func (d *DB) NewJobClient(workers *river.Workers, queues map[string]river.QueueConfig, opts ...JobClientOption) (*JobClient, error) {
+	cfg := &river.Config{}
+	for _, o := range opts {
+		o(cfg)
+	}
+	cfg.Workers = workers
+	cfg.Queues = queues
+	c, err := d.eng.newJobClient(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("create River client: %w", err)
+	}
+	return c, nil
+}

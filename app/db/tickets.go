@@ -1,0 +1,164 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrDigestMismatch is returned by Approve when the digest given is not the
+// version's: an approval binds one exact set of tests.
+var ErrDigestMismatch = errors.New("digest does not match the version")
+
+// Ticket is one labelled issue going through the pipeline.
+type Ticket struct {
+	ID           int64
+	RepositoryID int64
+	IssueNumber  int
+	Requester    string
+	BaseSHA      string
+	State        string
+	Label        string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// Version is the metadata of one version of a ticket's hidden tests; the
+// files live in the store.
+type Version struct {
+	ID        int64
+	TicketID  int64
+	Number    int
+	Digest    string
+	State     string
+	Author    string
+	CreatedAt time.Time
+}
+
+// Approval binds one version's digest, by whom and when.
+type Approval struct {
+	ID         int64
+	VersionID  int64
+	ApprovedBy string
+	ApprovedAt time.Time
+	Digest     string
+}
+
+const ticketColumns = "id, repository_id, issue_number, requester, base_sha, state, label, created_at, updated_at"
+
+func scanTicket(r row) (Ticket, error) {
+	var tk Ticket
+	err := r.Scan(&tk.ID, &tk.RepositoryID, &tk.IssueNumber, &tk.Requester, &tk.BaseSHA, &tk.State, &tk.Label,
+		timeCol{&tk.CreatedAt}, timeCol{&tk.UpdatedAt})
+	return tk, err
+}
+
+// OpenTicket creates the ticket for (repository, issue) unless one exists.
+// It returns the ticket and whether it was created; an existing ticket is
+// returned unchanged.
+func (t *Tx) OpenTicket(ctx context.Context, tk Ticket) (Ticket, bool, error) {
+	at := t.dia.time(now())
+	n, err := t.q.exec(ctx, `INSERT INTO tickets (repository_id, issue_number, requester, base_sha, state, label, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+ON CONFLICT (repository_id, issue_number) DO NOTHING`,
+		tk.RepositoryID, tk.IssueNumber, tk.Requester, tk.BaseSHA, tk.State, tk.Label, at)
+	if err != nil {
+		return Ticket{}, false, fmt.Errorf("open ticket for issue #%d: %w", tk.IssueNumber, err)
+	}
+	got, err := t.TicketByIssue(ctx, tk.RepositoryID, tk.IssueNumber)
+	return got, n == 1, err
+}
+
+// Ticket returns one ticket; ErrNotFound when there is none.
+func (t *Tx) Ticket(ctx context.Context, id int64) (Ticket, error) {
+	tk, err := scanTicket(t.q.queryRow(ctx, "SELECT "+ticketColumns+" FROM tickets WHERE id = $1", id))
+	if err != nil {
+		return Ticket{}, fmt.Errorf("get ticket %d: %w", id, err)
+	}
+	return tk, nil
+}
+
+// TicketByIssue returns the ticket of an issue; ErrNotFound when there is none.
+func (t *Tx) TicketByIssue(ctx context.Context, repositoryID int64, issue int) (Ticket, error) {
+	tk, err := scanTicket(t.q.queryRow(ctx, "SELECT "+ticketColumns+" FROM tickets WHERE repository_id = $1 AND issue_number = $2",
+		repositoryID, issue))
+	if err != nil {
+		return Ticket{}, fmt.Errorf("get ticket for issue #%d: %w", issue, err)
+	}
+	return tk, nil
+}
+
+// SetTicketState moves a ticket to state. ErrNotFound when there is no such
+// ticket.
+func (t *Tx) SetTicketState(ctx context.Context, id int64, state string) error {
+	return t.updateOne(ctx, fmt.Sprintf("set ticket %d state %s", id, state),
+		"UPDATE tickets SET state = $2, updated_at = $3 WHERE id = $1", id, state, t.dia.time(now()))
+}
+
+// SetTicketBase re-pins a ticket's base commit. ErrNotFound when there is no
+// such ticket.
+func (t *Tx) SetTicketBase(ctx context.Context, id int64, baseSHA string) error {
+	return t.updateOne(ctx, fmt.Sprintf("set ticket %d base %s", id, baseSHA),
+		"UPDATE tickets SET base_sha = $2, updated_at = $3 WHERE id = $1", id, baseSHA, t.dia.time(now()))
+}
+
+// AddVersion records the ticket's next version (1, 2, …) and returns it with
+// its number. It fails when the ticket does not exist.
+func (t *Tx) AddVersion(ctx context.Context, v Version) (Version, error) {
+	v.CreatedAt = now()
+	err := t.q.queryRow(ctx, `INSERT INTO versions (ticket_id, number, digest, state, author, created_at)
+SELECT $1, COALESCE(MAX(number), 0) + 1, $2, $3, $4, $5 FROM versions WHERE ticket_id = $1
+RETURNING id, number`, v.TicketID, v.Digest, v.State, v.Author, t.dia.time(v.CreatedAt)).Scan(&v.ID, &v.Number)
+	if err != nil {
+		return Version{}, fmt.Errorf("add version to ticket %d: %w", v.TicketID, err)
+	}
+	return v, nil
+}
+
+// Versions lists a ticket's versions, oldest first.
+func (t *Tx) Versions(ctx context.Context, ticketID int64) ([]Version, error) {
+	rs, err := t.q.query(ctx, `SELECT id, ticket_id, number, digest, state, author, created_at
+FROM versions WHERE ticket_id = $1 ORDER BY number`, ticketID)
+	if err != nil {
+		return nil, fmt.Errorf("list versions of ticket %d: %w", ticketID, err)
+	}
+	defer rs.Close()
+	var vs []Version
+	for rs.Next() {
+		var v Version
+		if err := rs.Scan(&v.ID, &v.TicketID, &v.Number, &v.Digest, &v.State, &v.Author, timeCol{&v.CreatedAt}); err != nil {
+			return nil, fmt.Errorf("list versions of ticket %d: %w", ticketID, err)
+		}
+		vs = append(vs, v)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("list versions of ticket %d: %w", ticketID, err)
+	}
+	return vs, nil
+}
+
+// SetVersionState sets a version's state (for example "rejected").
+// ErrNotFound when there is no such version.
+func (t *Tx) SetVersionState(ctx context.Context, id int64, state string) error {
+	return t.updateOne(ctx, fmt.Sprintf("set version %d state %s", id, state),
+		"UPDATE versions SET state = $2 WHERE id = $1", id, state)
+}
+
+// Approve records an approval of a version. It fails with ErrDigestMismatch
+// when a.Digest is not the version's digest (or the version does not exist).
+func (t *Tx) Approve(ctx context.Context, a Approval) (Approval, error) {
+	if a.ApprovedAt.IsZero() {
+		a.ApprovedAt = now()
+	}
+	err := t.q.queryRow(ctx, `INSERT INTO approvals (version_id, approved_by, approved_at, digest)
+SELECT id, $2, $3, digest FROM versions WHERE id = $1 AND digest = $4
+RETURNING id`, a.VersionID, a.ApprovedBy, t.dia.time(a.ApprovedAt), a.Digest).Scan(&a.ID)
+	if errors.Is(err, ErrNotFound) {
+		return Approval{}, fmt.Errorf("approve version %d: %w", a.VersionID, ErrDigestMismatch)
+	}
+	if err != nil {
+		return Approval{}, fmt.Errorf("approve version %d: %w", a.VersionID, err)
+	}
+	return a, nil
+}
