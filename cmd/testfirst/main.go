@@ -78,6 +78,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = testsCmd(ctx, args[1:], stdout, stderr)
 	case "keys":
 		code, err = keysCmd(ctx, args[1:], stdout, stderr)
+	case "serve":
+		code, err = serveCmd(ctx, args[1:], stdout, stderr)
+	case "migrate":
+		code, err = migrateCmd(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitPass

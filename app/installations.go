@@ -1,0 +1,173 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/testfirst-app/testfirst/app/db"
+	"github.com/testfirst-app/testfirst/github"
+)
+
+// DeliveryArgs is the job of one webhook delivery that needs work.
+type DeliveryArgs struct {
+	Delivery     string          `json:"delivery"`
+	Event        string          `json:"event"`
+	Action       string          `json:"action"`
+	Installation int64           `json:"installation"`
+	Payload      json.RawMessage `json:"payload"`
+}
+
+// Kind implements river.JobArgs.
+func (DeliveryArgs) Kind() string { return "delivery" }
+
+// Labels the app creates in every repository it is given.
+var appLabels = []github.Label{
+	{Name: "test-first", Color: "1d76db", Description: "Write hidden acceptance tests for this issue first"},
+	{Name: "test-first:approved", Color: "0e8a16", Description: "Hidden tests approved: implementation may start"},
+	{Name: "lane:pair", Color: "d93f0b", Description: "Hidden tests were rejected too often: pair on this one"},
+}
+
+// installationClients is the slice of GitHub the delivery worker needs.
+type installationClients interface {
+	Installation(id int64) (*github.Installation, error)
+}
+
+// DeliveryWorker handles the deliveries that need work. Today those are the
+// installation events; see NeedsJob.
+type DeliveryWorker struct {
+	river.WorkerDefaults[DeliveryArgs]
+	db     *db.DB
+	github installationClients
+	log    *slog.Logger
+}
+
+// installationPayload is the part of installation and
+// installation_repositories payloads the worker reads.
+type installationPayload struct {
+	Installation struct {
+		ID      int64 `json:"id"`
+		Account struct {
+			Login string `json:"login"`
+			Type  string `json:"type"`
+		} `json:"account"`
+	} `json:"installation"`
+	Repositories        []repoRef `json:"repositories"`
+	RepositoriesAdded   []repoRef `json:"repositories_added"`
+	RepositoriesRemoved []repoRef `json:"repositories_removed"`
+	Sender              struct {
+		Login string `json:"login"`
+	} `json:"sender"`
+}
+
+type repoRef struct {
+	ID       int64  `json:"id"`
+	Name     string `json:"name"`
+	FullName string `json:"full_name"`
+}
+
+// Work implements river.Worker.
+func (w *DeliveryWorker) Work(ctx context.Context, job *river.Job[DeliveryArgs]) error {
+	a := job.Args
+	log := w.log.With("delivery", a.Delivery, "installation", a.Installation, "event", a.Event, "action", a.Action)
+	var p installationPayload
+	if err := json.Unmarshal(a.Payload, &p); err != nil {
+		return river.JobCancel(fmt.Errorf("delivery %s: payload: %w", a.Delivery, err))
+	}
+	now := time.Now()
+	var labelRepos []repoRef
+	err := w.db.Tx(ctx, func(tx *db.Tx) error {
+		in := db.Installation{ID: p.Installation.ID, AccountLogin: p.Installation.Account.Login, AccountType: p.Installation.Account.Type}
+		kind := a.Event + "." + a.Action
+		var err error
+		switch kind {
+		case "installation.created", "installation.new_permissions_accepted", "installation.unsuspend":
+			if err = tx.UpsertInstallation(ctx, in); err == nil && a.Action == "unsuspend" {
+				err = tx.SetInstallationSuspended(ctx, in.ID, time.Time{})
+			}
+			labelRepos = p.Repositories
+			err = errors.Join(err, w.upsertRepos(ctx, tx, in, p.Repositories))
+		case "installation.suspend":
+			err = tx.SetInstallationSuspended(ctx, in.ID, now)
+		case "installation.deleted":
+			err = tx.DeleteInstallation(ctx, in.ID, now)
+		case "installation_repositories.added":
+			if err = tx.UpsertInstallation(ctx, in); err == nil {
+				err = w.upsertRepos(ctx, tx, in, p.RepositoriesAdded)
+			}
+			labelRepos = p.RepositoriesAdded
+		case "installation_repositories.removed":
+			for _, r := range p.RepositoriesRemoved {
+				if err = tx.RemoveRepository(ctx, r.ID, now); err != nil {
+					break
+				}
+			}
+		default:
+			return river.JobCancel(fmt.Errorf("delivery %s: no handler for %s", a.Delivery, kind))
+		}
+		if err != nil {
+			return err
+		}
+		detail, _ := json.Marshal(map[string]any{"delivery": a.Delivery, "installation": in.ID, "repositories": len(p.Repositories) + len(p.RepositoriesAdded) + len(p.RepositoriesRemoved)})
+		return tx.AppendAudit(ctx, db.AuditEvent{Actor: p.Sender.Login, Kind: kind, Detail: detail})
+	})
+	if err != nil {
+		return fmt.Errorf("delivery %s: %w", a.Delivery, err)
+	}
+	if len(labelRepos) == 0 {
+		log.InfoContext(ctx, "delivery handled")
+		return nil
+	}
+	gi, err := w.github.Installation(p.Installation.ID)
+	if err != nil {
+		return err
+	}
+	for _, r := range labelRepos {
+		owner, name := splitFullName(r.FullName, p.Installation.Account.Login, r.Name)
+		for _, l := range appLabels {
+			if err := gi.EnsureLabel(ctx, owner, name, l); err != nil {
+				return retryOrCancel(err)
+			}
+		}
+	}
+	log.InfoContext(ctx, "delivery handled", "labelled", len(labelRepos))
+	return nil
+}
+
+func (w *DeliveryWorker) upsertRepos(ctx context.Context, tx *db.Tx, in db.Installation, repos []repoRef) error {
+	for _, r := range repos {
+		owner, name := splitFullName(r.FullName, in.AccountLogin, r.Name)
+		if err := tx.UpsertRepository(ctx, db.Repository{ID: r.ID, InstallationID: in.ID, Owner: owner, Name: name}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func splitFullName(full, owner, name string) (string, string) {
+	for i := 0; i < len(full); i++ {
+		if full[i] == '/' {
+			return full[:i], full[i+1:]
+		}
+	}
+	return owner, name
+}
+
+// retryOrCancel lets River retry a GitHub failure that may pass (after
+// GitHub's advice, when it gave one) and stops retrying a permanent one.
+func retryOrCancel(err error) error {
+	retryable, after := github.IsRetryable(err)
+	switch {
+	case retryable && after > 0:
+		return river.JobSnooze(after)
+	case retryable:
+		return err
+	default:
+		return river.JobCancel(err)
+	}
+}

@@ -1,0 +1,205 @@
+package test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/testfirst-app/testfirst/test/fakegithub"
+	"github.com/testfirst-app/testfirst/test/testenv"
+)
+
+// fixtures holds real webhook payloads as GitHub sends them.
+var fixtures = filepath.Join("..", "..", "shared", "fixtures", "github-webhooks")
+
+// buildBinary builds the testfirst binary once per test.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "testfirst")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/testfirst")
+	cmd.Dir = testenv.RepoRoot()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build testfirst: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// service is a running `testfirst serve`.
+type service struct {
+	url  string
+	logs *bytes.Buffer
+}
+
+// startServe runs the real binary on 127.0.0.1:0 against the fake GitHub
+// and a SQLite database, and waits until it listens.
+func startServe(t *testing.T, gh *fakegithub.Server, secret string) *service {
+	t.Helper()
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	key := filepath.Join(dir, "app.pem")
+	secrets := filepath.Join(dir, "webhook-secret")
+	os.WriteFile(key, gh.PrivateKeyPEM(), 0o600)
+	os.WriteFile(secrets, []byte(secret+"\n"), 0o600)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin, "serve")
+	cmd.Env = append(os.Environ(),
+		"TESTFIRST_LISTEN=127.0.0.1:0",
+		"TESTFIRST_DATABASE_URL=sqlite://"+filepath.Join(dir, "testfirst.db"),
+		"TESTFIRST_STORE_URL=file://"+filepath.Join(dir, "hidden"),
+		"TESTFIRST_GITHUB_API_URL="+gh.URL(),
+		"TESTFIRST_GITHUB_APP_ID="+itoa(gh.AppID()),
+		"TESTFIRST_GITHUB_PRIVATE_KEY_FILE="+key,
+		"TESTFIRST_WEBHOOK_SECRET_FILE="+secrets,
+	)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &service{logs: &bytes.Buffer{}}
+	addr := make(chan string, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			s.logs.WriteString(line + "\n")
+			var entry struct {
+				Msg  string `json:"msg"`
+				Addr string `json:"addr"`
+			}
+			if json.Unmarshal([]byte(line), &entry) == nil && entry.Msg == "listening" {
+				addr <- entry.Addr
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		cmd.Wait()
+		<-done
+		if t.Failed() {
+			t.Logf("serve logs:\n%s", s.logs)
+		}
+	})
+	select {
+	case a := <-addr:
+		s.url = "http://" + a
+	case <-time.After(60 * time.Second):
+		t.Fatalf("serve did not listen within 60s:\n%s", s.logs)
+	}
+	return s
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func (s *service) deliver(t *testing.T, secret, event, id string, body []byte) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, s.url+"/webhook", bytes.NewReader(body))
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write(body)
+	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+	req.Header.Set("X-GitHub-Event", event)
+	req.Header.Set("X-GitHub-Delivery", id)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func (s *service) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(s.url + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// TestServeInstallation drives the real binary: an installation.created
+// delivery, signed, is recorded once and its job creates the app's labels
+// in the installed repository; a redelivery is acknowledged and not
+// processed again.
+func TestServeInstallation(t *testing.T) {
+	gh := fakegithub.New(t)
+	gh.AddInstallation(957387, "Codertocat")
+	gh.AddRepo(957387, "Codertocat", "Hello-World", "main")
+	const secret = "serve-secret"
+	s := startServe(t, gh, secret)
+
+	if code, _ := s.get(t, "/healthz"); code != 200 {
+		t.Errorf("healthz %d", code)
+	}
+	if code, body := s.get(t, "/readyz"); code != 200 {
+		t.Errorf("readyz %d %s", code, body)
+	}
+	body, err := os.ReadFile(filepath.Join(fixtures, "installation", "created.payload.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := s.deliver(t, secret, "installation", "d-install-1", body); code != http.StatusAccepted {
+		t.Fatalf("delivery answered %d", code)
+	}
+	want := []string{"lane:pair", "test-first", "test-first:approved"}
+	deadline := time.Now().Add(30 * time.Second)
+	for strings.Join(gh.RepoLabels("Codertocat", "Hello-World"), ",") != strings.Join(want, ",") {
+		if time.Now().After(deadline) {
+			t.Fatalf("labels %v, want %v", gh.RepoLabels("Codertocat", "Hello-World"), want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	labelCalls := func() int {
+		n := 0
+		for _, r := range gh.Requests() {
+			if r.Method == http.MethodPost && strings.HasSuffix(r.Path, "/labels") {
+				n++
+			}
+		}
+		return n
+	}
+	before := labelCalls()
+	if code := s.deliver(t, secret, "installation", "d-install-1", body); code != http.StatusAccepted {
+		t.Fatalf("redelivery answered %d", code)
+	}
+	if code := s.deliver(t, "wrong", "installation", "d-install-2", body); code != http.StatusUnauthorized {
+		t.Errorf("wrong signature answered %d", code)
+	}
+	time.Sleep(2 * time.Second)
+	if after := labelCalls(); after != before {
+		t.Errorf("a redelivery was processed again: %d label calls, then %d", before, after)
+	}
+	_, metrics := s.get(t, "/metrics")
+	for _, line := range []string{
+		`testfirst_webhook_deliveries_total{event="installation",result="accepted"} 1`,
+		`testfirst_webhook_deliveries_total{event="installation",result="duplicate"} 1`,
+		`testfirst_webhook_deliveries_total{event="installation",result="bad_signature"} 1`,
+	} {
+		if !strings.Contains(metrics, line) {
+			t.Errorf("metrics lack %s", line)
+		}
+	}
+	if !strings.Contains(s.logs.String(), `"delivery":"d-install-1"`) {
+		t.Errorf("logs do not carry the delivery id:\n%s", s.logs)
+	}
+}
