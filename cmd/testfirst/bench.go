@@ -10,8 +10,11 @@ import (
 )
 
 func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	if len(args) > 0 && args[0] == "intake" {
+		return benchIntakeCmd(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "grade" {
-		return exitUsage, usageError{"usage: testfirst bench grade --repo DIR --tests DIR [--runs N]"}
+		return exitUsage, usageError{"usage: testfirst bench grade --repo DIR --tests DIR [--runs N]\n       testfirst bench intake [--deliveries N] [--concurrency C] [--database URL] [--burst N]"}
 	}
 	fs := newFlags("bench grade", stderr)
 	repo := fs.String("repo", "", "tree under test; its hidden tests must all pass (required). Its code also runs BARE on this host: only trees you trust")
