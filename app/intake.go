@@ -4,24 +4,53 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
+
+	"github.com/riverqueue/river"
 
 	"github.com/testfirst-app/testfirst/app/db"
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/handlers"
 )
 
+// Group commit: concurrent Accept calls share one transaction. The first
+// caller of a batch leads it: it waits up to groupCommitWindow (less when
+// the batch fills), then commits every delivery gathered meanwhile.
+const (
+	groupCommitWindow = 2 * time.Millisecond
+	groupCommitMax    = 128
+	// groupCommitTimeout bounds one batch's transaction. It does not
+	// follow any one caller's context, so a client that hangs up cannot
+	// fail the deliveries of the others.
+	groupCommitTimeout = 10 * time.Second
+)
+
 // Intake records each webhook delivery once and, in the same transaction,
-// enqueues the job that handles it. It implements handlers.Intake.
+// enqueues the job that handles it. Concurrent deliveries are committed
+// together (group commit); each still commits with its jobs or not at all.
+// It implements handlers.Intake.
 type Intake struct {
 	db  *db.DB
 	now func() time.Time
+
+	// maxBatch and window tune group commit; maxBatch 1 commits every
+	// delivery in a transaction of its own.
+	maxBatch int
+	window   time.Duration
+
+	mu      sync.Mutex
+	pending []*acceptCall
+	leading bool          // a caller is gathering the pending batch
+	full    chan struct{} // wakes the leader early when the batch is full
 }
 
 var _ handlers.Intake = (*Intake)(nil)
 
 // NewIntake returns the intake on database d.
-func NewIntake(d *db.DB) *Intake { return &Intake{db: d, now: time.Now} }
+func NewIntake(d *db.DB) *Intake {
+	return &Intake{db: d, now: time.Now, maxBatch: groupCommitMax, window: groupCommitWindow, full: make(chan struct{}, 1)}
+}
 
 // jobActions lists, per event, the actions whose deliveries need a job.
 // Deliveries of other actions are recorded (so a redelivery is recognised)
@@ -29,6 +58,9 @@ func NewIntake(d *db.DB) *Intake { return &Intake{db: d, now: time.Now} }
 var jobActions = map[string][]string{
 	"installation":              {"created", "deleted", "suspend", "unsuspend", "new_permissions_accepted"},
 	"installation_repositories": {"added", "removed"},
+	"issues":                    {"labeled"},
+	"pull_request":              {"opened", "synchronize", "reopened", "edited", "ready_for_review"},
+	"check_run":                 {"rerequested", "requested_action"},
 }
 
 // NeedsJob reports whether a delivery needs work beyond being recorded.
@@ -36,19 +68,133 @@ func NeedsJob(event, action string) bool {
 	return slices.Contains(jobActions[event], action)
 }
 
-// Accept implements handlers.Intake.
+// acceptCall is one Accept waiting for its batch.
+type acceptCall struct {
+	ctx       context.Context
+	d         github.Delivery
+	duplicate bool
+	err       error
+	done      chan struct{} // closed when duplicate and err are set
+	lead      chan struct{} // told to lead the batch it is in
+}
+
+// Accept implements handlers.Intake. A delivery whose context ends before
+// its batch commits is not recorded and gets the context's error.
 func (in *Intake) Accept(ctx context.Context, d github.Delivery) (bool, error) {
-	var duplicate bool
-	err := in.db.Tx(ctx, func(tx *db.Tx) error {
-		var err error
-		duplicate, err = tx.RecordDelivery(ctx, db.Delivery{ID: d.ID, Event: d.Event, Action: d.Action, Installation: d.Installation, ReceivedAt: in.now()})
-		if err != nil || duplicate || !NeedsJob(d.Event, d.Action) {
-			return err
+	if d.ID == "" {
+		return false, fmt.Errorf("record delivery: empty delivery id")
+	}
+	c := &acceptCall{ctx: ctx, d: d, done: make(chan struct{}), lead: make(chan struct{}, 1)}
+	in.mu.Lock()
+	in.pending = append(in.pending, c)
+	lead := !in.leading
+	in.leading = true
+	if len(in.pending) >= in.maxBatch {
+		select {
+		case in.full <- struct{}{}:
+		default:
 		}
-		return tx.InsertJob(ctx, DeliveryArgs{Delivery: d.ID, Event: d.Event, Action: d.Action, Installation: d.Installation, Payload: d.Payload}, nil)
+	}
+	in.mu.Unlock()
+	if lead {
+		in.leadBatch()
+	}
+	for {
+		select {
+		case <-c.done:
+			return c.duplicate, c.err
+		case <-c.lead:
+			in.leadBatch()
+		}
+	}
+}
+
+// leadBatch gathers the pending calls for at most the window, hands
+// leadership of any overflow to the next caller and commits the batch.
+func (in *Intake) leadBatch() {
+	in.mu.Lock()
+	wait := len(in.pending) < in.maxBatch
+	in.mu.Unlock()
+	if wait && in.window > 0 {
+		t := time.NewTimer(in.window)
+		select {
+		case <-t.C:
+		case <-in.full:
+		}
+		t.Stop()
+	}
+	in.mu.Lock()
+	n := min(len(in.pending), in.maxBatch)
+	batch := slices.Clone(in.pending[:n])
+	in.pending = slices.Delete(in.pending, 0, n)
+	if len(in.pending) > 0 {
+		in.pending[0].lead <- struct{}{} // leading stays true
+	} else {
+		in.leading = false
+	}
+	in.mu.Unlock()
+	in.commit(batch)
+}
+
+// commit records a batch in one transaction. When that fails, it records
+// each delivery in a transaction of its own, so one bad delivery fails only
+// itself.
+func (in *Intake) commit(batch []*acceptCall) {
+	live := batch[:0:0]
+	for _, c := range batch {
+		if err := c.ctx.Err(); err != nil {
+			c.err = fmt.Errorf("record delivery %s: %w", c.d.ID, err)
+			close(c.done)
+			continue
+		}
+		live = append(live, c)
+	}
+	if len(live) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(live[0].ctx), groupCommitTimeout)
+	defer cancel()
+	dups, err := in.record(ctx, live)
+	if err != nil && len(live) > 1 {
+		for _, c := range live {
+			d, err := in.record(ctx, []*acceptCall{c})
+			c.duplicate, c.err = d[0], err
+			close(c.done)
+		}
+		return
+	}
+	for i, c := range live {
+		c.duplicate, c.err = dups[i], err
+		close(c.done)
+	}
+}
+
+// record commits calls in one transaction and reports, per call, whether it
+// was a duplicate. A delivery repeated within calls is a duplicate the
+// second time.
+func (in *Intake) record(ctx context.Context, calls []*acceptCall) ([]bool, error) {
+	dups := make([]bool, len(calls))
+	err := in.db.Tx(ctx, func(tx *db.Tx) error {
+		var jobs []river.InsertManyParams
+		for i, c := range calls {
+			d := c.d
+			dup, err := tx.RecordDelivery(ctx, db.Delivery{ID: d.ID, Event: d.Event, Action: d.Action, Installation: d.Installation, ReceivedAt: in.now()})
+			if err != nil {
+				return err
+			}
+			dups[i] = dup
+			if !dup && NeedsJob(d.Event, d.Action) {
+				jobs = append(jobs, river.InsertManyParams{Args: DeliveryArgs{Delivery: d.ID, Event: d.Event, Action: d.Action, Installation: d.Installation, Payload: d.Payload}})
+			}
+		}
+		return tx.InsertJobs(ctx, jobs)
 	})
 	if err != nil {
-		return false, fmt.Errorf("record delivery %s: %w", d.ID, err)
+		clear(dups)
+		if len(calls) == 1 {
+			return dups, fmt.Errorf("record delivery %s: %w", calls[0].d.ID, err)
+		}
+		return dups, fmt.Errorf("record %d deliveries: %w", len(calls), err)
 	}
-	return duplicate, nil
+	return dups, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -65,8 +66,27 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 		}
 		log.InfoContext(ctx, "github app", "app", app.Slug, "id", app.ID)
 		workers := river.NewWorkers()
-		river.AddWorker(workers, &DeliveryWorker{db: d, github: clients, log: log})
-		jobs, err = d.NewJobClient(workers, map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 4}})
+		delivery := &DeliveryWorker{db: d, github: clients, log: log}
+		gw, versions, closeGrading, err := openGradeWorker(ctx, cfg, d, clients, log)
+		if err != nil {
+			log.WarnContext(ctx, "pull requests will not be graded", "err", err)
+		} else {
+			defer closeGrading()
+			delivery.store = versions
+			river.AddWorker(workers, gw)
+		}
+		river.AddWorker(workers, delivery)
+		river.AddWorker(workers, NewRedeliverWorker(d, clients, log))
+		// SQLite has one connection, shared by River and the workers' own
+		// queries: more than one job at a time starves it.
+		maxWorkers := 4
+		if d.Engine() == db.SQLite {
+			maxWorkers = 1
+		}
+		jobs, err = d.NewJobClient(workers, map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: maxWorkers}},
+			db.WithRiverConfig(func(c *river.Config) {
+				c.PeriodicJobs = append(c.PeriodicJobs, RedeliverPeriodicJob(DefaultRedeliverInterval))
+			}))
 		if err != nil {
 			return err
 		}
@@ -106,4 +126,25 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 	}
 	log.InfoContext(sctx, "stopped")
 	return err
+}
+
+// openGradeWorker connects the store (both sides) and the sandbox engine.
+func openGradeWorker(ctx context.Context, cfg Config, d *db.DB, clients *github.Clients, log *slog.Logger) (*GradeWorker, approvedVersions, func(), error) {
+	w, closeW, err := OpenStoreWriter(ctx, cfg.StoreURL)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("hidden test store: %w", err)
+	}
+	r, closeR, err := OpenStoreReader(ctx, cfg.StoreURL)
+	if err != nil {
+		closeW()
+		return nil, nil, nil, fmt.Errorf("hidden test store: %w", err)
+	}
+	g, err := OpenGrading(ctx, GradingConfig{Progress: io.Discard})
+	if err != nil {
+		closeW()
+		closeR()
+		return nil, nil, nil, fmt.Errorf("sealed grader: %w", err)
+	}
+	gw := &GradeWorker{db: d, github: clients, reader: r, grader: g.Grader, publicURL: cfg.PublicURL, log: log}
+	return gw, w, func() { closeW(); closeR() }, nil
 }

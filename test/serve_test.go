@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,12 +41,21 @@ func buildBinary(t *testing.T) string {
 // service is a running `testfirst serve`.
 type service struct {
 	url  string
-	logs *bytes.Buffer
+	mu   sync.Mutex
+	logs bytes.Buffer
+}
+
+// log returns what the service has logged so far.
+func (s *service) log() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.logs.String()
 }
 
 // startServe runs the real binary on 127.0.0.1:0 against the fake GitHub
 // and a SQLite database, and waits until it listens.
-func startServe(t *testing.T, gh *fakegithub.Server, secret string) *service {
+// Entries of env come last, so they win over the defaults here.
+func startServe(t *testing.T, gh *fakegithub.Server, secret string, env ...string) *service {
 	t.Helper()
 	bin := buildBinary(t)
 	dir := t.TempDir()
@@ -64,6 +74,7 @@ func startServe(t *testing.T, gh *fakegithub.Server, secret string) *service {
 		"TESTFIRST_GITHUB_PRIVATE_KEY_FILE="+key,
 		"TESTFIRST_WEBHOOK_SECRET_FILE="+secrets,
 	)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -72,7 +83,7 @@ func startServe(t *testing.T, gh *fakegithub.Server, secret string) *service {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &service{logs: &bytes.Buffer{}}
+	s := &service{}
 	addr := make(chan string, 1)
 	done := make(chan struct{})
 	go func() {
@@ -80,7 +91,9 @@ func startServe(t *testing.T, gh *fakegithub.Server, secret string) *service {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			line := sc.Text()
+			s.mu.Lock()
 			s.logs.WriteString(line + "\n")
+			s.mu.Unlock()
 			var entry struct {
 				Msg  string `json:"msg"`
 				Addr string `json:"addr"`
@@ -95,14 +108,14 @@ func startServe(t *testing.T, gh *fakegithub.Server, secret string) *service {
 		cmd.Wait()
 		<-done
 		if t.Failed() {
-			t.Logf("serve logs:\n%s", s.logs)
+			t.Logf("serve logs:\n%s", s.log())
 		}
 	})
 	select {
 	case a := <-addr:
 		s.url = "http://" + a
 	case <-time.After(60 * time.Second):
-		t.Fatalf("serve did not listen within 60s:\n%s", s.logs)
+		t.Fatalf("serve did not listen within 60s:\n%s", s.log())
 	}
 	return s
 }
@@ -199,7 +212,7 @@ func TestServeInstallation(t *testing.T) {
 			t.Errorf("metrics lack %s", line)
 		}
 	}
-	if !strings.Contains(s.logs.String(), `"delivery":"d-install-1"`) {
-		t.Errorf("logs do not carry the delivery id:\n%s", s.logs)
+	if !strings.Contains(s.log(), `"delivery":"d-install-1"`) {
+		t.Errorf("logs do not carry the delivery id:\n%s", s.log())
 	}
 }
