@@ -219,7 +219,17 @@ func servePipeline(t *testing.T, databaseURL string) {
 		t.Errorf("%d check runs after a redelivery, want 1", len(runs))
 	}
 
-	// 5. Nothing the app sent to GitHub carries the canary or a test body.
+	// 5. No route the service answers returns the canary or a test body.
+	for _, route := range []string{"/", "/healthz", "/readyz", "/metrics", "/webhook", "/grades/1", "/tickets", "/nonexistent"} {
+		_, body := s.get(t, route)
+		for _, leak := range []string{"testfirst-canary", "tfc-", "def test_", "assert "} {
+			if strings.Contains(body, leak) {
+				t.Errorf("GET %s returns %q", route, leak)
+			}
+		}
+	}
+
+	// 6. Nothing the app sent to GitHub carries the canary or a test body.
 	var bodies bytes.Buffer
 	for _, r := range gh.Requests() {
 		bodies.Write(r.Body)
