@@ -253,11 +253,7 @@ func (w *GradeWorker) work(ctx context.Context, job *river.Job[GradeArgs]) error
 	if err != nil {
 		return retryOrCancel(err)
 	}
-	files := make([]grader.File, 0, len(content.Files))
-	for _, f := range content.Files {
-		files = append(files, grader.File{Path: f.Path, Mode: 0o644, Data: f.Data})
-	}
-	hidden, err := grader.NewTree(files)
+	hidden, err := content.HiddenTree()
 	if err != nil {
 		return w.refuse(ctx, gi, repo, g, "The hidden tests are not a valid tree: "+err.Error())
 	}

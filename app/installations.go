@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -172,11 +173,10 @@ func (w *DeliveryWorker) upsertRepos(ctx context.Context, tx *db.Tx, in db.Insta
 	return nil
 }
 
+// splitFullName splits "owner/name", falling back to owner and name.
 func splitFullName(full, owner, name string) (string, string) {
-	for i := 0; i < len(full); i++ {
-		if full[i] == '/' {
-			return full[:i], full[i+1:]
-		}
+	if o, n, ok := strings.Cut(full, "/"); ok {
+		return o, n
 	}
 	return owner, name
 }

@@ -17,8 +17,10 @@ type Canary struct {
 	Token string
 }
 
-// canaryLine matches "# testfirst-canary: <token>", possibly indented.
-var canaryLine = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*testfirst-canary:[ \t]*([A-Za-z0-9_-]{8,})`)
+// CanaryLine matches "# testfirst-canary: <token>", possibly indented; the
+// token is its first group. The store refuses drafts holding such a line,
+// so the only canaries the grader finds are the ones the store adds.
+var CanaryLine = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*testfirst-canary:[ \t]*([A-Za-z0-9_-]{8,})`)
 
 // Canaries returns every canary token of every file in hidden, sorted by file
 // then token and deduplicated per file. A file carries its token on a line
@@ -29,7 +31,7 @@ func Canaries(hidden *Tree) []Canary {
 	}
 	var out []Canary
 	for _, f := range hidden.Files {
-		for _, m := range canaryLine.FindAllSubmatch(f.Data, -1) {
+		for _, m := range CanaryLine.FindAllSubmatch(f.Data, -1) {
 			out = append(out, Canary{HiddenFile: f.Path, Token: string(m[1])})
 		}
 	}

@@ -171,11 +171,7 @@ func (f *gradeFlags) loadFromStore(ctx context.Context, req *grader.Request) err
 	if err != nil {
 		return err
 	}
-	files := make([]grader.File, 0, len(content.Files))
-	for _, cf := range content.Files {
-		files = append(files, grader.File{Path: cf.Path, Mode: 0o644, Data: cf.Data})
-	}
-	if req.Hidden, err = grader.NewTree(files); err != nil {
+	if req.Hidden, err = content.HiddenTree(); err != nil {
 		return err
 	}
 	req.TestsDigest = f.digest

@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/testfirst-app/testfirst/grader"
 )
 
 // State is where a version stands.
@@ -69,14 +71,6 @@ const CanaryMask = "tfc-masked"
 // canaryPrefix starts the line the store adds to every Python file.
 const canaryPrefix = "# testfirst-canary: "
 
-// graderCanaryLine is the twin of canaryLine in grader/canary.go: the
-// pattern by which the grader finds a hidden file's canary token. It must
-// stay exactly equal to it (TestCanaryLineTwin compares them): a draft may
-// hold no line that the grader would take for a canary, or a writer could
-// plant "#testfirst-canary: requests" and make every pull request that
-// mentions "requests" look contaminated.
-var graderCanaryLine = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*testfirst-canary:[ \t]*([A-Za-z0-9_-]{8,})`)
-
 var codingLine = regexp.MustCompile(`^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+`)
 
 // newCanary returns a fresh random token.
@@ -118,7 +112,7 @@ func (d *Draft) validate() error {
 		}
 		// Any file, whatever its extension: the grader reads canaries from
 		// every hidden file.
-		if loc := graderCanaryLine.FindIndex(f.Data); loc != nil {
+		if loc := grader.CanaryLine.FindIndex(f.Data); loc != nil {
 			line := bytes.Count(f.Data[:loc[0]], []byte("\n")) + 1
 			return fmt.Errorf("file %q line %d is a canary line (\"# testfirst-canary: …\"): the store adds the canary itself, and the grader reads canaries from every file", p, line)
 		}
@@ -232,7 +226,7 @@ func (c *Content) encode() []byte {
 func (c *Content) Canary() string {
 	token := ""
 	for _, f := range c.Files {
-		for _, m := range graderCanaryLine.FindAllSubmatch(f.Data, -1) {
+		for _, m := range grader.CanaryLine.FindAllSubmatch(f.Data, -1) {
 			if token != "" && string(m[1]) != token {
 				return ""
 			}
@@ -325,6 +319,16 @@ func decodeContent(data []byte) (*Content, error) {
 		return nil, errors.New("decode version: trailing bytes")
 	}
 	return c, nil
+}
+
+// HiddenTree is the version's files as the grader takes them: the hidden
+// tests, canaries included, each 0644.
+func (c *Content) HiddenTree() (*grader.Tree, error) {
+	files := make([]grader.File, 0, len(c.Files))
+	for _, f := range c.Files {
+		files = append(files, grader.File{Path: f.Path, Mode: 0o644, Data: f.Data})
+	}
+	return grader.NewTree(files)
 }
 
 // Version is what anyone may know about a version: never a test body, and
