@@ -19,13 +19,6 @@ import (
 	"github.com/testfirst-app/testfirst/sandbox"
 )
 
-// Grade states.
-const (
-	GradeQueued    = "queued"
-	GradeRunning   = "running"
-	GradeCompleted = "completed"
-)
-
 // approvedVersions is what the delivery worker reads of the store.
 type approvedVersions interface {
 	Versions(ctx context.Context, t store.Ticket) ([]store.Version, error)
@@ -108,7 +101,7 @@ func (w *DeliveryWorker) startGrade(ctx context.Context, a DeliveryArgs, p repoP
 	var created bool
 	if err := w.db.Tx(ctx, func(tx *db.Tx) error {
 		var err error
-		g, created, err = tx.CreateGrade(ctx, db.Grade{TicketID: tk.ID, PRNumber: pr, HeadSHA: head, Digest: v.Digest, State: GradeQueued})
+		g, created, err = tx.CreateGrade(ctx, db.Grade{TicketID: tk.ID, PRNumber: pr, HeadSHA: head, Digest: v.Digest, State: db.GradeQueued})
 		return err
 	}); err != nil {
 		return err
@@ -166,7 +159,7 @@ func (w *DeliveryWorker) checkRun(ctx context.Context, a DeliveryArgs) error {
 		if err != nil {
 			return err
 		}
-		g.State = GradeQueued
+		g.State = db.GradeQueued
 		if err := tx.UpdateGrade(ctx, g); err != nil {
 			return err
 		}
@@ -225,7 +218,7 @@ func (w *GradeWorker) work(ctx context.Context, job *river.Job[GradeArgs]) error
 		if repo, err = tx.Repository(ctx, tk.RepositoryID); err != nil {
 			return err
 		}
-		g.State, g.StartedAt = GradeRunning, time.Now()
+		g.State, g.StartedAt = db.GradeRunning, time.Now()
 		return tx.UpdateGrade(ctx, g)
 	})
 	if err != nil {
@@ -270,7 +263,7 @@ func (w *GradeWorker) work(ctx context.Context, job *river.Job[GradeArgs]) error
 	}
 	log.InfoContext(ctx, "graded", "verdict", rep.Verdict, "trust", rep.Trust)
 	return w.db.Tx(ctx, func(tx *db.Tx) error {
-		g.State, g.FinishedAt = GradeCompleted, time.Now()
+		g.State, g.FinishedAt = db.GradeCompleted, time.Now()
 		g.Verdict, g.Trust = string(rep.Verdict), string(rep.Trust)
 		c := rep.Counts
 		g.Total, g.Passed, g.Failed, g.Errored, g.Skipped = c.Total, c.Passed, c.Failed, c.Errors, c.Skipped
@@ -308,7 +301,7 @@ func (w *GradeWorker) refuse(ctx context.Context, gi *github.Installation, repo 
 		return retryOrCancel(err)
 	}
 	return w.db.Tx(ctx, func(tx *db.Tx) error {
-		g.State, g.Verdict, g.FinishedAt = GradeCompleted, string(grader.VerdictError), time.Now()
+		g.State, g.Verdict, g.FinishedAt = db.GradeCompleted, string(grader.VerdictError), time.Now()
 		return tx.UpdateGrade(ctx, g)
 	})
 }

@@ -2,7 +2,9 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -14,7 +16,13 @@ type Grade struct {
 	HeadSHA    string
 	Digest     string
 	CheckRunID int64
-	State      string // e.g. queued, running, completed, cancelled
+	// JobID is the River job grading it, 0 before it is enqueued.
+	JobID int64
+	// VersionNumber is the hidden-test version Digest belongs to.
+	VersionNumber int
+	// InstallationID is the installation the grade runs for.
+	InstallationID int64
+	State          string // one of the Grade* states
 	Verdict    string
 	Trust      string
 	Total      int
@@ -27,12 +35,21 @@ type Grade struct {
 	CreatedAt  time.Time
 }
 
-const gradeColumns = `id, ticket_id, pr_number, head_sha, digest, check_run_id, state, verdict, trust,
+// Grade states. A grade is queued until its job starts, running while it
+// does, and completed or cancelled (a newer head or version replaced it).
+const (
+	GradeQueued    = "queued"
+	GradeRunning   = "running"
+	GradeCompleted = "completed"
+	GradeCancelled = "cancelled"
+)
+
+const gradeColumns = `id, ticket_id, pr_number, head_sha, digest, check_run_id, job_id, version_number, installation_id, state, verdict, trust,
 total, passed, failed, errored, skipped, started_at, finished_at, created_at`
 
 func scanGrade(r row) (Grade, error) {
 	var g Grade
-	err := r.Scan(&g.ID, &g.TicketID, &g.PRNumber, &g.HeadSHA, &g.Digest, &g.CheckRunID, &g.State, &g.Verdict, &g.Trust,
+	err := r.Scan(&g.ID, &g.TicketID, &g.PRNumber, &g.HeadSHA, &g.Digest, &g.CheckRunID, &g.JobID, &g.VersionNumber, &g.InstallationID, &g.State, &g.Verdict, &g.Trust,
 		&g.Total, &g.Passed, &g.Failed, &g.Errored, &g.Skipped,
 		timeCol{&g.StartedAt}, timeCol{&g.FinishedAt}, timeCol{&g.CreatedAt})
 	return g, err
@@ -42,10 +59,10 @@ func scanGrade(r row) (Grade, error) {
 // returns the grade with whether it was created. A redelivered event thus
 // finds the existing grade and must not grade again.
 func (t *Tx) CreateGrade(ctx context.Context, g Grade) (Grade, bool, error) {
-	n, err := t.q.exec(ctx, `INSERT INTO grades (ticket_id, pr_number, head_sha, digest, check_run_id, state, created_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
+	n, err := t.q.exec(ctx, `INSERT INTO grades (ticket_id, pr_number, head_sha, digest, check_run_id, version_number, installation_id, state, created_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (head_sha, digest) DO NOTHING`,
-		g.TicketID, g.PRNumber, g.HeadSHA, g.Digest, g.CheckRunID, g.State, t.dia.time(now()))
+		g.TicketID, g.PRNumber, g.HeadSHA, g.Digest, g.CheckRunID, g.VersionNumber, g.InstallationID, g.State, t.dia.time(now()))
 	if err != nil {
 		return Grade{}, false, fmt.Errorf("create grade of %s: %w", g.HeadSHA, err)
 	}
@@ -77,29 +94,86 @@ func (t *Tx) Grade(ctx context.Context, id int64) (Grade, error) {
 func (t *Tx) UpdateGrade(ctx context.Context, g Grade) error {
 	return t.updateOne(ctx, fmt.Sprintf("update grade %d", g.ID), `UPDATE grades SET check_run_id = $2, state = $3,
 verdict = $4, trust = $5, total = $6, passed = $7, failed = $8, errored = $9, skipped = $10,
-started_at = $11, finished_at = $12 WHERE id = $1`,
+started_at = $11, finished_at = $12, job_id = $13 WHERE id = $1`,
 		g.ID, g.CheckRunID, g.State, g.Verdict, g.Trust, g.Total, g.Passed, g.Failed, g.Errored, g.Skipped,
-		t.dia.time(g.StartedAt), t.dia.time(g.FinishedAt))
+		t.dia.time(g.StartedAt), t.dia.time(g.FinishedAt), g.JobID)
 }
 
 // GradesInState lists grades in a state, oldest first: at start-up, the
 // ones left running by a crash.
 func (t *Tx) GradesInState(ctx context.Context, state string) ([]Grade, error) {
-	rs, err := t.q.query(ctx, "SELECT "+gradeColumns+" FROM grades WHERE state = $1 ORDER BY id", state)
+	return t.grades(ctx, "list grades "+state, "SELECT "+gradeColumns+" FROM grades WHERE state = $1 ORDER BY id", state)
+}
+
+// UnfinishedGrades lists a ticket's queued and running grades, oldest
+// first.
+func (t *Tx) UnfinishedGrades(ctx context.Context, ticketID int64) ([]Grade, error) {
+	return t.grades(ctx, fmt.Sprintf("list unfinished grades of ticket %d", ticketID),
+		"SELECT "+gradeColumns+" FROM grades WHERE ticket_id = $1 AND state IN ($2, $3) ORDER BY id", ticketID, GradeQueued, GradeRunning)
+}
+
+// UnfinishedPullGrades lists the queued and running grades of a pull
+// request of a repository, oldest first.
+func (t *Tx) UnfinishedPullGrades(ctx context.Context, repositoryID int64, pr int) ([]Grade, error) {
+	return t.grades(ctx, fmt.Sprintf("list unfinished grades of pull request #%d", pr),
+		"SELECT "+prefixed("grades.", gradeColumns)+` FROM grades JOIN tickets ON tickets.id = grades.ticket_id
+WHERE tickets.repository_id = $1 AND grades.pr_number = $2 AND grades.state IN ($3, $4) ORDER BY grades.id`,
+		repositoryID, pr, GradeQueued, GradeRunning)
+}
+
+// QueuedGrades counts an installation's grades waiting for their job.
+func (t *Tx) QueuedGrades(ctx context.Context, installationID int64) (int, error) {
+	var n int
+	if err := t.q.queryRow(ctx, "SELECT count(*) FROM grades WHERE installation_id = $1 AND state = $2", installationID, GradeQueued).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count queued grades of installation %d: %w", installationID, err)
+	}
+	return n, nil
+}
+
+// SetGradeReport keeps a grade's full report (runner output included) for
+// the requester. ErrNotFound when there is no such grade.
+func (t *Tx) SetGradeReport(ctx context.Context, id int64, report json.RawMessage) error {
+	if !json.Valid(report) {
+		return fmt.Errorf("set report of grade %d: report is not valid JSON", id)
+	}
+	return t.updateOne(ctx, fmt.Sprintf("set report of grade %d", id), "UPDATE grades SET report = $2 WHERE id = $1", id, jsonArg(report))
+}
+
+// GradeReport returns a grade's full report; nil when it has none yet,
+// ErrNotFound when there is no such grade.
+func (t *Tx) GradeReport(ctx context.Context, id int64) (json.RawMessage, error) {
+	var m json.RawMessage
+	if err := t.q.queryRow(ctx, "SELECT report FROM grades WHERE id = $1", id).Scan(jsonCol{&m}); err != nil {
+		return nil, fmt.Errorf("get report of grade %d: %w", id, err)
+	}
+	return m, nil
+}
+
+func (t *Tx) grades(ctx context.Context, what, query string, args ...any) ([]Grade, error) {
+	rs, err := t.q.query(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list grades %s: %w", state, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer rs.Close()
 	var gs []Grade
 	for rs.Next() {
 		g, err := scanGrade(rs)
 		if err != nil {
-			return nil, fmt.Errorf("list grades %s: %w", state, err)
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		gs = append(gs, g)
 	}
 	if err := rs.Err(); err != nil {
-		return nil, fmt.Errorf("list grades %s: %w", state, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return gs, nil
+}
+
+// prefixed qualifies each column of a comma-separated list with prefix.
+func prefixed(prefix, columns string) string {
+	cols := strings.Split(columns, ",")
+	for i, c := range cols {
+		cols[i] = prefix + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
 }

@@ -3,8 +3,10 @@ package db
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -155,4 +157,36 @@ func (c timeCol) parse(s string) error {
 	}
 	*c.t = t.UTC()
 	return nil
+}
+
+// jsonCol scans a nullable JSON column (TEXT on SQLite, JSONB on
+// PostgreSQL) into a json.RawMessage; NULL scans as nil.
+type jsonCol struct{ m *json.RawMessage }
+
+var _ sql.Scanner = jsonCol{}
+
+func (c jsonCol) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*c.m = nil
+	case string:
+		*c.m = json.RawMessage(v)
+	case []byte:
+		*c.m = slices.Clone(json.RawMessage(v))
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("scan JSON column: %w", err)
+		}
+		*c.m = b
+	}
+	return nil
+}
+
+// jsonArg encodes raw JSON as a column argument: NULL when empty.
+func jsonArg(m json.RawMessage) any {
+	if len(m) == 0 {
+		return nil
+	}
+	return string(m)
 }

@@ -2,8 +2,10 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -20,8 +22,15 @@ type Ticket struct {
 	BaseSHA      string
 	State        string
 	Label        string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// Title and Body are the issue as last seen.
+	Title string
+	Body  string
+	// ClosedAt is set while the issue is closed; WithdrawnAt while its
+	// label is off.
+	ClosedAt    time.Time
+	WithdrawnAt time.Time
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 // Version is the metadata of one version of a ticket's hidden tests; the
@@ -34,6 +43,14 @@ type Version struct {
 	State     string
 	Author    string
 	CreatedAt time.Time
+	// Check is the base check's result as JSON, nil until it ran.
+	Check     json.RawMessage
+	CheckedAt time.Time
+	// ReadyAt is when the version was announced ready for review.
+	ReadyAt time.Time
+	// Announced is the state last told on the issue.
+	Announced       string
+	RejectionReason string
 }
 
 // Approval binds one version's digest, by whom and when.
@@ -45,12 +62,12 @@ type Approval struct {
 	Digest     string
 }
 
-const ticketColumns = "id, repository_id, issue_number, requester, base_sha, state, label, created_at, updated_at"
+const ticketColumns = "id, repository_id, issue_number, requester, base_sha, state, label, title, body, closed_at, withdrawn_at, created_at, updated_at"
 
 func scanTicket(r row) (Ticket, error) {
 	var tk Ticket
 	err := r.Scan(&tk.ID, &tk.RepositoryID, &tk.IssueNumber, &tk.Requester, &tk.BaseSHA, &tk.State, &tk.Label,
-		timeCol{&tk.CreatedAt}, timeCol{&tk.UpdatedAt})
+		&tk.Title, &tk.Body, timeCol{&tk.ClosedAt}, timeCol{&tk.WithdrawnAt}, timeCol{&tk.CreatedAt}, timeCol{&tk.UpdatedAt})
 	return tk, err
 }
 
@@ -59,10 +76,10 @@ func scanTicket(r row) (Ticket, error) {
 // returned unchanged.
 func (t *Tx) OpenTicket(ctx context.Context, tk Ticket) (Ticket, bool, error) {
 	at := t.dia.time(now())
-	n, err := t.q.exec(ctx, `INSERT INTO tickets (repository_id, issue_number, requester, base_sha, state, label, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+	n, err := t.q.exec(ctx, `INSERT INTO tickets (repository_id, issue_number, requester, base_sha, state, label, title, body, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
 ON CONFLICT (repository_id, issue_number) DO NOTHING`,
-		tk.RepositoryID, tk.IssueNumber, tk.Requester, tk.BaseSHA, tk.State, tk.Label, at)
+		tk.RepositoryID, tk.IssueNumber, tk.Requester, tk.BaseSHA, tk.State, tk.Label, tk.Title, tk.Body, at)
 	if err != nil {
 		return Ticket{}, false, fmt.Errorf("open ticket for issue #%d: %w", tk.IssueNumber, err)
 	}
@@ -118,16 +135,15 @@ RETURNING id, number`, v.TicketID, v.Digest, v.State, v.Author, t.dia.time(v.Cre
 
 // Versions lists a ticket's versions, oldest first.
 func (t *Tx) Versions(ctx context.Context, ticketID int64) ([]Version, error) {
-	rs, err := t.q.query(ctx, `SELECT id, ticket_id, number, digest, state, author, created_at
-FROM versions WHERE ticket_id = $1 ORDER BY number`, ticketID)
+	rs, err := t.q.query(ctx, "SELECT "+versionColumns+" FROM versions WHERE ticket_id = $1 ORDER BY number", ticketID)
 	if err != nil {
 		return nil, fmt.Errorf("list versions of ticket %d: %w", ticketID, err)
 	}
 	defer rs.Close()
 	var vs []Version
 	for rs.Next() {
-		var v Version
-		if err := rs.Scan(&v.ID, &v.TicketID, &v.Number, &v.Digest, &v.State, &v.Author, timeCol{&v.CreatedAt}); err != nil {
+		v, err := scanVersion(rs)
+		if err != nil {
 			return nil, fmt.Errorf("list versions of ticket %d: %w", ticketID, err)
 		}
 		vs = append(vs, v)
@@ -161,4 +177,49 @@ RETURNING id`, a.VersionID, a.ApprovedBy, t.dia.time(a.ApprovedAt), a.Digest).Sc
 		return Approval{}, fmt.Errorf("approve version %d: %w", a.VersionID, err)
 	}
 	return a, nil
+}
+
+// SetTicketIssue stores the issue's title and body as last seen.
+// ErrNotFound when there is no such ticket.
+func (t *Tx) SetTicketIssue(ctx context.Context, id int64, title, body string) error {
+	return t.updateOne(ctx, fmt.Sprintf("set ticket %d issue text", id),
+		"UPDATE tickets SET title = $2, body = $3, updated_at = $4 WHERE id = $1", id, title, body, t.dia.time(now()))
+}
+
+// SetTicketClosed marks the ticket's issue closed at at, or open again when
+// at is zero. ErrNotFound when there is no such ticket.
+func (t *Tx) SetTicketClosed(ctx context.Context, id int64, at time.Time) error {
+	return t.updateOne(ctx, fmt.Sprintf("set ticket %d closed", id),
+		"UPDATE tickets SET closed_at = $2, updated_at = $3 WHERE id = $1", id, t.dia.time(at), t.dia.time(now()))
+}
+
+// SetTicketWithdrawn marks the ticket's label removed at at, or put back
+// when at is zero. ErrNotFound when there is no such ticket.
+func (t *Tx) SetTicketWithdrawn(ctx context.Context, id int64, at time.Time) error {
+	return t.updateOne(ctx, fmt.Sprintf("set ticket %d withdrawn", id),
+		"UPDATE tickets SET withdrawn_at = $2, updated_at = $3 WHERE id = $1", id, t.dia.time(at), t.dia.time(now()))
+}
+
+// ActiveTickets lists the tickets whose issue is open and labelled and
+// whose state is not one of done, oldest first.
+func (t *Tx) ActiveTickets(ctx context.Context, done ...string) ([]Ticket, error) {
+	rs, err := t.q.query(ctx, "SELECT "+ticketColumns+" FROM tickets WHERE closed_at IS NULL AND withdrawn_at IS NULL ORDER BY id")
+	if err != nil {
+		return nil, fmt.Errorf("list active tickets: %w", err)
+	}
+	defer rs.Close()
+	var tks []Ticket
+	for rs.Next() {
+		tk, err := scanTicket(rs)
+		if err != nil {
+			return nil, fmt.Errorf("list active tickets: %w", err)
+		}
+		if !slices.Contains(done, tk.State) {
+			tks = append(tks, tk)
+		}
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("list active tickets: %w", err)
+	}
+	return tks, nil
 }
