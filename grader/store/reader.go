@@ -11,7 +11,8 @@ import (
 )
 
 // Reader is the store as the grader sees it: it opens the approved version
-// of a ticket, and nothing else.
+// of a ticket for grading, and a pending version for its base check;
+// nothing else.
 type Reader struct {
 	catalog
 	ids []age.Identity
@@ -55,25 +56,57 @@ func (r *Reader) Open(ctx context.Context, t Ticket, digest string) (*Content, V
 	if v.Decision.Digest != v.Digest {
 		return nil, Version{}, fmt.Errorf("refusing to grade %s v%d: the approval binds %s, the version is %s", t, v.Number, v.Decision.Digest, v.Digest)
 	}
-	data, err := r.blobs.Read(ctx, versionPrefix(t, v.Number)+testsObject)
+	c, err := r.content(ctx, t, v)
 	if err != nil {
-		return nil, Version{}, fmt.Errorf("open %s v%d: %w", t, v.Number, err)
-	}
-	plain, err := unseal(data, r.ids)
-	if err != nil {
-		return nil, Version{}, fmt.Errorf("refusing to grade %s v%d: the stored tests cannot be opened (changed after they were written, or sealed to another key): %w", t, v.Number, err)
-	}
-	c, err := decodeContent(plain)
-	if err != nil {
-		return nil, Version{}, fmt.Errorf("refusing to grade %s v%d: %w", t, v.Number, err)
-	}
-	if got := c.Digest(); got != digest {
-		return nil, Version{}, fmt.Errorf("refusing to grade %s v%d: the stored tests hash to %s, not to the approved %s", t, v.Number, got, digest)
-	}
-	if err := r.checkCard(ctx, t, v.Number, c, digest); err != nil {
 		return nil, Version{}, err
 	}
 	return c, v, nil
+}
+
+// OpenForCheck returns the content of version k for its base check, which
+// runs before anyone decides on it: it refuses a version that is not
+// pending, whose digest is not digest, whose stored content does not hash
+// to it, or whose card copy is not its masked rendering. What the base
+// check learns goes to the card, never to the implementer.
+func (r *Reader) OpenForCheck(ctx context.Context, t Ticket, k int, digest string) (*Content, Version, error) {
+	v, err := r.version(ctx, t, k)
+	if err != nil {
+		return nil, Version{}, err
+	}
+	if v.State != StatePending {
+		return nil, Version{}, fmt.Errorf("refusing to check %s v%d: it is %s, not pending", t, k, v.State)
+	}
+	if v.Digest != digest {
+		return nil, Version{}, fmt.Errorf("refusing to check %s v%d: its digest is %s, not %s", t, k, v.Digest, digest)
+	}
+	c, err := r.content(ctx, t, v)
+	if err != nil {
+		return nil, Version{}, err
+	}
+	return c, v, nil
+}
+
+// content reads, unseals and verifies version v's tests.
+func (r *Reader) content(ctx context.Context, t Ticket, v Version) (*Content, error) {
+	data, err := r.blobs.Read(ctx, versionPrefix(t, v.Number)+testsObject)
+	if err != nil {
+		return nil, fmt.Errorf("open %s v%d: %w", t, v.Number, err)
+	}
+	plain, err := unseal(data, r.ids)
+	if err != nil {
+		return nil, fmt.Errorf("refusing to grade %s v%d: the stored tests cannot be opened (changed after they were written, or sealed to another key): %w", t, v.Number, err)
+	}
+	c, err := decodeContent(plain)
+	if err != nil {
+		return nil, fmt.Errorf("refusing to grade %s v%d: %w", t, v.Number, err)
+	}
+	if got := c.Digest(); got != v.Digest {
+		return nil, fmt.Errorf("refusing to grade %s v%d: the stored tests hash to %s, not to the approved %s", t, v.Number, got, v.Digest)
+	}
+	if err := r.checkCard(ctx, t, v.Number, c, v.Digest); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // checkCard checks that version k's card copy, the one the requester

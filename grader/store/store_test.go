@@ -164,6 +164,13 @@ func testStoreContract(t *testing.T, open func(t *testing.T) backend) {
 		if _, _, err := r.Open(ctx, ticket, v1.Digest); err == nil || !strings.Contains(err.Error(), "pending") {
 			t.Errorf("open of a pending version: %v", err)
 		}
+		// The base check opens a pending version, by its exact digest.
+		if c, got, err := r.OpenForCheck(ctx, ticket, 1, v1.Digest); err != nil || got.Number != 1 || c.Digest() != v1.Digest {
+			t.Errorf("OpenForCheck(v1) = %v, %+v, %v; want v1's content", c, got, err)
+		}
+		if _, _, err := r.OpenForCheck(ctx, ticket, 1, "sha256:"+strings.Repeat("0", 64)); err == nil || !strings.Contains(err.Error(), "its digest is") {
+			t.Errorf("OpenForCheck with a wrong digest: %v", err)
+		}
 		if _, err := w.Approve(ctx, ticket, 1, "sha256:"+strings.Repeat("0", 64), "alice"); err == nil || !strings.Contains(err.Error(), "does not match") {
 			t.Errorf("approve with a wrong digest: %v", err)
 		}
@@ -182,6 +189,9 @@ func testStoreContract(t *testing.T, open func(t *testing.T) backend) {
 		}
 		if _, _, err := r.Open(ctx, ticket, v1.Digest); err == nil || !strings.Contains(err.Error(), "rejected") {
 			t.Errorf("open of a rejected version: %v", err)
+		}
+		if _, _, err := r.OpenForCheck(ctx, ticket, 1, v1.Digest); err == nil || !strings.Contains(err.Error(), "rejected, not pending") {
+			t.Errorf("OpenForCheck of a rejected version: %v", err)
 		}
 		v2, err := w.Push(ctx, ticket, draft("writer-bot"))
 		if err != nil {
@@ -256,6 +266,29 @@ func testStoreContract(t *testing.T, open func(t *testing.T) backend) {
 				_, _, err = r.Open(ctx, ticket, v.Digest)
 				if err == nil || !strings.Contains(err.Error(), "refusing to grade") {
 					t.Errorf("open after changing one byte of %s: %v, want a refusal", obj, err)
+				}
+			})
+		}
+	})
+	t.Run("tampering makes the base check refuse", func(t *testing.T) {
+		for _, obj := range []string{testsObject, cardObject, metaObject} {
+			t.Run(obj, func(t *testing.T) {
+				b := open(t)
+				w, r := openStore(t, b.blobs, newKeys(t))
+				v, err := w.Push(ctx, ticket, draft("alice"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				b.tamper(t, versionPrefix(ticket, 1)+obj, func(data []byte) []byte {
+					out := bytes.Clone(data)
+					out[len(out)-20] ^= 1
+					if obj == metaObject {
+						out = bytes.Replace(data, []byte(v.Digest[:20]), []byte("sha256:0000000000000"), 1)
+					}
+					return out
+				})
+				if _, _, err := r.OpenForCheck(ctx, ticket, 1, v.Digest); err == nil {
+					t.Errorf("base check opened v1 after one change to %s", obj)
 				}
 			})
 		}
