@@ -107,3 +107,30 @@ func (in *Installation) UpdateCheckRun(ctx context.Context, owner, repo string, 
 	_, resp, err := in.gh.Checks.UpdateCheckRun(ctx, owner, repo, id, opts)
 	return classify(fmt.Sprintf("update check run %d on %s/%s", id, owner, repo), resp, err, in.now())
 }
+
+// CheckRunRef is what testfirst reads back of a check run.
+type CheckRunRef struct {
+	ID         int64
+	ExternalID string
+	Status     string
+}
+
+// CheckRunsFor lists the check runs called name on ref (a SHA or branch),
+// every page of them.
+func (in *Installation) CheckRunsFor(ctx context.Context, owner, repo, ref, name string) ([]CheckRunRef, error) {
+	opts := &gh.ListCheckRunsOptions{CheckName: gh.String(name), Filter: gh.String("all"), ListOptions: gh.ListOptions{PerPage: 100}}
+	var out []CheckRunRef
+	for {
+		res, resp, err := in.gh.Checks.ListCheckRunsForRef(ctx, owner, repo, ref, opts)
+		if err := classify(fmt.Sprintf("list check runs %q on %s/%s@%s", name, owner, repo, ref), resp, err, in.now()); err != nil {
+			return nil, err
+		}
+		for _, r := range res.CheckRuns {
+			out = append(out, CheckRunRef{ID: r.GetID(), ExternalID: r.GetExternalID(), Status: r.GetStatus()})
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}

@@ -126,6 +126,23 @@ func TestCheckRunsCommentsLabels(t *testing.T) {
 	if len(runs) != 1 || runs[0].Status != "completed" || runs[0].Conclusion != "failure" || runs[0].Title != "12/14 hidden tests passed · trust: isolated" || len(runs[0].Actions) != 1 {
 		t.Errorf("check runs = %+v", runs)
 	}
+	// Read back by name on the head, with the external id that ties a run
+	// to its grade.
+	other, err := in.CreateCheckRun(ctx, "octo-org", "widgets", github.CheckRun{Name: "testfirst", HeadSHA: head, Status: github.StatusInProgress, ExternalID: "7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.CreateCheckRun(ctx, "octo-org", "widgets", github.CheckRun{Name: "lint", HeadSHA: head, Status: github.StatusInProgress}); err != nil {
+		t.Fatal(err)
+	}
+	refs, err := in.CheckRunsFor(ctx, "octo-org", "widgets", head, "testfirst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int64]github.CheckRunRef{id: {ID: id, Status: "completed"}, other: {ID: other, ExternalID: "7", Status: "in_progress"}}
+	if len(refs) != 2 || refs[0] != want[refs[0].ID] || refs[1] != want[refs[1].ID] {
+		t.Errorf("CheckRunsFor = %+v; want %+v", refs, want)
+	}
 	// GitHub refuses an over-long summary; the error is permanent.
 	err = in.UpdateCheckRun(ctx, "octo-org", "widgets", id, github.CheckRun{Name: "testfirst", Summary: strings.Repeat("x", github.MaxSummary+1), Title: "t"})
 	if ok, _ := github.IsRetryable(err); err == nil || ok {
