@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -22,6 +23,10 @@ const (
 	DefaultPublicURL    = "http://localhost:8080"
 	DefaultDatabaseURL  = "sqlite://./var/testfirst.db"
 	DefaultGitHubAPIURL = "https://api.github.com/"
+	// DefaultJobRescueAfter is how long a job may run before another
+	// replica takes it for lost (its process died): longer than the
+	// longest grade.
+	DefaultJobRescueAfter = 75 * time.Minute
 )
 
 // EnvConfigFile names the optional YAML configuration file.
@@ -44,6 +49,12 @@ type Config struct {
 	// WebhookSecretFile holds one secret per line: every one verifies a
 	// delivery, so secrets can be rotated.
 	WebhookSecretFile string `yaml:"webhook_secret_file"`
+	// SyncInterval is how often tickets are brought in line with the
+	// store (tests pushed, approvals given outside the service).
+	SyncInterval time.Duration `yaml:"store_sync_interval"`
+	// JobRescueAfter is how long a job may run before it is taken for
+	// lost and run again.
+	JobRescueAfter time.Duration `yaml:"job_rescue_after"`
 
 	// Read from the files above by Load.
 	PrivateKey     []byte   `yaml:"-"`
@@ -70,16 +81,32 @@ var envKeys = []struct {
 	}},
 	{"TESTFIRST_GITHUB_PRIVATE_KEY_FILE", func(c *Config, v string) error { c.GitHubPrivateKeyFile = v; return nil }},
 	{"TESTFIRST_WEBHOOK_SECRET_FILE", func(c *Config, v string) error { c.WebhookSecretFile = v; return nil }},
+	{"TESTFIRST_STORE_SYNC_INTERVAL", durationSetting("TESTFIRST_STORE_SYNC_INTERVAL", func(c *Config) *time.Duration { return &c.SyncInterval })},
+	{"TESTFIRST_JOB_RESCUE_AFTER", durationSetting("TESTFIRST_JOB_RESCUE_AFTER", func(c *Config) *time.Duration { return &c.JobRescueAfter })},
+}
+
+// durationSetting parses a Go duration ("15s", "1h30m") into a setting.
+func durationSetting(env string, field func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("%s=%q: want a duration such as 15s or 1h30m", env, v)
+		}
+		*field(c) = d
+		return nil
+	}
 }
 
 // DefaultConfig is the configuration with nothing set.
 func DefaultConfig() Config {
 	return Config{
-		Listen:       DefaultListen,
-		PublicURL:    DefaultPublicURL,
-		DatabaseURL:  DefaultDatabaseURL,
-		StoreURL:     DefaultStoreURL,
-		GitHubAPIURL: DefaultGitHubAPIURL,
+		Listen:         DefaultListen,
+		PublicURL:      DefaultPublicURL,
+		DatabaseURL:    DefaultDatabaseURL,
+		StoreURL:       DefaultStoreURL,
+		GitHubAPIURL:   DefaultGitHubAPIURL,
+		SyncInterval:   DefaultSyncInterval,
+		JobRescueAfter: DefaultJobRescueAfter,
 	}
 }
 
@@ -125,7 +152,7 @@ func ParseConfigYAML(data []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_app_id, github_private_key_file, webhook_secret_file)", err)
+		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_app_id, github_private_key_file, webhook_secret_file, store_sync_interval, job_rescue_after)", err)
 	}
 	return nil
 }
@@ -158,6 +185,12 @@ func (c *Config) validate() []error {
 		bad("github_app_id is set but github_private_key_file is not: set TESTFIRST_GITHUB_PRIVATE_KEY_FILE to the app's .pem file")
 	case c.GitHubAppID == 0 && c.GitHubPrivateKeyFile != "":
 		bad("github_private_key_file is set but github_app_id is not: set TESTFIRST_GITHUB_APP_ID")
+	}
+	if c.SyncInterval < time.Second {
+		bad("store_sync_interval %s: want at least 1s, e.g. 15s", c.SyncInterval)
+	}
+	if c.JobRescueAfter < 30*time.Second {
+		bad("job_rescue_after %s: want at least 30s, and longer than the longest grade, e.g. 75m", c.JobRescueAfter)
 	}
 	if c.GitHubAppID > 0 && c.WebhookSecretFile == "" {
 		bad("webhook_secret_file is not set: with app credentials, set TESTFIRST_WEBHOOK_SECRET_FILE to a file holding the app's webhook secret")

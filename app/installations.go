@@ -27,11 +27,17 @@ type DeliveryArgs struct {
 // Kind implements river.JobArgs.
 func (DeliveryArgs) Kind() string { return "delivery" }
 
+// The labels testfirst puts on a ticket's issue.
+const (
+	approvedLabel = "test-first:approved"
+	pairLabel     = "lane:pair"
+)
+
 // Labels the app creates in every repository it is given.
 var appLabels = []github.Label{
 	{Name: "test-first", Color: "1d76db", Description: "Write hidden acceptance tests for this issue first"},
-	{Name: "test-first:approved", Color: "0e8a16", Description: "Hidden tests approved: implementation may start"},
-	{Name: "lane:pair", Color: "d93f0b", Description: "Hidden tests were rejected too often: pair on this one"},
+	{Name: approvedLabel, Color: "0e8a16", Description: "Hidden tests approved: implementation may start"},
+	{Name: pairLabel, Color: "d93f0b", Description: "Hidden tests were rejected too often: pair on this one"},
 }
 
 // installationClients is the slice of GitHub the delivery worker needs.
@@ -39,16 +45,15 @@ type installationClients interface {
 	Installation(id int64) (*github.Installation, error)
 }
 
-// DeliveryWorker handles the deliveries that need work. Today those are the
-// installation events; see NeedsJob.
+// DeliveryWorker handles the deliveries that need work; see NeedsJob.
 type DeliveryWorker struct {
 	river.WorkerDefaults[DeliveryArgs]
 	db     *db.DB
 	github installationClients
-	// store holds the versions and approvals of hidden tests; nil when the
-	// service has no store keys, and then pull requests are not graded.
-	store approvedVersions
-	log   *slog.Logger
+	// grades starts and cancels grades; its store is nil when the service
+	// has no store keys, and then pull requests are not graded.
+	grades *gradeQueue
+	log    *slog.Logger
 }
 
 // installationPayload is the part of installation and
@@ -85,6 +90,10 @@ func (w *DeliveryWorker) Work(ctx context.Context, job *river.Job[DeliveryArgs])
 		err = w.pullRequest(ctx, job.Args)
 	case "check_run":
 		err = w.checkRun(ctx, job.Args)
+	case "check_suite":
+		err = w.checkSuite(ctx, job.Args)
+	case "issue_comment":
+		err = w.issueComment(ctx, job.Args)
 	default:
 		err = w.installation(ctx, job.Args)
 	}

@@ -58,9 +58,11 @@ func NewIntake(d *db.DB) *Intake {
 var jobActions = map[string][]string{
 	"installation":              {"created", "deleted", "suspend", "unsuspend", "new_permissions_accepted"},
 	"installation_repositories": {"added", "removed"},
-	"issues":                    {"labeled"},
-	"pull_request":              {"opened", "synchronize", "reopened", "edited", "ready_for_review"},
+	"issues":                    {"labeled", "unlabeled", "edited", "closed", "reopened"},
+	"issue_comment":             {"created"},
+	"pull_request":              {"opened", "synchronize", "reopened", "edited", "ready_for_review", "closed"},
 	"check_run":                 {"rerequested", "requested_action"},
+	"check_suite":               {"rerequested"},
 }
 
 // NeedsJob reports whether a delivery needs work beyond being recorded.

@@ -66,30 +66,35 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 		}
 		log.InfoContext(ctx, "github app", "app", app.Slug, "id", app.ID)
 		workers := river.NewWorkers()
-		delivery := &DeliveryWorker{db: d, github: clients, log: log}
-		gw, versions, closeGrading, err := openGradeWorker(ctx, cfg, d, clients, log)
+		metrics := newPipelineMetrics(reg, d)
+		grades := &gradeQueue{db: d, publicURL: cfg.PublicURL, log: log}
+		delivery := &DeliveryWorker{db: d, github: clients, grades: grades, log: log}
+		queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: defaultWorkers(d)}}
+		var periodic []*river.PeriodicJob
+		sandboxed, closeGrading, err := openSandboxWorkers(ctx, cfg, d, clients, grades, metrics, log)
 		if err != nil {
 			log.WarnContext(ctx, "pull requests will not be graded", "err", err)
 		} else {
 			defer closeGrading()
-			delivery.store = versions
-			river.AddWorker(workers, gw)
+			river.AddWorker(workers, sandboxed.grade)
+			river.AddWorker(workers, sandboxed.check)
+			river.AddWorker(workers, sandboxed.sync)
+			queues[QueueSandbox] = river.QueueConfig{MaxWorkers: sandboxWorkers(d)}
+			periodic = append(periodic, SyncPeriodicJob(cfg.SyncInterval))
 		}
 		river.AddWorker(workers, delivery)
 		river.AddWorker(workers, NewRedeliverWorker(d, clients, log))
-		// SQLite has one connection, shared by River and the workers' own
-		// queries: more than one job at a time starves it.
-		maxWorkers := 4
-		if d.Engine() == db.SQLite {
-			maxWorkers = 1
-		}
-		jobs, err = d.NewJobClient(workers, map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: maxWorkers}},
-			db.WithRiverConfig(func(c *river.Config) {
-				c.PeriodicJobs = append(c.PeriodicJobs, RedeliverPeriodicJob(DefaultRedeliverInterval))
-			}))
+		periodic = append(periodic, RedeliverPeriodicJob(DefaultRedeliverInterval))
+		jobs, err = d.NewJobClient(workers, queues, db.WithRiverConfig(func(c *river.Config) {
+			c.PeriodicJobs = append(c.PeriodicJobs, periodic...)
+			c.RescueStuckJobsAfter = cfg.JobRescueAfter
+		}))
 		if err != nil {
 			return err
 		}
+		events, stopEvents := jobs.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled)
+		defer stopEvents()
+		go metrics.observe(events)
 		if err := jobs.Start(ctx); err != nil {
 			return fmt.Errorf("start job workers: %w", err)
 		}
@@ -128,23 +133,55 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 	return err
 }
 
-// openGradeWorker connects the store (both sides) and the sandbox engine.
-func openGradeWorker(ctx context.Context, cfg Config, d *db.DB, clients *github.Clients, log *slog.Logger) (*GradeWorker, approvedVersions, func(), error) {
+// defaultWorkers is how many deliveries and syncs run at once. SQLite has
+// one connection, shared by River and the workers' own queries: more than
+// one job of a queue at a time starves it.
+func defaultWorkers(d *db.DB) int {
+	if d.Engine() == db.SQLite {
+		return 1
+	}
+	return 4
+}
+
+// sandboxWorkers is how many grades and base checks run at once on this
+// replica: each takes a sandbox with its CPU and memory limits.
+func sandboxWorkers(d *db.DB) int {
+	if d.Engine() == db.SQLite {
+		return 1
+	}
+	return 2
+}
+
+// sandboxWorkerSet is the workers that need the store and the sandbox.
+type sandboxWorkerSet struct {
+	grade *GradeWorker
+	check *VersionCheckWorker
+	sync  *SyncWorker
+}
+
+// openSandboxWorkers connects the store (both sides) and the sandbox
+// engine, and gives grades the store.
+func openSandboxWorkers(ctx context.Context, cfg Config, d *db.DB, clients *github.Clients, grades *gradeQueue, metrics *pipelineMetrics, log *slog.Logger) (sandboxWorkerSet, func(), error) {
 	w, closeW, err := OpenStoreWriter(ctx, cfg.StoreURL)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("hidden test store: %w", err)
+		return sandboxWorkerSet{}, nil, fmt.Errorf("hidden test store: %w", err)
 	}
 	r, closeR, err := OpenStoreReader(ctx, cfg.StoreURL)
 	if err != nil {
 		closeW()
-		return nil, nil, nil, fmt.Errorf("hidden test store: %w", err)
+		return sandboxWorkerSet{}, nil, fmt.Errorf("hidden test store: %w", err)
 	}
 	g, err := OpenGrading(ctx, GradingConfig{Progress: io.Discard})
 	if err != nil {
 		closeW()
 		closeR()
-		return nil, nil, nil, fmt.Errorf("sealed grader: %w", err)
+		return sandboxWorkerSet{}, nil, fmt.Errorf("sealed grader: %w", err)
 	}
-	gw := &GradeWorker{db: d, github: clients, reader: r, grader: g.Grader, publicURL: cfg.PublicURL, log: log}
-	return gw, w, func() { closeW(); closeR() }, nil
+	grades.store = w
+	set := sandboxWorkerSet{
+		grade: &GradeWorker{db: d, github: clients, reader: r, grader: g.Grader, grades: grades, metrics: metrics, log: log},
+		check: &VersionCheckWorker{db: d, github: clients, store: r, grader: g.Grader, log: log},
+		sync:  &SyncWorker{db: d, github: clients, store: w, grades: grades, publicURL: cfg.PublicURL, log: log},
+	}
+	return set, func() { closeW(); closeR() }, nil
 }

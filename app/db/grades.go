@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -23,16 +24,16 @@ type Grade struct {
 	// InstallationID is the installation the grade runs for.
 	InstallationID int64
 	State          string // one of the Grade* states
-	Verdict    string
-	Trust      string
-	Total      int
-	Passed     int
-	Failed     int
-	Errored    int
-	Skipped    int
-	StartedAt  time.Time
-	FinishedAt time.Time
-	CreatedAt  time.Time
+	Verdict        string
+	Trust          string
+	Total          int
+	Passed         int
+	Failed         int
+	Errored        int
+	Skipped        int
+	StartedAt      time.Time
+	FinishedAt     time.Time
+	CreatedAt      time.Time
 }
 
 // Grade states. A grade is queued until its job starts, running while it
@@ -176,4 +177,30 @@ func prefixed(prefix, columns string) string {
 		cols[i] = prefix + strings.TrimSpace(c)
 	}
 	return strings.Join(cols, ", ")
+}
+
+// GradesOfHead lists the grades of a head SHA, against any digest, oldest
+// first.
+func (t *Tx) GradesOfHead(ctx context.Context, headSHA string) ([]Grade, error) {
+	return t.grades(ctx, "list grades of "+headSHA, "SELECT "+gradeColumns+" FROM grades WHERE head_sha = $1 ORDER BY id", headSHA)
+}
+
+// UnfinishedGradesAll lists every queued and running grade, oldest first.
+func (t *Tx) UnfinishedGradesAll(ctx context.Context) ([]Grade, error) {
+	return t.grades(ctx, "list unfinished grades", "SELECT "+gradeColumns+" FROM grades WHERE state IN ($1, $2) ORDER BY id", GradeQueued, GradeRunning)
+}
+
+// JobFinished reports whether River's job id is in a final state
+// (completed, cancelled or discarded) or gone; a grade whose job finished
+// without finishing the grade needs its check run closed.
+func (t *Tx) JobFinished(ctx context.Context, id int64) (bool, error) {
+	var state string
+	err := t.q.queryRow(ctx, "SELECT state FROM river_job WHERE id = $1", id).Scan(&state)
+	if errors.Is(err, ErrNotFound) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("get state of job %d: %w", id, err)
+	}
+	return state == "completed" || state == "cancelled" || state == "discarded", nil
 }

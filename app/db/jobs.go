@@ -64,3 +64,30 @@ func (d *DB) NewJobClient(workers *river.Workers, queues map[string]river.QueueC
 	}
 	return c, nil
 }
+
+// QueueLoad is the number of jobs of one queue in one state.
+type QueueLoad struct {
+	Queue string
+	State string
+	Jobs  int
+}
+
+// QueueDepth counts the jobs waiting (available, scheduled, retryable) and
+// running, by queue and state.
+func (d *DB) QueueDepth(ctx context.Context) ([]QueueLoad, error) {
+	rs, err := d.eng.querier().query(ctx, `SELECT queue, state, count(*) FROM river_job
+WHERE state IN ('available', 'scheduled', 'retryable', 'running') GROUP BY queue, state ORDER BY queue, state`)
+	if err != nil {
+		return nil, fmt.Errorf("count queued jobs: %w", err)
+	}
+	defer rs.Close()
+	var out []QueueLoad
+	for rs.Next() {
+		var l QueueLoad
+		if err := rs.Scan(&l.Queue, &l.State, &l.Jobs); err != nil {
+			return nil, fmt.Errorf("count queued jobs: %w", err)
+		}
+		out = append(out, l)
+	}
+	return out, rs.Err()
+}

@@ -94,6 +94,12 @@ func TestPipelineMirror(t *testing.T) {
 			if err := tx.SetVersionDecision(ctx, v.ID, "rejected", "covers nothing"); err != nil {
 				return err
 			}
+			if ok, err := tx.ClaimAnnouncement(ctx, v.ID, "", "ready"); err != nil || !ok {
+				t.Fatalf("ClaimAnnouncement = %v, %v; want claimed", ok, err)
+			}
+			if ok, err := tx.ClaimAnnouncement(ctx, v.ID, "", "ready"); err != nil || ok {
+				t.Fatalf("ClaimAnnouncement again = %v, %v; want not claimed", ok, err)
+			}
 			if err := tx.SetVersionAnnounced(ctx, v.ID, "rejected"); err != nil {
 				return err
 			}

@@ -104,3 +104,14 @@ func (t *Tx) Approvals(ctx context.Context, versionID int64) ([]Approval, error)
 	}
 	return as, nil
 }
+
+// ClaimAnnouncement moves a version's announced state from from to to, and
+// reports whether this call did: of several replicas syncing the same
+// version, one posts each comment.
+func (t *Tx) ClaimAnnouncement(ctx context.Context, id int64, from, to string) (bool, error) {
+	n, err := t.q.exec(ctx, "UPDATE versions SET announced = $3 WHERE id = $1 AND announced = $2", id, from, to)
+	if err != nil {
+		return false, fmt.Errorf("claim announcement %s of version %d: %w", to, id, err)
+	}
+	return n == 1, nil
+}

@@ -51,7 +51,7 @@ func TestVersionCheckProblems(t *testing.T) {
 		{"valid", VersionCheck{Tests: []string{"a", "b"}, Base: grader.BaseCheck{GuardTests: []string{"a"}}, Reference: &grader.ReferenceCheck{AllPass: true}}, nil},
 		{"all pass on base", VersionCheck{Tests: []string{"a"}, Base: grader.BaseCheck{AllPass: true}}, []string{"all 1 tests already pass on the base commit"}},
 		{"no tests", VersionCheck{}, []string{"no hidden test was found"}},
-		{"could not run", VersionCheck{Error: "engine down"}, []string{"the base check could not run: engine down"}},
+		{"could not run", VersionCheck{Error: "engine down"}, []string{"the base check could not run (the approval card says why)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,12 +23,12 @@ type VersionCheck struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Problems lists why the version is not a valid task, in counts only;
-// empty when it is valid.
+// Problems lists why the version is not a valid task, in counts only (it
+// is posted on the issue); empty when it is valid.
 func (c VersionCheck) Problems() []string {
 	var ps []string
 	if c.Error != "" {
-		ps = append(ps, "the base check could not run: "+c.Error)
+		ps = append(ps, "the base check could not run (the approval card says why)")
 	}
 	if len(c.Tests) == 0 && c.Error == "" {
 		ps = append(ps, "no hidden test was found")

@@ -1,0 +1,446 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/testfirst-app/testfirst/app/db"
+	"github.com/testfirst-app/testfirst/app/pipeline"
+	"github.com/testfirst-app/testfirst/github"
+	"github.com/testfirst-app/testfirst/grader/store"
+)
+
+// DefaultSyncInterval is how often every active ticket is brought in line
+// with the store, so that tests pushed and decisions taken outside the
+// service (testfirst tests push|approve|reject) are picked up without a
+// restart.
+const DefaultSyncInterval = 15 * time.Second
+
+// Announced states of a version: what the issue was last told.
+const (
+	announcedNone       = ""
+	announcedReady      = "ready"
+	announcedInvalid    = "invalid"
+	announcedApproved   = "approved"
+	announcedRejected   = "rejected"
+	announcedSuperseded = "superseded"
+)
+
+// SyncArgs brings tickets in line with the store: Ticket 0 means every
+// active ticket.
+type SyncArgs struct {
+	Ticket int64 `json:"ticket,omitempty"`
+}
+
+// Kind implements river.JobArgs.
+func (SyncArgs) Kind() string { return "sync" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts: a sync waiting to run
+// makes another one for the same ticket redundant.
+func (SyncArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true,
+		ByState: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning, rivertype.JobStateScheduled}}}
+}
+
+// SyncPeriodicJob syncs every active ticket every interval, and once when
+// the River leader starts.
+func SyncPeriodicJob(interval time.Duration) *river.PeriodicJob {
+	return river.NewPeriodicJob(river.PeriodicInterval(interval), func() (river.JobArgs, *river.InsertOpts) {
+		return SyncArgs{}, nil
+	}, &river.PeriodicJobOpts{ID: "sync", RunOnStart: true})
+}
+
+// storeVersions is what the sync reads of the store.
+type storeVersions interface {
+	// Versions lists a ticket's versions, oldest first, with their derived
+	// states; a ticket with none gives none.
+	Versions(ctx context.Context, t store.Ticket) ([]store.Version, error)
+}
+
+// SyncWorker mirrors the store's versions and decisions into the database
+// and acts on each change once: it starts the base check of a new version,
+// announces it ready (or invalid), labels and announces an approval,
+// cancels the grades an approval replaces and grades the open pull
+// requests that close the ticket, announces rejections, and stops a ticket
+// rejected too often.
+type SyncWorker struct {
+	river.WorkerDefaults[SyncArgs]
+	db        *db.DB
+	github    installationClients
+	store     storeVersions
+	grades    *gradeQueue
+	publicURL string
+	log       *slog.Logger
+}
+
+// Work implements river.Worker.
+func (w *SyncWorker) Work(ctx context.Context, job *river.Job[SyncArgs]) error {
+	var tickets []db.Ticket
+	err := w.db.Tx(ctx, func(tx *db.Tx) error {
+		if job.Args.Ticket != 0 {
+			tk, err := tx.Ticket(ctx, job.Args.Ticket)
+			tickets = []db.Ticket{tk}
+			return err
+		}
+		var err error
+		tickets, err = tx.ActiveTickets(ctx)
+		return err
+	})
+	if errors.Is(err, db.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	if job.Args.Ticket == 0 {
+		errs = append(errs, w.sweepGrades(ctx))
+	}
+	for _, tk := range tickets {
+		if err := w.syncTicket(ctx, tk); err != nil {
+			w.log.ErrorContext(ctx, "sync failed", "ticket", tk.ID, "err", err)
+			errs = append(errs, fmt.Errorf("sync ticket %d: %w", tk.ID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// sweepGrades closes the check runs of grades whose job ended without
+// finishing them (its attempts ran out while GitHub or the database was
+// down, or it was cancelled by hand): no check run stays in progress.
+func (w *SyncWorker) sweepGrades(ctx context.Context) error {
+	var lost []db.Grade
+	if err := w.db.Tx(ctx, func(tx *db.Tx) error {
+		gs, err := tx.UnfinishedGradesAll(ctx)
+		if err != nil {
+			return err
+		}
+		for _, g := range gs {
+			if g.JobID == 0 {
+				continue
+			}
+			finished, err := tx.JobFinished(ctx, g.JobID)
+			if err != nil {
+				return err
+			}
+			if finished {
+				lost = append(lost, g)
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	var errs []error
+	for _, g := range lost {
+		var repo db.Repository
+		if err := w.db.Tx(ctx, func(tx *db.Tx) error {
+			tk, err := tx.Ticket(ctx, g.TicketID)
+			if err != nil {
+				return err
+			}
+			repo, err = tx.Repository(ctx, tk.RepositoryID)
+			return err
+		}); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		gi, err := w.github.Installation(repo.InstallationID)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		w.log.WarnContext(ctx, "grade lost its job", "grade", g.ID, "job", g.JobID)
+		errs = append(errs, w.grades.cancel(ctx, gi, repo, []db.Grade{g}, "This grade's job ended without a result. Use Regrade to grade this commit again."))
+	}
+	return errors.Join(errs...)
+}
+
+// ticketView is one ticket with everything its sync needs.
+type ticketView struct {
+	tk   db.Ticket
+	repo db.Repository
+	st   store.Ticket
+	gi   *github.Installation
+	log  *slog.Logger
+}
+
+func (w *SyncWorker) syncTicket(ctx context.Context, tk db.Ticket) error {
+	var repo db.Repository
+	if err := w.db.Tx(ctx, func(tx *db.Tx) error {
+		var err error
+		repo, err = tx.Repository(ctx, tk.RepositoryID)
+		return err
+	}); err != nil {
+		return err
+	}
+	st := store.Ticket{Installation: repo.InstallationID, Owner: repo.Owner, Repo: repo.Name, Issue: tk.IssueNumber}
+	vs, err := w.store.Versions(ctx, st)
+	if err != nil {
+		return err
+	}
+	gi, err := w.github.Installation(repo.InstallationID)
+	if err != nil {
+		return err
+	}
+	t := ticketView{tk: tk, repo: repo, st: st, gi: gi,
+		log: w.log.With("installation", repo.InstallationID, "repo", repo.Owner+"/"+repo.Name, "ticket", tk.ID)}
+	mirrored, err := w.mirror(ctx, t, vs)
+	if err != nil {
+		return err
+	}
+	active := tk.ClosedAt.IsZero() && tk.WithdrawnAt.IsZero()
+	for i, v := range vs {
+		if err := w.announce(ctx, t, v, mirrored[i], i == len(vs)-1, active); err != nil {
+			return retryOrCancel(err)
+		}
+	}
+	return w.settle(ctx, t, vs, mirrored, active)
+}
+
+// mirror records every store version and decision in the database, with
+// its audit event, and starts the base check of a new pending version.
+func (w *SyncWorker) mirror(ctx context.Context, t ticketView, vs []store.Version) ([]db.Version, error) {
+	out := make([]db.Version, len(vs))
+	err := w.db.Tx(ctx, func(tx *db.Tx) error {
+		for i, v := range vs {
+			dv, created, err := tx.MirrorVersion(ctx, db.Version{TicketID: t.tk.ID, Number: v.Number, Digest: v.Digest,
+				State: string(v.State), Author: v.Author, CreatedAt: v.Created})
+			if err != nil {
+				return err
+			}
+			if created {
+				if err := audit(ctx, tx, v.Author, t.tk.ID, "version.pushed", map[string]any{"version": v.Number, "digest": v.Digest}); err != nil {
+					return err
+				}
+			}
+			if dv.Digest != v.Digest {
+				return fmt.Errorf("version %d of %s: the store says %s, the database %s", v.Number, t.st, v.Digest, dv.Digest)
+			}
+			if dv.State != string(v.State) {
+				if err := w.mirrorDecision(ctx, tx, t, v, &dv); err != nil {
+					return err
+				}
+			}
+			if v.State == store.StatePending && dv.Check == nil && i == len(vs)-1 {
+				if err := tx.InsertJob(ctx, VersionCheckArgs{Version: dv.ID}, nil); err != nil {
+					return err
+				}
+			}
+			out[i] = dv
+		}
+		return nil
+	})
+	return out, err
+}
+
+// mirrorDecision records a version's new state; an approval the card has
+// not recorded already is recorded with its decision's author and time.
+func (w *SyncWorker) mirrorDecision(ctx context.Context, tx *db.Tx, t ticketView, v store.Version, dv *db.Version) error {
+	var reason, actor string
+	if d := v.Decision; d != nil {
+		reason, actor = d.Reason, d.By
+	}
+	if err := tx.SetVersionDecision(ctx, dv.ID, string(v.State), reason); err != nil {
+		return err
+	}
+	if v.State == store.StateApproved && v.Decision != nil {
+		as, err := tx.Approvals(ctx, dv.ID)
+		if err != nil {
+			return err
+		}
+		if len(as) == 0 {
+			if _, err := tx.Approve(ctx, db.Approval{VersionID: dv.ID, ApprovedBy: v.Decision.By, ApprovedAt: v.Decision.At, Digest: v.Decision.Digest}); err != nil {
+				return err
+			}
+		}
+	}
+	if actor == "" {
+		actor = "testfirst"
+	}
+	dv.State, dv.RejectionReason = string(v.State), reason
+	return audit(ctx, tx, actor, t.tk.ID, "version."+string(v.State), map[string]any{"version": v.Number, "digest": v.Digest})
+}
+
+// announce tells the issue about version v's state, once per transition,
+// and does what the transition asks: an approval labels the issue, cancels
+// grades against other versions and grades the open pull requests; a
+// superseded approval is reopened.
+func (w *SyncWorker) announce(ctx context.Context, t ticketView, v store.Version, dv db.Version, newest, active bool) error {
+	var to, body string
+	switch {
+	case v.State == store.StatePending && newest && dv.Check != nil && dv.Announced == announcedNone:
+		var check pipeline.VersionCheck
+		if err := json.Unmarshal(dv.Check, &check); err != nil {
+			return fmt.Errorf("version %d of %s: stored check: %w", v.Number, t.st, err)
+		}
+		if check.Valid() {
+			to = announcedReady
+			body = pipeline.ReadyComment(t.tk.Requester, v.Number, len(check.Tests), len(check.Base.GuardTests),
+				strings.TrimSuffix(w.publicURL, "/")+pipeline.CardPath(t.repo.Owner, t.repo.Name, t.tk.IssueNumber, v.Number))
+		} else {
+			to, body = announcedInvalid, pipeline.InvalidComment(v.Number, check)
+		}
+	case v.State == store.StateApproved && dv.Announced != announcedApproved:
+		to = announcedApproved
+	case v.State == store.StateRejected && dv.Announced != announcedRejected:
+		to, body = announcedRejected, pipeline.RejectedComment(v.Number)
+	case v.State == store.StateSuperseded && dv.Announced == announcedApproved:
+		to = announcedSuperseded
+	default:
+		return nil
+	}
+	var claimed bool
+	if err := w.db.Tx(ctx, func(tx *db.Tx) error {
+		var err error
+		if claimed, err = tx.ClaimAnnouncement(ctx, dv.ID, dv.Announced, to); err != nil || !claimed {
+			return err
+		}
+		if to == announcedReady {
+			return tx.SetVersionReady(ctx, dv.ID, time.Now())
+		}
+		return nil
+	}); err != nil || !claimed {
+		return err
+	}
+	err := w.act(ctx, t, v, dv, to, body, active)
+	if err != nil {
+		// Hand the announcement back, so the retry makes it.
+		err = errors.Join(err, w.db.Tx(ctx, func(tx *db.Tx) error {
+			_, err := tx.ClaimAnnouncement(ctx, dv.ID, to, dv.Announced)
+			return err
+		}))
+		return err
+	}
+	t.log.InfoContext(ctx, "version announced", "version", v.Number, "announced", to)
+	return nil
+}
+
+// act carries out one announcement.
+func (w *SyncWorker) act(ctx context.Context, t ticketView, v store.Version, dv db.Version, to, body string, active bool) error {
+	owner, name, issue := t.repo.Owner, t.repo.Name, t.tk.IssueNumber
+	switch to {
+	case announcedApproved:
+		if err := t.gi.AddLabels(ctx, owner, name, issue, approvedLabel); err != nil {
+			return err
+		}
+		tests, covered := len(v.Files), pipeline.Covered(v.Criteria, nil)
+		var check pipeline.VersionCheck
+		if json.Unmarshal(dv.Check, &check) == nil && len(check.Tests) > 0 {
+			tests, covered = len(check.Tests), pipeline.Covered(v.Criteria, check.Tests)
+		}
+		by := ""
+		if v.Decision != nil {
+			by = v.Decision.By
+		}
+		body = pipeline.ApprovedComment(issue, v.Number, v.Digest, tests, covered, len(v.Criteria), by)
+		if _, err := t.gi.CreateComment(ctx, owner, name, issue, body); err != nil {
+			return err
+		}
+		if err := w.grades.cancelTicket(ctx, t.gi, t.repo, t.tk, v.Digest, fmt.Sprintf("Hidden tests v%d were approved: this grade against an earlier version was cancelled.", v.Number)); err != nil {
+			return err
+		}
+		if active {
+			return w.grades.gradeOpenPulls(ctx, t.gi, t.repo, t.tk, v)
+		}
+		return nil
+	case announcedSuperseded:
+		if err := t.gi.RemoveLabel(ctx, owner, name, issue, approvedLabel); err != nil {
+			return err
+		}
+		if err := w.grades.cancelTicket(ctx, t.gi, t.repo, t.tk, "", fmt.Sprintf("The approval of hidden tests v%d was reopened: this grade was cancelled.", v.Number)); err != nil {
+			return err
+		}
+		latest, err := w.store.Versions(ctx, t.st)
+		if err != nil {
+			return err
+		}
+		body = pipeline.ReopenedComment(v.Number, latest[len(latest)-1].Number)
+	}
+	_, err := t.gi.CreateComment(ctx, owner, name, issue, body)
+	return err
+}
+
+// settle stops a ticket rejected too often and moves the ticket to the
+// state its versions say.
+func (w *SyncWorker) settle(ctx context.Context, t ticketView, vs []store.Version, dvs []db.Version, active bool) error {
+	rejected := 0
+	for _, v := range vs {
+		if v.State == store.StateRejected {
+			rejected++
+		}
+	}
+	state := ticketState(vs, dvs)
+	if rejected > 0 && t.tk.State != TicketStopped && (len(vs) == 0 || vs[len(vs)-1].State == store.StateRejected) {
+		cfg, err := repoConfig(ctx, t.gi, t.repo.Owner, t.repo.Name, t.repo.DefaultBranch)
+		if err != nil {
+			var apiErr *github.APIError
+			if errors.As(err, &apiErr) {
+				return retryOrCancel(err)
+			}
+			cfg = pipeline.DefaultRepoConfig() // the config error is reported where the ticket was opened
+		}
+		if cfg.MaxRejections > 0 && rejected >= cfg.MaxRejections {
+			if active {
+				if err := t.gi.AddLabels(ctx, t.repo.Owner, t.repo.Name, t.tk.IssueNumber, pairLabel); err != nil {
+					return retryOrCancel(err)
+				}
+				if _, err := t.gi.CreateComment(ctx, t.repo.Owner, t.repo.Name, t.tk.IssueNumber, pipeline.StoppedComment(rejected)); err != nil {
+					return retryOrCancel(err)
+				}
+			}
+			state = TicketStopped
+		}
+	}
+	if t.tk.State == TicketStopped && (len(vs) == 0 || vs[len(vs)-1].State == store.StateRejected) {
+		state = TicketStopped // a new version restarts a stopped ticket
+	}
+	if state == t.tk.State {
+		return nil
+	}
+	return w.db.Tx(ctx, func(tx *db.Tx) error {
+		if err := tx.SetTicketState(ctx, t.tk.ID, state); err != nil {
+			return err
+		}
+		t.log.InfoContext(ctx, "ticket state", "from", t.tk.State, "to", state)
+		return audit(ctx, tx, "testfirst", t.tk.ID, "ticket."+state, map[string]any{"from": t.tk.State})
+	})
+}
+
+// ticketState derives a ticket's state from its newest version.
+func ticketState(vs []store.Version, dvs []db.Version) string {
+	if len(vs) == 0 {
+		return TicketWriting
+	}
+	v, dv := vs[len(vs)-1], dvs[len(dvs)-1]
+	switch v.State {
+	case store.StateApproved:
+		return TicketApproved
+	case store.StatePending:
+		if dv.Check == nil {
+			return TicketChecking
+		}
+		var check pipeline.VersionCheck
+		if json.Unmarshal(dv.Check, &check) == nil && check.Valid() {
+			return TicketAwaitingApproval
+		}
+	}
+	return TicketWriting
+}
+
+// audit appends an audit event with a JSON detail.
+func audit(ctx context.Context, tx *db.Tx, actor string, ticket int64, kind string, detail map[string]any) error {
+	data, err := json.Marshal(detail)
+	if err != nil {
+		return fmt.Errorf("audit %s: %w", kind, err)
+	}
+	return tx.AppendAudit(ctx, db.AuditEvent{Actor: actor, TicketID: ticket, Kind: kind, Detail: data})
+}
