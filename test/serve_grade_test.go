@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
-	"github.com/testfirst-app/testfirst/test/testenv"
 )
 
 // patchFixture reads a real payload and sets fields along dotted paths.
@@ -99,47 +97,9 @@ func postgresSchema(t *testing.T) string {
 }
 
 func servePipeline(t *testing.T, databaseURL string) {
-	testenv.Grading(t) // the grader image, or skip without an engine
-	t.Setenv("TESTFIRST_WRAPPER", testenv.Wrapper(t))
-
-	gh := fakegithub.New(t)
-	const owner, repo, branch = "Codertocat", "Hello-World", "master"
-	gh.AddInstallation(1, owner)
-	gh.AddRepo(1, owner, repo, branch)
-	base, err := grader.LoadTree(filepath.Join(sampleDir, "base"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	baseSHA := gh.Commit(owner, repo, branch, files(base))
-	patch, _ := os.ReadFile(filepath.Join(sampleDir, "reference.patch"))
-	fixed, err := grader.ApplyPatch(base, patch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	headSHA := gh.Commit(owner, repo, "feature", files(fixed))
-
-	// Keys and the store, as a deployment has them.
-	dir := t.TempDir()
-	bin := buildBinary(t)
-	graderID, cardID := filepath.Join(dir, "grader-identity.txt"), filepath.Join(dir, "card-identity.txt")
-	out, err := exec.Command(bin, "keys", "init", "--identity", graderID, "--card-identity", cardID).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cardR, _ := os.ReadFile(filepath.Join(dir, "card-recipient.txt"))
-	storeURL := "file://" + filepath.Join(dir, "hidden")
-	for k, v := range map[string]string{
-		"TESTFIRST_GRADER_RECIPIENTS": strings.TrimSpace(string(out)), "TESTFIRST_GRADER_IDENTITY_FILE": graderID,
-		"TESTFIRST_CARD_RECIPIENTS": strings.TrimSpace(string(cardR)), "TESTFIRST_CARD_IDENTITY_FILE": cardID,
-	} {
-		t.Setenv(k, v)
-	}
-	const secret = "pipeline-secret"
-	env := []string{"TESTFIRST_STORE_URL=" + storeURL}
-	if databaseURL != "" {
-		env = append(env, "TESTFIRST_DATABASE_URL="+databaseURL)
-	}
-	s := startServe(t, gh, secret, env...)
+	p := newPipelineEnv(t)
+	owner, repo, secret, baseSHA, headSHA, gh := pipeOwner, pipeRepo, pipeSecret, p.baseSHA, p.fixedSHA, p.gh
+	s := p.serve(t, databaseURL)
 
 	// 1. The label opens the ticket.
 	labeled := patchFixture(t, "issues/labeled.payload.json", map[string]any{"label.name": "test-first", "installation.id": 1, "sender.login": "alice"})
@@ -148,44 +108,15 @@ func servePipeline(t *testing.T, databaseURL string) {
 	}
 
 	// The ticket exists before anyone writes tests for it.
-	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(s.log(), `"msg":"ticket opened"`); {
-		if time.Now().After(deadline) {
-			t.Fatalf("no ticket opened:\n%s", s.log())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitFor(t, "the ticket", 60*time.Second, func() bool { return strings.Contains(s.log(), `"msg":"ticket opened"`) }, s.log)
 
 	// 2. Tests are written, pushed and approved from the command line.
-	hidden := filepath.Join(dir, "tests")
-	src, _ := grader.LoadTree(filepath.Join(sampleDir, "hidden"))
-	for _, f := range src.Files {
-		var kept []string
-		for _, line := range strings.SplitAfter(string(f.Data), "\n") {
-			if !strings.HasPrefix(line, "# testfirst-canary:") {
-				kept = append(kept, line)
-			}
-		}
-		p := filepath.Join(hidden, f.Path)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(strings.Join(kept, "")), 0o644)
-	}
-	tk := owner + "/" + repo + "#1"
-	pushed, err := exec.Command(bin, "tests", "push", "--store", storeURL, "--ticket", tk, "--installation", "1", "--author", "writer-bot",
-		"--reference", filepath.Join(sampleDir, "reference.patch"), "--format", "json", hidden).Output()
-	if err != nil {
-		t.Fatalf("push: %v", err)
-	}
-	var v struct {
-		Version int    `json:"version"`
-		Digest  string `json:"digest"`
-	}
-	json.Unmarshal(pushed, &v)
-	if out, err := exec.Command(bin, "tests", "approve", "--store", storeURL, "--ticket", tk, "--installation", "1", "--version", "1", "--digest", v.Digest, "--by", "alice").CombinedOutput(); err != nil {
-		t.Fatalf("approve: %v\n%s", err, out)
-	}
+	k, digest := p.push(t, "writer-bot")
+	p.decide(t, k, digest, "alice", "")
+	v := struct{ Digest string }{digest}
 
 	// 3. A pull request that fixes the issue is graded.
-	gh.AddPull(owner, repo, 2, headSHA, branch, "Fixes #1", owner+"/"+repo)
+	gh.AddPull(owner, repo, 2, headSHA, pipeBranch, "Fixes #1", owner+"/"+repo)
 	opened := patchFixture(t, "pull_request/opened.payload.json", map[string]any{"pull_request.body": "Fixes #1", "pull_request.head.sha": headSHA, "installation.id": 1})
 	if code := s.deliver(t, secret, "pull_request", "d-pr", opened); code != http.StatusAccepted {
 		t.Fatalf("opened: %d", code)

@@ -71,25 +71,6 @@ func TestEngineUnreachableExits2(t *testing.T) {
 	}
 }
 
-// writeTree writes t below dir.
-func writeTree(t *testing.T, dir string, tree *grader.Tree) {
-	t.Helper()
-	for _, f := range tree.Files {
-		p := filepath.Join(dir, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if f.IsSymlink() {
-			if err := os.Symlink(f.Link, p); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.WriteFile(p, f.Data, f.Mode.Perm()); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // TestGradeExitStatus runs real grades through the command line: the
 // reference implementation passes (0), the base fails (1), and the JSON
@@ -110,7 +91,7 @@ func TestGradeExitStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	pr := t.TempDir()
-	writeTree(t, pr, fixed)
+	mustWriteTree(t, pr, fixed)
 	hidden := filepath.Join(sample, "hidden")
 
 	code, stdout, stderr := runCLI(t, "grade", "--repo", pr, "--tests", hidden, "--base", filepath.Join(sample, "base"),
@@ -156,5 +137,13 @@ func TestBenchGrade(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "bench", "grade", "--repo", filepath.Join(bench, "repo"), "--tests", filepath.Join(bench, "hidden"), "--runs", "1")
 	if code != exitPass || !strings.Contains(stdout, "median  sealed") {
 		t.Errorf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+}
+
+// mustWriteTree writes tree below dir or fails the test.
+func mustWriteTree(t *testing.T, dir string, tree *grader.Tree) {
+	t.Helper()
+	if err := testenv.WriteTree(dir, tree); err != nil {
+		t.Fatal(err)
 	}
 }

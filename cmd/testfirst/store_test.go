@@ -37,23 +37,10 @@ func storeEnv(t *testing.T) (storeURL string) {
 // digest, and see a changed byte in the store refused.
 func TestStoreCommands(t *testing.T) {
 	url := storeEnv(t)
-	// The sample's hidden files carry fixed canaries for tests without a
-	// store; a writer hands the store files without them.
 	hidden := t.TempDir()
-	src, err := grader.LoadTree(filepath.Join(sample, "hidden"))
-	if err != nil {
+	if err := testenv.WriteTree(hidden, testenv.SampleHidden(t, filepath.Join(sample, "hidden"))); err != nil {
 		t.Fatal(err)
 	}
-	for i, f := range src.Files {
-		var kept []string
-		for _, line := range strings.SplitAfter(string(f.Data), "\n") {
-			if !strings.HasPrefix(line, "# testfirst-canary:") {
-				kept = append(kept, line)
-			}
-		}
-		src.Files[i].Data = []byte(strings.Join(kept, ""))
-	}
-	writeTree(t, hidden, src)
 	tk := "octo-org/wordstats#7"
 
 	push := func() (int, string) {
@@ -108,7 +95,7 @@ func TestStoreCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	pr := t.TempDir()
-	writeTree(t, pr, fixed)
+	mustWriteTree(t, pr, fixed)
 
 	grade := func(digest string) (int, string, string) {
 		return runCLI(t, "grade", "--repo", pr, "--base", filepath.Join(sample, "base"), "--store", url, "--ticket", tk, "--digest", digest, "--format", "json")

@@ -1,0 +1,189 @@
+package test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/test/fakegithub"
+	"github.com/testfirst-app/testfirst/test/testenv"
+)
+
+// The repository every pipeline test works on, as the fixtures name it.
+const (
+	pipeOwner  = "Codertocat"
+	pipeRepo   = "Hello-World"
+	pipeBranch = "master"
+	pipeSecret = "pipeline-secret"
+)
+
+// pipelineEnv is a fake GitHub holding the sample project, the keys and
+// the hidden-test store of a deployment, and the testfirst binary.
+type pipelineEnv struct {
+	gh       *fakegithub.Server
+	bin      string
+	dir      string
+	storeURL string
+	// base is the sample project's default branch; fixed is base with the
+	// reference patch, which passes every hidden test.
+	base, fixed       *grader.Tree
+	baseSHA, fixedSHA string
+}
+
+// newPipelineEnv seeds the fake GitHub and the keys, and sets the store's
+// key variables for this test (the binary and `tests` commands read them).
+func newPipelineEnv(t *testing.T) *pipelineEnv {
+	t.Helper()
+	testenv.Grading(t) // the grader image, or skip without an engine
+	t.Setenv("TESTFIRST_WRAPPER", testenv.Wrapper(t))
+	p := &pipelineEnv{gh: fakegithub.New(t), bin: buildBinary(t), dir: t.TempDir()}
+	p.gh.AddInstallation(1, pipeOwner)
+	p.gh.AddRepo(1, pipeOwner, pipeRepo, pipeBranch)
+	var err error
+	if p.base, err = grader.LoadTree(filepath.Join(sampleDir, "base")); err != nil {
+		t.Fatal(err)
+	}
+	p.baseSHA = p.gh.Commit(pipeOwner, pipeRepo, pipeBranch, files(p.base))
+	patch, _ := os.ReadFile(filepath.Join(sampleDir, "reference.patch"))
+	if p.fixed, err = grader.ApplyPatch(p.base, patch); err != nil {
+		t.Fatal(err)
+	}
+	p.fixedSHA = p.gh.Commit(pipeOwner, pipeRepo, "feature", files(p.fixed))
+
+	graderID, cardID := filepath.Join(p.dir, "grader-identity.txt"), filepath.Join(p.dir, "card-identity.txt")
+	out, err := exec.Command(p.bin, "keys", "init", "--identity", graderID, "--card-identity", cardID).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cardR, _ := os.ReadFile(filepath.Join(p.dir, "card-recipient.txt"))
+	p.storeURL = "file://" + filepath.Join(p.dir, "hidden")
+	for k, v := range map[string]string{
+		"TESTFIRST_GRADER_RECIPIENTS": strings.TrimSpace(string(out)), "TESTFIRST_GRADER_IDENTITY_FILE": graderID,
+		"TESTFIRST_CARD_RECIPIENTS": strings.TrimSpace(string(cardR)), "TESTFIRST_CARD_IDENTITY_FILE": cardID,
+	} {
+		t.Setenv(k, v)
+	}
+	return p
+}
+
+// serve starts `testfirst serve` on the store, with databaseURL when set
+// (SQLite in its own directory otherwise) and extra environment.
+func (p *pipelineEnv) serve(t *testing.T, databaseURL string, env ...string) *service {
+	t.Helper()
+	env = append([]string{"TESTFIRST_STORE_URL=" + p.storeURL}, env...)
+	if databaseURL != "" {
+		env = append(env, "TESTFIRST_DATABASE_URL="+databaseURL)
+	}
+	return startServe(t, p.gh, pipeSecret, env...)
+}
+
+// commit pushes a tree to a branch of the repository and returns its SHA.
+func (p *pipelineEnv) commit(branch string, tree *grader.Tree, extra map[string]string) string {
+	fs := files(tree)
+	for k, v := range extra {
+		fs[k] = v
+	}
+	return p.gh.Commit(pipeOwner, pipeRepo, branch, fs)
+}
+
+// push stores the sample's hidden tests (and reference patch) as the next
+// version of issue #1's ticket and returns its number and digest.
+func (p *pipelineEnv) push(t *testing.T, author string) (int, string) {
+	t.Helper()
+	hidden := filepath.Join(p.dir, "tests")
+	os.RemoveAll(hidden)
+	if err := testenv.WriteTree(hidden, testenv.SampleHidden(t, filepath.Join(sampleDir, "hidden"))); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(p.bin, "tests", "push", "--store", p.storeURL, "--ticket", pipeOwner+"/"+pipeRepo+"#1", "--installation", "1",
+		"--author", author, "--reference", filepath.Join(sampleDir, "reference.patch"), "--format", "json", hidden).Output()
+	if err != nil {
+		t.Fatalf("tests push: %v", err)
+	}
+	var v struct {
+		Version int    `json:"version"`
+		Digest  string `json:"digest"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("tests push printed %q: %v", out, err)
+	}
+	return v.Version, v.Digest
+}
+
+// decide approves or, with a reason, rejects version k from the command
+// line, as a requester without the card does.
+func (p *pipelineEnv) decide(t *testing.T, k int, digest, by, reason string) {
+	t.Helper()
+	args := []string{"tests", "approve", "--store", p.storeURL, "--ticket", pipeOwner + "/" + pipeRepo + "#1", "--installation", "1",
+		"--version", fmt.Sprint(k), "--digest", digest, "--by", by}
+	if reason != "" {
+		args[1] = "reject"
+		args = append(args, "--reason", reason)
+	}
+	if out, err := exec.Command(p.bin, args...).CombinedOutput(); err != nil {
+		t.Fatalf("tests %s: %v\n%s", args[1], err, out)
+	}
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, within time.Duration, cond func() bool, logs func() string) {
+	t.Helper()
+	for deadline := time.Now().Add(within); !cond(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %s for %s\n%s", within, what, logs())
+		}
+	}
+}
+
+// comment waits for a comment on issue containing text and returns it.
+func (p *pipelineEnv) comment(t *testing.T, s *service, issue int, text string) string {
+	t.Helper()
+	var found string
+	waitFor(t, fmt.Sprintf("a comment on #%d saying %q", issue, text), 120*time.Second, func() bool {
+		for _, c := range p.gh.Comments(pipeOwner, pipeRepo, issue) {
+			if strings.Contains(c.Body, text) {
+				found = c.Body
+				return true
+			}
+		}
+		return false
+	}, func() string { return fmt.Sprintf("comments: %+v\n%s", p.gh.Comments(pipeOwner, pipeRepo, issue), s.log()) })
+	return found
+}
+
+// run waits for a check run on head that satisfies ok and returns it.
+func (p *pipelineEnv) run(t *testing.T, s *service, head string, what string, ok func(fakegithub.CheckRun) bool) fakegithub.CheckRun {
+	t.Helper()
+	var found fakegithub.CheckRun
+	waitFor(t, "a check run on "+head[:7]+" "+what, 120*time.Second, func() bool {
+		for _, r := range p.gh.CheckRuns(pipeOwner, pipeRepo) {
+			if r.HeadSHA == head && ok(r) {
+				found = r
+				return true
+			}
+		}
+		return false
+	}, func() string { return fmt.Sprintf("check runs: %+v\n%s", p.gh.CheckRuns(pipeOwner, pipeRepo), s.log()) })
+	return found
+}
+
+// runsOn returns the check runs on head.
+func (p *pipelineEnv) runsOn(head string) []fakegithub.CheckRun {
+	var out []fakegithub.CheckRun
+	for _, r := range p.gh.CheckRuns(pipeOwner, pipeRepo) {
+		if r.HeadSHA == head {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func completed(conclusion string) func(fakegithub.CheckRun) bool {
+	return func(r fakegithub.CheckRun) bool { return r.Status == "completed" && r.Conclusion == conclusion }
+}
