@@ -212,8 +212,10 @@ func (w *SyncWorker) mirror(ctx context.Context, t ticketView, vs []store.Versio
 	out := make([]db.Version, len(vs))
 	err := w.db.Tx(ctx, func(tx *db.Tx) error {
 		for i, v := range vs {
+			// Recorded pending first, so a decision taken before the
+			// service saw the version is recorded as its own transition.
 			dv, created, err := tx.MirrorVersion(ctx, db.Version{TicketID: t.tk.ID, Number: v.Number, Digest: v.Digest,
-				State: string(v.State), Author: v.Author, CreatedAt: v.Created})
+				State: string(store.StatePending), Author: v.Author, CreatedAt: v.Created})
 			if err != nil {
 				return err
 			}
