@@ -1499,7 +1499,9 @@ func TestRegisterManifestRefuses(t *testing.T) {
 		{"event without permission", edit(func(m map[string]any) { delete(m["default_permissions"].(map[string]any), "checks") }), "check_run needs the checks permission"},
 		{"installation event", edit(func(m map[string]any) { m["default_events"] = []string{"installation"} }), "installation is sent to every app"},
 		{"unknown event", edit(func(m map[string]any) { m["default_events"] = []string{"issue"} }), `unknown event "issue"`},
-		{"events without hook", edit(func(m map[string]any) { m["hook_attributes"] = map[string]any{"url": "https://x.example", "active": false} }), "need an active webhook"},
+		{"events without hook", edit(func(m map[string]any) {
+			m["hook_attributes"] = map[string]any{"url": "https://x.example", "active": false}
+		}), "need an active webhook"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
