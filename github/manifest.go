@@ -184,6 +184,10 @@ func (c *ManifestClient) ConvertManifest(ctx context.Context, code string) (AppR
 	}
 	cfg, resp, err := c.gh.Apps.CompleteAppManifest(ctx, code)
 	if err := classify("convert app manifest", resp, err, c.now()); err != nil {
+		var e *APIError
+		if errors.As(err, &e) {
+			e.Err = redacted{err: e.Err, secret: code}
+		}
 		return AppRegistration{}, err
 	}
 	reg := AppRegistration{
@@ -212,6 +216,17 @@ func (c *ManifestClient) ConvertManifest(ctx context.Context, code string) (AppR
 	}
 	return reg, nil
 }
+
+// redacted hides a secret (a manifest code, which the request URL in
+// go-github's errors carries) from an error's text, for logs and pages.
+type redacted struct {
+	err    error
+	secret string
+}
+
+func (r redacted) Error() string { return strings.ReplaceAll(r.err.Error(), r.secret, "[code]") }
+
+func (r redacted) Unwrap() error { return r.err }
 
 // IsUnknownCode reports whether err says GitHub does not know a manifest
 // code (never issued, already converted, or older than an hour).

@@ -79,6 +79,19 @@ func TestConvertManifest(t *testing.T) {
 	if !github.IsUnknownCode(err) || !errors.As(err, &apiErr) || apiErr.Status != http.StatusNotFound || apiErr.Retryable {
 		t.Errorf("used code: %v, want a permanent 404", err)
 	}
+	// The code is a credential until converted: errors never show it.
+	again, err := s.RegisterManifest(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.FailNext("POST", "/app-manifests/", http.StatusBadGateway, nil)
+	_, err = c.ConvertManifest(ctx, again.Code)
+	if retry, _ := github.IsRetryable(err); err == nil || !retry || strings.Contains(err.Error(), again.Code) || !strings.Contains(err.Error(), "[code]") {
+		t.Errorf("502: %v, want a retryable error without the code", err)
+	}
+	if _, err := c.ConvertManifest(ctx, again.Code); err != nil {
+		t.Errorf("the code after a 502: %v", err)
+	}
 	// A code that would change the request path is refused before asking.
 	before := len(s.Requests())
 	for _, code := range []string{"", "../app", "a?b", "a/b", "a b"} {

@@ -149,6 +149,15 @@ func TestSetupPageManifest(t *testing.T) {
 
 func mustBody(_ *http.Response, body string) string { return body }
 
+func mustQuery(t *testing.T, target string) url.Values {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Query()
+}
+
 // TestSetupPageTargets: an organization, GitHub Enterprise and a public URL
 // GitHub cannot reach.
 func TestSetupPageTargets(t *testing.T) {
@@ -368,6 +377,10 @@ func TestSetupConversionFails(t *testing.T) {
 		assertNothingStored(t, sh)
 		if len(sh.registered) != 0 {
 			t.Error("registered after a failure")
+		}
+		code := mustQuery(t, callback).Get("code")
+		if strings.Contains(body, code) || strings.Contains(sh.logs.String(), code) {
+			t.Errorf("the unspent code was shown or logged:\n%s", sh.logs.String())
 		}
 		// The code was not spent: reloading the same link registers.
 		if resp, body := sh.get(t, callback); resp.StatusCode != 200 || len(sh.registered) != 1 {
