@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/testfirst-app/testfirst/github"
 )
 
 // Defaults of the embedded, one-machine setup.
@@ -23,6 +25,7 @@ const (
 	DefaultPublicURL    = "http://localhost:8080"
 	DefaultDatabaseURL  = "sqlite://./var/testfirst.db"
 	DefaultGitHubAPIURL = "https://api.github.com/"
+	DefaultGitHubURL    = "https://github.com/"
 	// DefaultJobRescueAfter is how long a job may run before another
 	// replica takes it for lost (its process died): longer than the
 	// longest grade.
@@ -41,9 +44,12 @@ type Config struct {
 	DatabaseURL  string `yaml:"database_url"`
 	StoreURL     string `yaml:"store_url"`
 	GitHubAPIURL string `yaml:"github_api_url"`
+	// GitHubURL is GitHub's web address, where the app is registered.
+	// Empty: derived from GitHubAPIURL (see WebURL).
+	GitHubURL string `yaml:"github_url"`
 	// GitHubAppID and GitHubPrivateKeyFile are the app's credentials; both
 	// or neither. Without them serve walks an admin through registering
-	// the app.
+	// the app, and stores what GitHub hands over in GitHubAppFile.
 	GitHubAppID          int64  `yaml:"github_app_id"`
 	GitHubPrivateKeyFile string `yaml:"github_private_key_file"`
 	// WebhookSecretFile holds one secret per line: every one verifies a
@@ -55,10 +61,18 @@ type Config struct {
 	// JobRescueAfter is how long a job may run before it is taken for
 	// lost and run again.
 	JobRescueAfter time.Duration `yaml:"job_rescue_after"`
+	// GitHubClientID and GitHubClientSecretFile are the app's OAuth client,
+	// for signing users in.
+	GitHubClientID         string `yaml:"github_client_id"`
+	GitHubClientSecretFile string `yaml:"github_client_secret_file"`
+	// GitHubAppFile is the app file: a registered app's credentials, read
+	// when neither the config file nor the environment names an app.
+	GitHubAppFile string `yaml:"github_app_file"`
 
 	// Read from the files above by Load.
 	PrivateKey     []byte   `yaml:"-"`
 	WebhookSecrets [][]byte `yaml:"-"`
+	ClientSecret   []byte   `yaml:"-"`
 }
 
 // envKeys maps each setting to its environment variable.
@@ -71,6 +85,7 @@ var envKeys = []struct {
 	{"TESTFIRST_DATABASE_URL", func(c *Config, v string) error { c.DatabaseURL = v; return nil }},
 	{"TESTFIRST_STORE_URL", func(c *Config, v string) error { c.StoreURL = v; return nil }},
 	{"TESTFIRST_GITHUB_API_URL", func(c *Config, v string) error { c.GitHubAPIURL = v; return nil }},
+	{"TESTFIRST_GITHUB_URL", func(c *Config, v string) error { c.GitHubURL = v; return nil }},
 	{"TESTFIRST_GITHUB_APP_ID", func(c *Config, v string) error {
 		id, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil {
@@ -83,6 +98,9 @@ var envKeys = []struct {
 	{"TESTFIRST_WEBHOOK_SECRET_FILE", func(c *Config, v string) error { c.WebhookSecretFile = v; return nil }},
 	{"TESTFIRST_STORE_SYNC_INTERVAL", durationSetting("TESTFIRST_STORE_SYNC_INTERVAL", func(c *Config) *time.Duration { return &c.SyncInterval })},
 	{"TESTFIRST_JOB_RESCUE_AFTER", durationSetting("TESTFIRST_JOB_RESCUE_AFTER", func(c *Config) *time.Duration { return &c.JobRescueAfter })},
+	{"TESTFIRST_GITHUB_CLIENT_ID", func(c *Config, v string) error { c.GitHubClientID = v; return nil }},
+	{"TESTFIRST_GITHUB_CLIENT_SECRET_FILE", func(c *Config, v string) error { c.GitHubClientSecretFile = v; return nil }},
+	{"TESTFIRST_GITHUB_APP_FILE", func(c *Config, v string) error { c.GitHubAppFile = v; return nil }},
 }
 
 // durationSetting parses a Go duration ("15s", "1h30m") into a setting.
@@ -107,13 +125,15 @@ func DefaultConfig() Config {
 		GitHubAPIURL:   DefaultGitHubAPIURL,
 		SyncInterval:   DefaultSyncInterval,
 		JobRescueAfter: DefaultJobRescueAfter,
+		GitHubAppFile:  DefaultGitHubAppFile,
 	}
 }
 
 // LoadConfig builds the configuration from the defaults, the YAML file
 // (path, or $TESTFIRST_CONFIG; none when both are empty) and the
-// environment, reads the secret files and validates everything. Every
-// problem is reported at once, each saying how to fix it.
+// environment, then, when neither names an app, the app file that serve's
+// registration wrote; it reads the secret files and validates everything.
+// Every problem is reported at once, each saying how to fix it.
 func LoadConfig(path string, getenv func(string) string) (Config, error) {
 	c := DefaultConfig()
 	if path == "" {
@@ -136,6 +156,9 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 			}
 		}
 	}
+	if err := c.applyAppFile(); err != nil {
+		errs = append(errs, err)
+	}
 	errs = append(errs, c.validate()...)
 	errs = append(errs, c.readSecrets()...)
 	return c, errors.Join(errs...)
@@ -152,7 +175,7 @@ func ParseConfigYAML(data []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_app_id, github_private_key_file, webhook_secret_file, store_sync_interval, job_rescue_after)", err)
+		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, store_sync_interval, job_rescue_after)", err)
 	}
 	return nil
 }
@@ -178,6 +201,11 @@ func (c *Config) validate() []error {
 	if u, err := url.Parse(c.GitHubAPIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("github_api_url %q: want an absolute URL, e.g. https://api.github.com/ or https://ghe.example.com/api/v3/", c.GitHubAPIURL)
 	}
+	if c.GitHubURL != "" {
+		if u, err := url.Parse(c.GitHubURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("github_url %q: want GitHub's absolute web address, e.g. https://github.com/ or https://ghe.example.com/", c.GitHubURL)
+		}
+	}
 	switch {
 	case c.GitHubAppID < 0:
 		bad("github_app_id %d: want the app's positive numeric id", c.GitHubAppID)
@@ -195,11 +223,27 @@ func (c *Config) validate() []error {
 	if c.GitHubAppID > 0 && c.WebhookSecretFile == "" {
 		bad("webhook_secret_file is not set: with app credentials, set TESTFIRST_WEBHOOK_SECRET_FILE to a file holding the app's webhook secret")
 	}
+	if c.GitHubClientSecretFile != "" && c.GitHubClientID == "" {
+		bad("github_client_secret_file is set but github_client_id is not: set TESTFIRST_GITHUB_CLIENT_ID to the app's client id (App settings, About)")
+	}
 	return errs
 }
 
 // HasApp reports whether app credentials are configured.
 func (c *Config) HasApp() bool { return c.GitHubAppID > 0 }
+
+// WebURL is GitHub's web address, ending in "/": github_url, else derived
+// from github_api_url (https://HOST/api/v3/ is https://HOST/), else
+// https://github.com/.
+func (c *Config) WebURL() string {
+	if c.GitHubURL != "" {
+		return strings.TrimSuffix(c.GitHubURL, "/") + "/"
+	}
+	if u, err := github.WebURL(c.GitHubAPIURL); err == nil {
+		return u
+	}
+	return DefaultGitHubURL
+}
 
 // readSecrets reads the private key and the webhook secrets.
 func (c *Config) readSecrets() []error {
@@ -214,6 +258,17 @@ func (c *Config) readSecrets() []error {
 				errs = append(errs, fmt.Errorf("github_private_key_file %s: %w", c.GitHubPrivateKeyFile, err))
 			}
 			c.PrivateKey = key
+		}
+	}
+	if c.GitHubClientSecretFile != "" {
+		data, err := os.ReadFile(c.GitHubClientSecretFile)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("github_client_secret_file: %w", err))
+		case strings.TrimSpace(string(data)) == "":
+			errs = append(errs, fmt.Errorf("github_client_secret_file %s is empty: write the app's client secret in it", c.GitHubClientSecretFile))
+		default:
+			c.ClientSecret = []byte(strings.TrimSpace(string(data)))
 		}
 	}
 	if c.WebhookSecretFile != "" {

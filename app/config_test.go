@@ -103,6 +103,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"id without key", "", map[string]string{"TESTFIRST_GITHUB_APP_ID": "7", "TESTFIRST_WEBHOOK_SECRET_FILE": empty}, []string{"github_private_key_file is not", "holds no secret"}},
 		{"key without id", "", map[string]string{"TESTFIRST_GITHUB_PRIVATE_KEY_FILE": notKey}, []string{"github_app_id is not", "not a PEM file"}},
 		{"missing secret file", "", map[string]string{"TESTFIRST_GITHUB_APP_ID": "7", "TESTFIRST_GITHUB_PRIVATE_KEY_FILE": "/nonexistent/key.pem"}, []string{"webhook_secret_file is not set", "no such file"}},
+		{"client secret without id", "", map[string]string{"TESTFIRST_GITHUB_CLIENT_SECRET_FILE": empty}, []string{"github_client_id is not", "github_client_secret_file " + empty + " is empty"}},
 		{"unknown yaml key", "listn: :80\n", nil, []string{"field listn not found", "settings: listen"}},
 		{"yaml type", "github_app_id: seven\n", nil, []string{"cannot unmarshal"}},
 	}

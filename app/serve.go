@@ -35,7 +35,9 @@ func Migrate(ctx context.Context, cfg Config) error {
 
 // Serve runs the service until ctx ends: it migrates the database, proves
 // the app's credentials, starts the job workers and answers HTTP on
-// cfg.Listen. listening, when set, receives the bound address.
+// cfg.Listen. listening, when set, receives the bound address. Without app
+// credentials it serves the app's registration instead, and returns
+// ErrConfigured once they are stored.
 func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(addr string)) error {
 	d, err := db.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
@@ -55,6 +57,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 	mux.Handle("/webhook", handlers.NewWebhook(cfg.WebhookSecrets, NewIntake(d), handlers.NewMetrics(reg), log))
 
 	var jobs *db.JobClient
+	var registered <-chan struct{} // closed when setup stored credentials
 	if cfg.HasApp() {
 		clients, err := github.NewClients(github.AppConfig{AppID: cfg.GitHubAppID, PrivateKey: cfg.PrivateKey, BaseURL: cfg.GitHubAPIURL})
 		if err != nil {
@@ -65,6 +68,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 			return fmt.Errorf("prove the GitHub App's credentials (GET /app): %w: check TESTFIRST_GITHUB_APP_ID and the key in TESTFIRST_GITHUB_PRIVATE_KEY_FILE", err)
 		}
 		log.InfoContext(ctx, "github app", "app", app.Slug, "id", app.ID)
+		mux.Handle("GET /{$}", handlers.Installed(app))
 		workers := river.NewWorkers()
 		metrics := newPipelineMetrics(reg, d)
 		grades := &gradeQueue{db: d, publicURL: cfg.PublicURL, log: log}
@@ -98,12 +102,8 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 		if err := jobs.Start(ctx); err != nil {
 			return fmt.Errorf("start job workers: %w", err)
 		}
-	} else {
-		log.WarnContext(ctx, "no GitHub App configured: deliveries are refused and no jobs run; set TESTFIRST_GITHUB_APP_ID, TESTFIRST_GITHUB_PRIVATE_KEY_FILE and TESTFIRST_WEBHOOK_SECRET_FILE")
-		mux.Handle("GET /{$}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			fmt.Fprintln(w, "testfirst is running without a GitHub App.\nSet TESTFIRST_GITHUB_APP_ID, TESTFIRST_GITHUB_PRIVATE_KEY_FILE and TESTFIRST_WEBHOOK_SECRET_FILE, then restart.")
-		}))
+	} else if registered, err = mountSetup(ctx, mux, cfg, log); err != nil {
+		return err
 	}
 
 	ln, err := net.Listen("tcp", cfg.Listen)
@@ -118,10 +118,13 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 
+	configured := false
 	select {
 	case err := <-serveErr:
 		return fmt.Errorf("serve HTTP: %w", err)
 	case <-ctx.Done():
+	case <-registered:
+		configured = true
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
@@ -130,6 +133,9 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 		err = errors.Join(err, jobs.Stop(sctx))
 	}
 	log.InfoContext(sctx, "stopped")
+	if configured && err == nil {
+		return ErrConfigured
+	}
 	return err
 }
 

@@ -89,6 +89,8 @@ type AppInfo struct {
 	ID   int64
 	Slug string
 	Name string
+	// HTMLURL is the app's public page, https://github.com/apps/SLUG.
+	HTMLURL string
 }
 
 // App fetches the app (GET /app), which proves the app id and key.
@@ -97,7 +99,7 @@ func (c *Clients) App(ctx context.Context) (AppInfo, error) {
 	if err := classify("get app", resp, err, c.now()); err != nil {
 		return AppInfo{}, err
 	}
-	return AppInfo{ID: a.GetID(), Slug: a.GetSlug(), Name: a.GetName()}, nil
+	return AppInfo{ID: a.GetID(), Slug: a.GetSlug(), Name: a.GetName(), HTMLURL: a.GetHTMLURL()}, nil
 }
 
 // Installation returns the client of installation id, made once.

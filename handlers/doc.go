@@ -1,5 +1,6 @@
 // Package handlers holds testfirst's HTTP side: webhook intake, health,
-// readiness and metrics (the approval card's pages come later).
+// readiness, metrics and the app's registration from a manifest (the
+// approval card's pages come later).
 //
 // Intake answers fast: it verifies the signature, records the delivery and
 // its jobs through the app's Intake in one transaction, and returns 202.

@@ -40,9 +40,12 @@ func buildBinary(t *testing.T) string {
 
 // service is a running `testfirst serve`.
 type service struct {
-	url  string
-	mu   sync.Mutex
-	logs bytes.Buffer
+	url string
+	// listening receives the address of every "listening" log line after
+	// the first: serve listens again after registering its app.
+	listening chan string
+	mu        sync.Mutex
+	logs      bytes.Buffer
 }
 
 // log returns what the service has logged so far.
@@ -57,22 +60,32 @@ func (s *service) log() string {
 // Entries of env come last, so they win over the defaults here.
 func startServe(t *testing.T, gh *fakegithub.Server, secret string, env ...string) *service {
 	t.Helper()
-	bin := buildBinary(t)
 	dir := t.TempDir()
 	key := filepath.Join(dir, "app.pem")
 	secrets := filepath.Join(dir, "webhook-secret")
 	os.WriteFile(key, gh.PrivateKeyPEM(), 0o600)
 	os.WriteFile(secrets, []byte(secret+"\n"), 0o600)
+	return runServe(t, dir, append([]string{
+		"TESTFIRST_GITHUB_API_URL=" + gh.URL(),
+		"TESTFIRST_GITHUB_APP_ID=" + itoa(gh.AppID()),
+		"TESTFIRST_GITHUB_PRIVATE_KEY_FILE=" + key,
+		"TESTFIRST_WEBHOOK_SECRET_FILE=" + secrets,
+	}, env...)...)
+}
+
+// runServe runs the real binary in dir on 127.0.0.1:0 with a SQLite
+// database and a hidden store in dir, and waits until it listens. Entries
+// of env come last, so they win.
+func runServe(t *testing.T, dir string, env ...string) *service {
+	t.Helper()
+	bin := buildBinary(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "serve")
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"TESTFIRST_LISTEN=127.0.0.1:0",
 		"TESTFIRST_DATABASE_URL=sqlite://"+filepath.Join(dir, "testfirst.db"),
 		"TESTFIRST_STORE_URL=file://"+filepath.Join(dir, "hidden"),
-		"TESTFIRST_GITHUB_API_URL="+gh.URL(),
-		"TESTFIRST_GITHUB_APP_ID="+itoa(gh.AppID()),
-		"TESTFIRST_GITHUB_PRIVATE_KEY_FILE="+key,
-		"TESTFIRST_WEBHOOK_SECRET_FILE="+secrets,
 	)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
@@ -83,11 +96,12 @@ func startServe(t *testing.T, gh *fakegithub.Server, secret string, env ...strin
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &service{}
+	s := &service{listening: make(chan string, 8)}
 	addr := make(chan string, 1)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		first := true
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			line := sc.Text()
@@ -98,8 +112,17 @@ func startServe(t *testing.T, gh *fakegithub.Server, secret string, env ...strin
 				Msg  string `json:"msg"`
 				Addr string `json:"addr"`
 			}
-			if json.Unmarshal([]byte(line), &entry) == nil && entry.Msg == "listening" {
+			if json.Unmarshal([]byte(line), &entry) != nil || entry.Msg != "listening" {
+				continue
+			}
+			if first {
 				addr <- entry.Addr
+				first = false
+				continue
+			}
+			select {
+			case s.listening <- entry.Addr:
+			default:
 			}
 		}
 	}()

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -20,7 +22,22 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		return exitUsage, err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	if err := app.Serve(ctx, cfg, log, nil); err != nil {
+	var bound string
+	err = app.Serve(ctx, cfg, log, func(addr string) { bound = addr })
+	if errors.Is(err, app.ErrConfigured) && ctx.Err() == nil {
+		// The app was registered from the setup page: serve as it, on the
+		// address the admin's browser (and a :0 port) already knows.
+		if cfg, err = app.LoadConfig(*config, os.Getenv); err != nil {
+			return exitUsage, err
+		}
+		if !cfg.HasApp() {
+			return exitUsage, fmt.Errorf("the app's credentials were stored in %s but the configuration does not name the app: check TESTFIRST_GITHUB_APP_FILE", cfg.GitHubAppFile)
+		}
+		cfg.Listen = bound
+		log.InfoContext(ctx, "serving again as the registered app", "id", cfg.GitHubAppID)
+		err = app.Serve(ctx, cfg, log, nil)
+	}
+	if err != nil && !errors.Is(err, app.ErrConfigured) {
 		return exitUsage, err
 	}
 	return exitPass, nil

@@ -1,7 +1,9 @@
 package fakegithub
 
 import (
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -10,8 +12,32 @@ import (
 // appCreatedAt is when the fake app was registered.
 var appCreatedAt = time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
 
-// appEvents are the webhook events the fake app subscribes to.
-var appEvents = []string{"check_run", "issue_comment", "issues", "pull_request"}
+// appSettings is what the app's owner configured: its name, homepage,
+// permissions and events. Registering from a manifest replaces them.
+type appSettings struct {
+	name        string
+	description string
+	externalURL string
+	permissions map[string]string
+	events      []string
+}
+
+// defaultAppSettings is the fake app as New makes it.
+func defaultAppSettings() appSettings {
+	return appSettings{
+		name:        "testfirst",
+		description: "Test-first pipeline with a sealed grader",
+		externalURL: "https://testfirst.example",
+		permissions: map[string]string{
+			"checks":        "write",
+			"contents":      "read",
+			"issues":        "write",
+			"metadata":      "read",
+			"pull_requests": "read",
+		},
+		events: []string{"check_run", "check_suite", "issue_comment", "issues", "pull_request"},
+	}
+}
 
 // installation is one installation of the app on an account.
 type installation struct {
@@ -65,14 +91,14 @@ func (s *Server) appJSON() obj {
 		"node_id":             nodeID("A_", fakeAppID),
 		"client_id":           fakeClientID,
 		"owner":               s.userJSON("testfirst-app", "Organization"),
-		"name":                "testfirst",
-		"description":         "Test-first pipeline with a sealed grader",
-		"external_url":        "https://testfirst.example",
+		"name":                s.app.name,
+		"description":         s.app.description,
+		"external_url":        s.app.externalURL,
 		"html_url":            "https://github.com/apps/" + fakeAppSlug,
 		"created_at":          ts(appCreatedAt),
 		"updated_at":          ts(appCreatedAt),
-		"permissions":         appPermissions(),
-		"events":              appEvents,
+		"permissions":         maps.Clone(s.app.permissions),
+		"events":              slices.Clone(s.app.events),
 		"installations_count": len(s.installations),
 	}
 }
@@ -92,8 +118,8 @@ func (s *Server) installationJSON(in *installation) obj {
 		"app_slug":                  fakeAppSlug,
 		"target_id":                 s.userID(in.account),
 		"target_type":               "Organization",
-		"permissions":               appPermissions(),
-		"events":                    appEvents,
+		"permissions":               maps.Clone(s.app.permissions),
+		"events":                    slices.Clone(s.app.events),
 		"created_at":                ts(in.createdAt),
 		"updated_at":                ts(in.createdAt),
 		"single_file_name":          nil,

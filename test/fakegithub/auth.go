@@ -3,6 +3,7 @@ package fakegithub
 import (
 	"crypto/rand"
 	"encoding/json"
+	"maps"
 	"net"
 	"net/http"
 	"strconv"
@@ -100,14 +101,22 @@ func (s *Server) authenticate(r *http.Request) (caller, *response) {
 	return caller{kind: callerInstallation, token: tok, remote: remote}, nil
 }
 
-// verifyJWT checks an app JWT like GitHub: RS256 signed with the app's key,
+// verifyJWT checks an app JWT like GitHub: RS256 signed with one of the app's
+// keys,
 // iss the app id (number or string) or client id, iat an integer not in the
 // future, exp an integer in the future and at most 10 minutes ahead of now.
 // It returns GitHub's message for the first problem, or "".
 func (s *Server) verifyJWT(raw string, now time.Time) string {
-	claims := jwt.MapClaims{}
+	var claims jwt.MapClaims
 	parser := jwt.NewParser(jwt.WithValidMethods([]string{"RS256"}), jwt.WithJSONNumber(), jwt.WithoutClaimsValidation())
-	if _, err := parser.ParseWithClaims(raw, claims, func(*jwt.Token) (any, error) { return &s.key.PublicKey, nil }); err != nil {
+	for _, key := range s.appKeys {
+		c := jwt.MapClaims{}
+		if _, err := parser.ParseWithClaims(raw, c, func(*jwt.Token) (any, error) { return key, nil }); err == nil {
+			claims = c
+			break
+		}
+	}
+	if claims == nil {
 		return msgJWTUndecodable
 	}
 	if !s.isOurIssuer(claims["iss"]) {
@@ -211,7 +220,7 @@ func (c *call) createAccessToken() *response {
 			}
 		}
 	}
-	perms := appPermissions()
+	perms := maps.Clone(s.app.permissions)
 	if len(req.Permissions) > 0 {
 		for name, level := range req.Permissions {
 			if permissionRank(level) == 0 || permissionRank(level) > permissionRank(perms[name]) {
@@ -241,17 +250,6 @@ func (c *call) createAccessToken() *response {
 func (c *call) revokeToken() *response {
 	c.who.token.dead = true
 	return noContent()
-}
-
-// appPermissions are the permissions the fake app was granted.
-func appPermissions() map[string]string {
-	return map[string]string{
-		"checks":        "write",
-		"contents":      "read",
-		"issues":        "write",
-		"metadata":      "read",
-		"pull_requests": "read",
-	}
 }
 
 // permissionRank orders GitHub App permission levels; 0 is unknown.

@@ -6,7 +6,8 @@
 // authentication with RS256 JWTs, installation access tokens, repositories,
 // branches, refs, contents, tarballs (through a codeload-style redirect), check
 // runs, issues, issue comments, labels, pull requests, collaborator
-// permissions and the app's webhook delivery log.
+// permissions, the app's webhook delivery log and app-manifest conversions
+// ([Server.RegisterManifest] plays GitHub's web side of the manifest flow).
 //
 // Tests seed the fake ([Server.AddInstallation], [Server.AddRepo],
 // [Server.Commit], [Server.AddPull], …), point a real client at

@@ -1382,3 +1382,133 @@ func TestPrimaryRateLimitExhausted(t *testing.T) {
 		t.Errorf("after reset: %v, remaining %d", err, resp.Rate.Remaining)
 	}
 }
+
+// testManifest is a manifest as testfirst's setup page posts it.
+const testManifest = `{
+  "name": "testfirst-acme",
+  "url": "https://tf.example.com",
+  "hook_attributes": {"url": "https://tf.example.com/webhook", "active": true},
+  "redirect_url": "https://tf.example.com/setup/callback",
+  "callback_urls": ["https://tf.example.com/oauth/callback"],
+  "setup_url": "https://tf.example.com/",
+  "public": false,
+  "default_permissions": {"checks": "write", "issues": "write", "contents": "read", "pull_requests": "read", "metadata": "read"},
+  "default_events": ["issues", "issue_comment", "pull_request", "check_run", "check_suite"]
+}`
+
+// TestManifestConversion: a registered manifest's code converts once into
+// the app's id, a real RSA key that the fake's JWT auth then accepts, and
+// the webhook and client secrets; GET /app shows what the manifest asked.
+func TestManifestConversion(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	reg, err := f.s.RegisterManifest([]byte(testManifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	anon := newClient(t, f.s, http.DefaultTransport)
+	cfg, resp, err := anon.Apps.CompleteAppManifest(ctx, reg.Code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusCreated {
+		t.Errorf("status %d, want 201", resp.StatusCode)
+	}
+	got := []any{cfg.GetID(), cfg.GetSlug(), cfg.GetName(), cfg.GetHTMLURL(), cfg.GetExternalURL(), cfg.GetClientID(), cfg.GetClientSecret(), cfg.GetWebhookSecret(), cfg.GetPEM()}
+	want := []any{f.s.AppID(), f.s.AppSlug(), "testfirst-acme", "https://github.com/apps/testfirst", "https://tf.example.com", f.s.ClientID(), reg.ClientSecret, reg.WebhookSecret, string(reg.PrivateKeyPEM)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("conversion (-want +got):\n%s", diff)
+	}
+	if reg.WebhookSecret == "" || reg.ClientSecret == "" || reg.WebhookSecret == reg.ClientSecret {
+		t.Errorf("secrets %q, %q: want two fresh ones", reg.WebhookSecret, reg.ClientSecret)
+	}
+
+	// The converted key signs the app's JWTs; the original key still does
+	// (an app may have several keys).
+	atr, err := ghinstallation.NewAppsTransport(http.DefaultTransport, cfg.GetID(), []byte(cfg.GetPEM()))
+	if err != nil {
+		t.Fatalf("the PEM is not an RSA key ghinstallation takes: %v", err)
+	}
+	atr.BaseURL = strings.TrimSuffix(f.s.URL(), "/")
+	app, _, err := newClient(t, f.s, atr).Apps.Get(ctx, "")
+	if err != nil {
+		t.Fatalf("GET /app with the converted key: %v", err)
+	}
+	wantApp := []any{f.s.AppID(), "testfirst-acme", map[string]string{"checks": "write", "contents": "read", "issues": "write", "metadata": "read", "pull_requests": "read"}, []string{"check_run", "check_suite", "issue_comment", "issues", "pull_request"}}
+	gotApp := []any{app.GetID(), app.GetName(), map[string]string{"checks": app.GetPermissions().GetChecks(), "contents": app.GetPermissions().GetContents(), "issues": app.GetPermissions().GetIssues(), "metadata": app.GetPermissions().GetMetadata(), "pull_requests": app.GetPermissions().GetPullRequests()}, app.Events}
+	if diff := cmp.Diff(wantApp, gotApp); diff != "" {
+		t.Errorf("GET /app after registration (-want +got):\n%s", diff)
+	}
+	if _, _, err := f.app.Apps.Get(ctx, ""); err != nil {
+		t.Errorf("the original key stopped working: %v", err)
+	}
+
+	// A code converts once; an unknown one is GitHub's 404.
+	for _, code := range []string{reg.Code, "0123456789abcdef"} {
+		_, _, err := anon.Apps.CompleteAppManifest(ctx, code)
+		if diff := cmp.Diff(apiErr{Status: 404, Message: "Not Found"}, errOf(t, err)); diff != "" {
+			t.Errorf("code %s again (-want +got):\n%s", code, diff)
+		}
+	}
+	// A code is good for an hour of GitHub's clock.
+	late, err := f.s.RegisterManifest([]byte(testManifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Hour)
+	if _, _, err := anon.Apps.CompleteAppManifest(ctx, late.Code); errOf(t, err).Status != 404 {
+		t.Errorf("an hour-old code: %v, want 404", err)
+	}
+	// The endpoint takes no credentials, but a bad one is still refused.
+	if resp, _ := f.raw(t, "POST", "app-manifests/x/conversions", "token nope", ""); resp.StatusCode != 401 {
+		t.Errorf("bad credentials: %d, want 401", resp.StatusCode)
+	}
+	var posts []int
+	for _, r := range f.s.Requests() {
+		if strings.HasPrefix(r.Path, "/app-manifests/") {
+			posts = append(posts, r.Status)
+		}
+	}
+	if diff := cmp.Diff([]int{201, 404, 404, 404, 401}, posts); diff != "" {
+		t.Errorf("recorded conversions (-want +got):\n%s", diff)
+	}
+}
+
+// TestRegisterManifestRefuses: what GitHub's "new app" page refuses, the
+// fake refuses, saying why.
+func TestRegisterManifestRefuses(t *testing.T) {
+	s := fakegithub.New(t)
+	edit := func(f func(m map[string]any)) string {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(testManifest), &m); err != nil {
+			t.Fatal(err)
+		}
+		f(m)
+		b, _ := json.Marshal(m)
+		return string(b)
+	}
+	tests := []struct {
+		name, manifest, want string
+	}{
+		{"not JSON", "manifest", "not a JSON object"},
+		{"no url", edit(func(m map[string]any) { delete(m, "url") }), "url is required"},
+		{"relative hook", edit(func(m map[string]any) { m["hook_attributes"] = map[string]any{"url": "/webhook"} }), `hook_attributes.url "/webhook" is not an absolute`},
+		{"long name", edit(func(m map[string]any) { m["name"] = strings.Repeat("x", 35) }), "longer than 34"},
+		{"unknown permission", edit(func(m map[string]any) { m["default_permissions"].(map[string]any)["everything"] = "write" }), `unknown permission "everything"`},
+		{"bad level", edit(func(m map[string]any) { m["default_permissions"].(map[string]any)["metadata"] = "write" }), `metadata may be [read], not "write"`},
+		{"event without permission", edit(func(m map[string]any) { delete(m["default_permissions"].(map[string]any), "checks") }), "check_run needs the checks permission"},
+		{"installation event", edit(func(m map[string]any) { m["default_events"] = []string{"installation"} }), "installation is sent to every app"},
+		{"unknown event", edit(func(m map[string]any) { m["default_events"] = []string{"issue"} }), `unknown event "issue"`},
+		{"events without hook", edit(func(m map[string]any) {
+			m["hook_attributes"] = map[string]any{"url": "https://x.example", "active": false}
+		}), "need an active webhook"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := s.RegisterManifest([]byte(tt.manifest))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one saying %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -18,6 +18,8 @@ const (
 	authRepo
 	// authRepoOrApp routes take either; the app JWT works on installed repos.
 	authRepoOrApp
+	// authNone routes take no credentials (a malformed one is still a 401).
+	authNone
 )
 
 // route is one REST endpoint. A pattern segment "{x}" captures one path
@@ -46,6 +48,7 @@ const docsBase = "https://docs.github.com/rest/"
 // routes lists every endpoint the fake serves. Order matters where two
 // patterns could match: the first one wins.
 var routes = []route{
+	{"POST", p("app-manifests/{code}/conversions"), authNone, docsBase + "apps/apps#create-a-github-app-from-a-manifest", (*call).convertManifest},
 	{"GET", p("app"), authApp, docsBase + "apps/apps#get-the-authenticated-app", (*call).getApp},
 	{"GET", p("app/installations"), authApp, docsBase + "apps/apps#list-installations-for-the-authenticated-app", (*call).listInstallations},
 	{"GET", p("app/installations/{id}"), authApp, docsBase + "apps/apps#get-an-installation-for-the-authenticated-app", (*call).getInstallation},

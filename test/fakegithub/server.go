@@ -34,6 +34,9 @@ type Server struct {
 	keyPEM []byte
 
 	mu            sync.Mutex
+	app           appSettings
+	appKeys       []*rsa.PublicKey // every key the app's JWTs may be signed with
+	manifestCodes map[string]*manifestCode
 	clock         func() time.Time
 	nextID        int64
 	requestSeq    int64
@@ -63,6 +66,9 @@ func New(t testing.TB) *Server {
 		key:           key,
 		keyPEM:        pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}),
 		clock:         time.Now,
+		app:           defaultAppSettings(),
+		appKeys:       []*rsa.PublicKey{&key.PublicKey},
+		manifestCodes: map[string]*manifestCode{},
 		nextID:        1000,
 		users:         map[string]int64{},
 		installations: map[int64]*installation{},
