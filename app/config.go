@@ -29,7 +29,7 @@ const (
 	// DefaultJobRescueAfter is how long a job may run before another
 	// replica takes it for lost (its process died): longer than the
 	// longest grade.
-	DefaultJobRescueAfter = 75 * time.Minute
+	DefaultJobRescueAfter = 90 * time.Minute
 )
 
 // EnvConfigFile names the optional YAML configuration file.
@@ -217,8 +217,8 @@ func (c *Config) validate() []error {
 	if c.SyncInterval < time.Second {
 		bad("store_sync_interval %s: want at least 1s, e.g. 15s", c.SyncInterval)
 	}
-	if c.JobRescueAfter < 30*time.Second {
-		bad("job_rescue_after %s: want at least 30s, and longer than the longest grade, e.g. 75m", c.JobRescueAfter)
+	if c.JobRescueAfter < time.Minute {
+		bad("job_rescue_after %s: want at least 1m, and longer than the longest grade, e.g. 90m", c.JobRescueAfter)
 	}
 	if c.GitHubAppID > 0 && c.WebhookSecretFile == "" {
 		bad("webhook_secret_file is not set: with app credentials, set TESTFIRST_WEBHOOK_SECRET_FILE to a file holding the app's webhook secret")

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -54,10 +55,11 @@ func TestLoadConfigDefaults(t *testing.T) {
 func TestLoadConfigPrecedence(t *testing.T) {
 	key := writeFile(t, "app.pem", rsaKeyPEM(t))
 	secrets := writeFile(t, "secrets", "new-secret\n\nold-secret\n")
-	file := writeFile(t, "testfirst.yml", "listen: 127.0.0.1:9000\npublic_url: https://tf.example.com\ngithub_app_id: 7\ngithub_private_key_file: "+key+"\nwebhook_secret_file: "+secrets+"\n")
+	file := writeFile(t, "testfirst.yml", "listen: 127.0.0.1:9000\npublic_url: https://tf.example.com\ngithub_app_id: 7\ngithub_private_key_file: "+key+"\nwebhook_secret_file: "+secrets+"\nstore_sync_interval: 5s\njob_rescue_after: 2h\n")
 	c, err := LoadConfig(file, env(map[string]string{
-		"TESTFIRST_LISTEN":       ":9100",
-		"TESTFIRST_DATABASE_URL": "postgres://tf@db/testfirst",
+		"TESTFIRST_LISTEN":              ":9100",
+		"TESTFIRST_DATABASE_URL":        "postgres://tf@db/testfirst",
+		"TESTFIRST_STORE_SYNC_INTERVAL": "3s",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -66,6 +68,7 @@ func TestLoadConfigPrecedence(t *testing.T) {
 	want.Listen = ":9100"
 	want.PublicURL = "https://tf.example.com"
 	want.DatabaseURL = "postgres://tf@db/testfirst"
+	want.SyncInterval, want.JobRescueAfter = 3*time.Second, 2*time.Hour
 	want.GitHubAppID = 7
 	want.GitHubPrivateKeyFile = key
 	want.WebhookSecretFile = secrets
@@ -99,6 +102,9 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"relative public url", "", map[string]string{"TESTFIRST_PUBLIC_URL": "/app"}, []string{"public_url \"/app\": want the absolute http(s) URL"}},
 		{"mysql", "", map[string]string{"TESTFIRST_DATABASE_URL": "mysql://x"}, []string{"want sqlite:///path/db or postgres://"}},
 		{"s3 store", "", map[string]string{"TESTFIRST_STORE_URL": "s3://b"}, []string{"want file:///path or gs://bucket/prefix"}},
+		{"sync interval not a duration", "", map[string]string{"TESTFIRST_STORE_SYNC_INTERVAL": "15"}, []string{`TESTFIRST_STORE_SYNC_INTERVAL="15": want a duration such as 15s`}},
+		{"sync interval too short", "", map[string]string{"TESTFIRST_STORE_SYNC_INTERVAL": "10ms"}, []string{"store_sync_interval 10ms: want at least 1s"}},
+		{"rescue too soon", "", map[string]string{"TESTFIRST_JOB_RESCUE_AFTER": "20s"}, []string{"job_rescue_after 20s: want at least 1m"}},
 		{"app id not a number", "", map[string]string{"TESTFIRST_GITHUB_APP_ID": "my-app"}, []string{"want the app's numeric id"}},
 		{"id without key", "", map[string]string{"TESTFIRST_GITHUB_APP_ID": "7", "TESTFIRST_WEBHOOK_SECRET_FILE": empty}, []string{"github_private_key_file is not", "holds no secret"}},
 		{"key without id", "", map[string]string{"TESTFIRST_GITHUB_PRIVATE_KEY_FILE": notKey}, []string{"github_app_id is not", "not a PEM file"}},

@@ -22,12 +22,20 @@ import (
 // and syncs never wait behind a grade.
 const QueueSandbox = "sandbox"
 
-// Grade jobs: River retries an engine or GitHub failure a few times, then
-// the check run says the grade failed.
-const (
-	gradeMaxAttempts = 5
-	gradeJobTimeout  = time.Hour
-)
+// gradeMaxAttempts: River retries an engine or GitHub failure a few
+// times, then the check run says the grade failed.
+const gradeMaxAttempts = 5
+
+// sandboxJobTimeout bounds a grade or base check job, given how long a job
+// may run before another replica takes it for lost: a little less, so the
+// job ends itself first. River rescues a job only once its own timeout has
+// passed too, so this is also how soon a crashed replica's grade resumes.
+func sandboxJobTimeout(rescueAfter time.Duration) time.Duration {
+	if rescueAfter <= 0 {
+		rescueAfter = DefaultJobRescueAfter
+	}
+	return rescueAfter * 8 / 9
+}
 
 // gradeQueue starts, re-runs and cancels grades. A grade is a database row
 // and a River job, committed together, and one check run on the head.

@@ -49,10 +49,14 @@ type GradeWorker struct {
 	grades  *gradeQueue
 	metrics *pipelineMetrics
 	log     *slog.Logger
+	// rescueAfter is the service's job rescue time; see sandboxJobTimeout.
+	rescueAfter time.Duration
 }
 
-// Timeout implements river.Worker: the grade's own limits end it first.
-func (w *GradeWorker) Timeout(*river.Job[GradeArgs]) time.Duration { return gradeJobTimeout }
+// Timeout implements river.Worker; see sandboxJobTimeout.
+func (w *GradeWorker) Timeout(*river.Job[GradeArgs]) time.Duration {
+	return sandboxJobTimeout(w.rescueAfter)
+}
 
 // errCancelled ends a grade whose row was cancelled while it ran.
 var errCancelled = errors.New("grade cancelled")
@@ -117,6 +121,7 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 	}); err != nil {
 		return err
 	}
+	log.InfoContext(ctx, "grading", "head_sha", g.HeadSHA, "digest", g.Digest)
 	var err error
 	if g.CheckRunID, err = w.grades.ensureCheckRun(ctx, gi, repo, g, fmt.Sprintf("grading against hidden tests v%d", g.VersionNumber),
 		"The sealed grader is running the approved hidden tests."); err != nil {

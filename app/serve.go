@@ -92,6 +92,9 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 		jobs, err = d.NewJobClient(workers, queues, db.WithRiverConfig(func(c *river.Config) {
 			c.PeriodicJobs = append(c.PeriodicJobs, periodic...)
 			c.RescueStuckJobsAfter = cfg.JobRescueAfter
+			// River's default for jobs without their own timeout, kept
+			// below the rescue so a slow job is not taken for lost.
+			c.JobTimeout = min(time.Minute, cfg.JobRescueAfter/2)
 		}))
 		if err != nil {
 			return err
@@ -183,10 +186,17 @@ func openSandboxWorkers(ctx context.Context, cfg Config, d *db.DB, clients *gith
 		closeR()
 		return sandboxWorkerSet{}, nil, fmt.Errorf("sealed grader: %w", err)
 	}
+	// A replica that crashed left its sandboxes behind; those past their
+	// deadline go now.
+	if n, err := g.Docker.Sweep(ctx, time.Now()); err != nil {
+		log.WarnContext(ctx, "sandbox sweep failed", "err", err)
+	} else if n > 0 {
+		log.InfoContext(ctx, "sandbox sweep", "removed", n)
+	}
 	grades.store = w
 	set := sandboxWorkerSet{
-		grade: &GradeWorker{db: d, github: clients, reader: r, grader: g.Grader, grades: grades, metrics: metrics, log: log},
-		check: &VersionCheckWorker{db: d, github: clients, store: r, grader: g.Grader, log: log},
+		grade: &GradeWorker{db: d, github: clients, reader: r, grader: g.Grader, grades: grades, metrics: metrics, log: log, rescueAfter: cfg.JobRescueAfter},
+		check: &VersionCheckWorker{db: d, github: clients, store: r, grader: g.Grader, log: log, rescueAfter: cfg.JobRescueAfter},
 		sync:  &SyncWorker{db: d, github: clients, store: w, grades: grades, publicURL: cfg.PublicURL, log: log},
 	}
 	return set, func() { closeW(); closeR() }, nil

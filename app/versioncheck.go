@@ -52,11 +52,13 @@ type VersionCheckWorker struct {
 	store  pendingVersions
 	grader *grader.Grader
 	log    *slog.Logger
+	// rescueAfter is the service's job rescue time; see sandboxJobTimeout.
+	rescueAfter time.Duration
 }
 
-// Timeout implements river.Worker: the grade's own limits end it first.
+// Timeout implements river.Worker; see sandboxJobTimeout.
 func (w *VersionCheckWorker) Timeout(*river.Job[VersionCheckArgs]) time.Duration {
-	return gradeJobTimeout
+	return sandboxJobTimeout(w.rescueAfter)
 }
 
 // Work implements river.Worker.

@@ -161,7 +161,7 @@ func (p *pipelineEnv) comment(t *testing.T, s *service, issue int, text string) 
 func (p *pipelineEnv) run(t *testing.T, s *service, head string, what string, ok func(fakegithub.CheckRun) bool) fakegithub.CheckRun {
 	t.Helper()
 	var found fakegithub.CheckRun
-	waitFor(t, "a check run on "+head[:7]+" "+what, 120*time.Second, func() bool {
+	waitFor(t, "a check run on "+head[:7]+" "+what, 180*time.Second, func() bool {
 		for _, r := range p.gh.CheckRuns(pipeOwner, pipeRepo) {
 			if r.HeadSHA == head && ok(r) {
 				found = r

@@ -44,8 +44,17 @@ type service struct {
 	// listening receives the address of every "listening" log line after
 	// the first: serve listens again after registering its app.
 	listening chan string
+	proc      *os.Process
 	mu        sync.Mutex
 	logs      bytes.Buffer
+}
+
+// kill ends the service with SIGKILL: no shutdown, no cleanup, as a crash.
+func (s *service) kill(t *testing.T) {
+	t.Helper()
+	if err := s.proc.Kill(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // log returns what the service has logged so far.
@@ -96,7 +105,7 @@ func runServe(t *testing.T, dir string, env ...string) *service {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &service{listening: make(chan string, 8)}
+	s := &service{listening: make(chan string, 8), proc: cmd.Process}
 	addr := make(chan string, 1)
 	done := make(chan struct{})
 	go func() {
