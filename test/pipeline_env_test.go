@@ -153,7 +153,9 @@ func (p *pipelineEnv) comment(t *testing.T, s *service, issue int, text string) 
 			}
 		}
 		return false
-	}, func() string { return fmt.Sprintf("comments: %+v\n%s", p.gh.Comments(pipeOwner, pipeRepo, issue), s.log()) })
+	}, func() string {
+		return fmt.Sprintf("comments: %+v\n%s", p.gh.Comments(pipeOwner, pipeRepo, issue), s.log())
+	})
 	return found
 }
 

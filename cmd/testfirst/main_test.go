@@ -71,7 +71,6 @@ func TestEngineUnreachableExits2(t *testing.T) {
 	}
 }
 
-
 // TestGradeExitStatus runs real grades through the command line: the
 // reference implementation passes (0), the base fails (1), and the JSON
 // report holds the contract's fields.
