@@ -6,7 +6,10 @@
 // authentication with RS256 JWTs, installation access tokens, repositories,
 // branches, refs, contents, tarballs (through a codeload-style redirect), check
 // runs, issues, issue comments, labels, pull requests, collaborator
-// permissions and the app's webhook delivery log.
+// permissions and the app's webhook delivery log. It also plays github.com
+// for the OAuth web flow of the app's sign-in ([Server.SignInWeb],
+// [Server.WebURL]): the authorize page, the one-use code exchange and GET
+// /user with the user access token.
 //
 // Tests seed the fake ([Server.AddInstallation], [Server.AddRepo],
 // [Server.Commit], [Server.AddPull], …), point a real client at
