@@ -22,6 +22,11 @@ const (
 	DefaultPublicURL    = "http://localhost:8080"
 	DefaultDatabaseURL  = "sqlite://./var/testfirst.db"
 	DefaultGitHubAPIURL = "https://api.github.com/"
+	DefaultGitHubURL    = "https://github.com/"
+	// DefaultSessionKeyFile is where serve keeps the key that signs
+	// session cookies when TESTFIRST_SESSION_KEY_FILE is not set: created
+	// on first use, 0600. Replicas must share one key: set the variable.
+	DefaultSessionKeyFile = "var/session-key"
 )
 
 // EnvConfigFile names the optional YAML configuration file.
@@ -36,6 +41,8 @@ type Config struct {
 	DatabaseURL  string `yaml:"database_url"`
 	StoreURL     string `yaml:"store_url"`
 	GitHubAPIURL string `yaml:"github_api_url"`
+	// GitHubURL is GitHub's web address, where people sign in.
+	GitHubURL string `yaml:"github_url"`
 	// GitHubAppID and GitHubPrivateKeyFile are the app's credentials; both
 	// or neither. Without them serve walks an admin through registering
 	// the app.
@@ -44,10 +51,20 @@ type Config struct {
 	// WebhookSecretFile holds one secret per line: every one verifies a
 	// delivery, so secrets can be rotated.
 	WebhookSecretFile string `yaml:"webhook_secret_file"`
+	// GitHubClientID and GitHubClientSecretFile are the app's OAuth client
+	// (App settings, General); both or neither. With them serve shows the
+	// approval card, signed in with GitHub.
+	GitHubClientID         string `yaml:"github_client_id"`
+	GitHubClientSecretFile string `yaml:"github_client_secret_file"`
+	// SessionKeyFile holds the key that signs session cookies (32 bytes or
+	// more); DefaultSessionKeyFile, created on first use, when empty.
+	SessionKeyFile string `yaml:"session_key_file"`
 
 	// Read from the files above by Load.
 	PrivateKey     []byte   `yaml:"-"`
 	WebhookSecrets [][]byte `yaml:"-"`
+	ClientSecret   string   `yaml:"-"`
+	SessionKey     []byte   `yaml:"-"`
 }
 
 // envKeys maps each setting to its environment variable.
@@ -60,6 +77,7 @@ var envKeys = []struct {
 	{"TESTFIRST_DATABASE_URL", func(c *Config, v string) error { c.DatabaseURL = v; return nil }},
 	{"TESTFIRST_STORE_URL", func(c *Config, v string) error { c.StoreURL = v; return nil }},
 	{"TESTFIRST_GITHUB_API_URL", func(c *Config, v string) error { c.GitHubAPIURL = v; return nil }},
+	{"TESTFIRST_GITHUB_URL", func(c *Config, v string) error { c.GitHubURL = v; return nil }},
 	{"TESTFIRST_GITHUB_APP_ID", func(c *Config, v string) error {
 		id, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil {
@@ -70,6 +88,9 @@ var envKeys = []struct {
 	}},
 	{"TESTFIRST_GITHUB_PRIVATE_KEY_FILE", func(c *Config, v string) error { c.GitHubPrivateKeyFile = v; return nil }},
 	{"TESTFIRST_WEBHOOK_SECRET_FILE", func(c *Config, v string) error { c.WebhookSecretFile = v; return nil }},
+	{"TESTFIRST_GITHUB_CLIENT_ID", func(c *Config, v string) error { c.GitHubClientID = strings.TrimSpace(v); return nil }},
+	{"TESTFIRST_GITHUB_CLIENT_SECRET_FILE", func(c *Config, v string) error { c.GitHubClientSecretFile = v; return nil }},
+	{"TESTFIRST_SESSION_KEY_FILE", func(c *Config, v string) error { c.SessionKeyFile = v; return nil }},
 }
 
 // DefaultConfig is the configuration with nothing set.
@@ -80,6 +101,7 @@ func DefaultConfig() Config {
 		DatabaseURL:  DefaultDatabaseURL,
 		StoreURL:     DefaultStoreURL,
 		GitHubAPIURL: DefaultGitHubAPIURL,
+		GitHubURL:    DefaultGitHubURL,
 	}
 }
 
@@ -125,7 +147,7 @@ func ParseConfigYAML(data []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_app_id, github_private_key_file, webhook_secret_file)", err)
+		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, session_key_file)", err)
 	}
 	return nil
 }
@@ -151,6 +173,17 @@ func (c *Config) validate() []error {
 	if u, err := url.Parse(c.GitHubAPIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("github_api_url %q: want an absolute URL, e.g. https://api.github.com/ or https://ghe.example.com/api/v3/", c.GitHubAPIURL)
 	}
+	if u, err := url.Parse(c.GitHubURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad("github_url %q: want GitHub's absolute web URL, e.g. https://github.com/ or https://ghe.example.com/", c.GitHubURL)
+	}
+	switch {
+	case c.GitHubClientID != "" && c.GitHubClientSecretFile == "":
+		bad("github_client_id is set but github_client_secret_file is not: set TESTFIRST_GITHUB_CLIENT_SECRET_FILE to a file holding the app's client secret")
+	case c.GitHubClientID == "" && c.GitHubClientSecretFile != "":
+		bad("github_client_secret_file is set but github_client_id is not: set TESTFIRST_GITHUB_CLIENT_ID (App settings, General, Client ID)")
+	case c.GitHubClientID != "" && c.GitHubAppID == 0:
+		bad("github_client_id is set but github_app_id is not: the approval card needs the app's credentials too")
+	}
 	switch {
 	case c.GitHubAppID < 0:
 		bad("github_app_id %d: want the app's positive numeric id", c.GitHubAppID)
@@ -168,6 +201,10 @@ func (c *Config) validate() []error {
 // HasApp reports whether app credentials are configured.
 func (c *Config) HasApp() bool { return c.GitHubAppID > 0 }
 
+// HasLogin reports whether the app's OAuth client is configured: then
+// serve shows the approval card.
+func (c *Config) HasLogin() bool { return c.GitHubClientID != "" && c.ClientSecret != "" }
+
 // readSecrets reads the private key and the webhook secrets.
 func (c *Config) readSecrets() []error {
 	var errs []error
@@ -182,6 +219,24 @@ func (c *Config) readSecrets() []error {
 			}
 			c.PrivateKey = key
 		}
+	}
+	if c.GitHubClientSecretFile != "" {
+		data, err := os.ReadFile(c.GitHubClientSecretFile)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("github_client_secret_file: %w", err))
+		case strings.TrimSpace(string(data)) == "":
+			errs = append(errs, fmt.Errorf("github_client_secret_file %s is empty: write the app's client secret in it (App settings, General, Client secrets)", c.GitHubClientSecretFile))
+		default:
+			c.ClientSecret = strings.TrimSpace(string(data))
+		}
+	}
+	if c.SessionKeyFile != "" {
+		key, err := readSessionKey(c.SessionKeyFile)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("session_key_file: %w", err))
+		}
+		c.SessionKey = key
 	}
 	if c.WebhookSecretFile != "" {
 		data, err := os.ReadFile(c.WebhookSecretFile)
