@@ -65,6 +65,16 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 			return fmt.Errorf("prove the GitHub App's credentials (GET /app): %w: check TESTFIRST_GITHUB_APP_ID and the key in TESTFIRST_GITHUB_PRIVATE_KEY_FILE", err)
 		}
 		log.InfoContext(ctx, "github app", "app", app.Slug, "id", app.ID)
+		if cfg.HasLogin() {
+			// The store sync's hook (comments, labels, regrades) goes here.
+			closeCard, err := mountCard(ctx, mux, cfg, d, clients, reg, log, nil)
+			if err != nil {
+				return err
+			}
+			defer closeCard()
+		} else {
+			log.WarnContext(ctx, "no OAuth client: the approval card is off; set TESTFIRST_GITHUB_CLIENT_ID and TESTFIRST_GITHUB_CLIENT_SECRET_FILE")
+		}
 		workers := river.NewWorkers()
 		delivery := &DeliveryWorker{db: d, github: clients, log: log}
 		gw, versions, closeGrading, err := openGradeWorker(ctx, cfg, d, clients, log)
