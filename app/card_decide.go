@@ -106,53 +106,99 @@ func (s *CardService) Approve(ctx context.Context, viewer string, ref handlers.T
 	}
 
 	at := s.now().UTC()
-	review := at.Sub(state.row.ReadyAt).Round(time.Second)
-	review = max(review, 0)
-	fast := review < cfg.Config.FastApproval
+	review := max(at.Sub(state.row.ReadyAt).Round(time.Second), 0)
+	sig := db.Approval{VersionID: state.row.ID, ApprovedBy: viewer, ApprovedAt: at, Digest: digest, ReviewSeconds: int64(review.Seconds()),
+		Fast: review < cfg.Config.FastApproval}
 	logins := append(signers(state.sigs), viewer)
-	done := complete(cfg.Config.Policy, ct.tk.Requester, logins)
-	if done {
+	policy := cfg.Config.Policy
+	audit := func(kind string, logins []string, complete bool) db.AuditEvent {
+		detail, _ := json.Marshal(map[string]any{"version": k, "digest": digest, "review_seconds": sig.ReviewSeconds, "fast": sig.Fast,
+			"fast_threshold_seconds": int64(cfg.Config.FastApproval.Seconds()), "policy": policy, "signers": logins, "complete": complete})
+		return db.AuditEvent{At: at, Actor: viewer, TicketID: ct.tk.ID, Kind: kind, Detail: detail}
+	}
+
+	var done bool
+	if complete(policy, ct.tk.Requester, logins) {
+		// This signature completes the approval: the store first (it
+		// refuses a version that is no longer the newest), then the
+		// database.
 		if _, err := s.store.Approve(ctx, ct.st, k, digest, strings.Join(logins, ", ")); err != nil {
 			return "", s.storeRefusal(ctx, ct, k, err)
 		}
-	}
-	kind := "version.signed"
-	if done {
-		kind = "version.approved"
-	}
-	detail, _ := json.Marshal(map[string]any{"version": k, "digest": digest, "review_seconds": int64(review.Seconds()), "fast": fast,
-		"fast_threshold_seconds": int64(cfg.Config.FastApproval.Seconds()), "policy": cfg.Config.Policy, "signers": logins, "complete": done})
-	err = s.db.Tx(ctx, func(tx *db.Tx) error {
-		if _, err := tx.Approve(ctx, db.Approval{VersionID: state.row.ID, ApprovedBy: viewer, ApprovedAt: at, Digest: digest, ReviewSeconds: int64(review.Seconds()), Fast: fast}); err != nil {
-			return err
-		}
-		if done {
+		done = true
+		err = s.db.Tx(ctx, func(tx *db.Tx) error {
+			if _, err := tx.Approve(ctx, sig); err != nil {
+				return err
+			}
 			if err := tx.SetVersionDecision(ctx, state.row.ID, string(store.StateApproved), ""); err != nil {
 				return err
 			}
-		}
-		return tx.AppendAudit(ctx, db.AuditEvent{At: at, Actor: viewer, TicketID: ct.tk.ID, Kind: kind, Detail: detail})
-	})
-	if errors.Is(err, db.ErrAlreadySigned) {
-		return "", handlers.Refusef("You signed v%d already.", k)
-	}
-	if err != nil {
-		if done {
+			return tx.AppendAudit(ctx, audit("version.approved", logins, true))
+		})
+		if err != nil {
 			// The store holds the approval: it stands, and the store sync
-			// mirrors it; only the signature's timing is lost.
+			// mirrors it; only this signature's timing is lost.
 			s.log.ErrorContext(ctx, "approval stored but not recorded in the database", "ticket", ct.tk.ID, "version", k, "login", viewer, "err", err)
+			return "", err
 		}
-		return "", err
+	} else {
+		// A signature that waits for another. Someone may be signing at
+		// the same moment: after recording ours, read the signatures again
+		// and complete the approval if they now suffice.
+		var now []db.Approval
+		err = s.db.Tx(ctx, func(tx *db.Tx) error {
+			if _, err := tx.Approve(ctx, sig); err != nil {
+				return err
+			}
+			return tx.AppendAudit(ctx, audit("version.signed", logins, false))
+		})
+		if err == nil {
+			err = s.db.Tx(ctx, func(tx *db.Tx) error {
+				var err error
+				now, err = tx.Approvals(ctx, state.row.ID)
+				return err
+			})
+		}
+		if errors.Is(err, db.ErrAlreadySigned) {
+			return "", handlers.Refusef("You signed v%d already.", k)
+		}
+		if err != nil {
+			return "", err
+		}
+		if all := signers(now); complete(policy, ct.tk.Requester, all) {
+			if done, err = s.completeLate(ctx, ct, k, digest, state.row.ID, all, audit("version.approved", all, true)); err != nil {
+				return "", err
+			}
+		}
 	}
-	s.metrics.approvals.WithLabelValues(fmt.Sprint(fast)).Inc()
+	s.metrics.approvals.WithLabelValues(fmt.Sprint(sig.Fast)).Inc()
 	s.metrics.review.Observe(review.Seconds())
 	s.log.InfoContext(ctx, "card approval", "ticket", ct.tk.ID, "repo", ct.repo.Owner+"/"+ct.repo.Name, "version", k, "digest", digest,
-		"login", viewer, "review_seconds", int64(review.Seconds()), "fast", fast, "complete", done)
+		"login", viewer, "review_seconds", sig.ReviewSeconds, "fast", sig.Fast, "complete", done)
 	s.callHook(ctx, ct.tk.ID)
 	if !done {
 		return handlers.DecidedSigned, nil
 	}
 	return handlers.DecidedApproved, nil
+}
+
+// completeLate approves a version whose signatures suffice after a
+// concurrent signature. It reports whether this call approved it; when
+// another signer's call did, the version is approved all the same.
+func (s *CardService) completeLate(ctx context.Context, ct cardTicket, k int, digest string, versionID int64, logins []string, event db.AuditEvent) (bool, error) {
+	if _, err := s.store.Approve(ctx, ct.st, k, digest, strings.Join(logins, ", ")); err != nil {
+		v, verr := s.store.Version(ctx, ct.st, k)
+		if verr == nil && v.Decision != nil && v.Decision.Approved && v.Decision.Digest == digest {
+			return true, nil // the other signer completed it
+		}
+		return false, s.storeRefusal(ctx, ct, k, err)
+	}
+	return true, s.db.Tx(ctx, func(tx *db.Tx) error {
+		if err := tx.SetVersionDecision(ctx, versionID, string(store.StateApproved), ""); err != nil {
+			return err
+		}
+		return tx.AppendAudit(ctx, event)
+	})
 }
 
 // Reject implements handlers.Cards: viewer rejects version k with a

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/testfirst-app/testfirst/app/db"
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/store"
+	"github.com/testfirst-app/testfirst/handlers"
 )
 
 // realCanary matches a canary token as the store makes it; no page may
@@ -248,6 +250,21 @@ func TestCardDecisions(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("history lacks %q", want)
 		}
+	}
+
+	// A new version reopens the approval: the card shows it, pending,
+	// and the approved one is superseded.
+	v4 := f.push(t, writerCriteria)
+	f.sync(t, v4, &defaultCheck, true)
+	_, body, _ = b.get(t, cardPath)
+	if !strings.Contains(body, "Hidden tests v4") || !strings.Contains(body, "Approve v4") || !strings.Contains(body, v4.Digest) {
+		t.Error("the card does not show the new version for approval")
+	}
+	if got, _ := f.store.Version(ctx, f.st, 3); got.State != store.StateSuperseded {
+		t.Errorf("v3 is %s after v4, want superseded", got.State)
+	}
+	if _, _, err := f.reader.Open(ctx, f.st, v3.Digest); err == nil {
+		t.Error("the grader still opens the superseded approval")
 	}
 }
 
@@ -522,4 +539,41 @@ func (f *cardFixture) audit(t *testing.T) []string {
 		return err
 	})
 	return kinds
+}
+
+// TestCardEnforceConcurrentSigners: the requester and an admin sign at the
+// same moment, each before seeing the other's signature; the version still
+// ends approved, once.
+func TestCardEnforceConcurrentSigners(t *testing.T) {
+	f := newCardFixture(t, "approval:\n  policy: enforce\n")
+	ctx := t.Context()
+	ref := handlers.TicketRef{Owner: cardOwner, Repo: cardRepo, Issue: 1}
+	const rounds = 20
+	for k := 1; k <= rounds; k++ {
+		v := f.push(t, writerCriteria)
+		f.sync(t, v, &defaultCheck, true)
+		var wg sync.WaitGroup
+		results := make([]string, 2)
+		for i, login := range []string{requester, "ada"} {
+			wg.Go(func() {
+				d, err := f.svc.Approve(ctx, login, ref, k, v.Digest)
+				results[i] = fmt.Sprint(d, err)
+			})
+		}
+		wg.Wait()
+		got, _ := f.store.Version(ctx, f.st, k)
+		if got.State != store.StateApproved {
+			t.Fatalf("round %d: v%d is %s after both signed (%q)", k, k, got.State, results)
+		}
+		f.checkDB(t, k, "approved", "")
+	}
+	approved := 0
+	for _, kind := range f.audit(t) {
+		if kind == "version.approved" {
+			approved++
+		}
+	}
+	if approved != rounds {
+		t.Errorf("%d version.approved events for %d approvals", approved, rounds)
+	}
 }
