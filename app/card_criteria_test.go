@@ -103,3 +103,12 @@ func TestMaskCanaries(t *testing.T) {
 		}
 	}
 }
+
+func TestCardURLs(t *testing.T) {
+	if got := CardURL("https://tf.example/", "octo-org", "widgets", 12); got != "https://tf.example/tickets/octo-org/widgets/12" {
+		t.Errorf("CardURL = %q", got)
+	}
+	if got := GradeURL("https://tf.example", 7); got != "https://tf.example/grades/7" {
+		t.Errorf("GradeURL = %q", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -40,4 +41,15 @@ func mountCard(ctx context.Context, mux *http.ServeMux, cfg Config, d *db.DB, cl
 	card.Register(mux)
 	log.InfoContext(ctx, "approval card on", "sign_in_callback", cfg.PublicURL+"/login/callback")
 	return func() { closeStore() }, nil
+}
+
+// CardURL is the address of a ticket's approval card, for the issue
+// comment that announces a version ready for review.
+func CardURL(publicURL, owner, repo string, issue int) string {
+	return strings.TrimSuffix(publicURL, "/") + handlers.TicketRef{Owner: owner, Repo: repo, Issue: issue}.Path()
+}
+
+// GradeURL is the address of a grade's page: the check run's details_url.
+func GradeURL(publicURL string, grade int64) string {
+	return fmt.Sprintf("%s/grades/%d", strings.TrimSuffix(publicURL, "/"), grade)
 }

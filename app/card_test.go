@@ -577,3 +577,17 @@ func TestCardEnforceConcurrentSigners(t *testing.T) {
 		t.Errorf("%d version.approved events for %d approvals", approved, rounds)
 	}
 }
+
+// TestCardRequesterWithoutAccess: a requester who can no longer read the
+// repository sees nothing.
+func TestCardRequesterWithoutAccess(t *testing.T) {
+	f := newCardFixture(t, "")
+	f.gh.SetPermission(cardOwner, cardRepo, requester, "none")
+	b := f.signIn(t, requester)
+	if code, _, _ := b.get(t, cardPath); code != http.StatusNotFound {
+		t.Errorf("card: %d, want 404", code)
+	}
+	if _, home, _ := b.get(t, "/"); strings.Contains(home, cardPath) {
+		t.Error("the list shows the ticket")
+	}
+}
