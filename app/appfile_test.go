@@ -76,7 +76,7 @@ func TestCredentialFilesSave(t *testing.T) {
 	wantCfg.GitHubClientSecretFile = filepath.Join(dir, "github-client-secret")
 	wantCfg.PrivateKey = reg.PEM
 	wantCfg.WebhookSecrets = [][]byte{[]byte("whsec")}
-	wantCfg.ClientSecret = []byte("clsec")
+	wantCfg.ClientSecret = "clsec"
 	if diff := cmp.Diff(wantCfg, c); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}

@@ -30,6 +30,10 @@ const (
 	// replica takes it for lost (its process died): longer than the
 	// longest grade.
 	DefaultJobRescueAfter = 90 * time.Minute
+	// DefaultSessionKeyFile is where serve keeps the key that signs
+	// session cookies when TESTFIRST_SESSION_KEY_FILE is not set: created
+	// on first use, 0600. Replicas must share one key: set the variable.
+	DefaultSessionKeyFile = "var/session-key"
 )
 
 // EnvConfigFile names the optional YAML configuration file.
@@ -61,10 +65,14 @@ type Config struct {
 	// JobRescueAfter is how long a job may run before it is taken for
 	// lost and run again.
 	JobRescueAfter time.Duration `yaml:"job_rescue_after"`
-	// GitHubClientID and GitHubClientSecretFile are the app's OAuth client,
-	// for signing users in.
+	// GitHubClientID and GitHubClientSecretFile are the app's OAuth client
+	// (App settings, General); both or neither. With them serve shows the
+	// approval card, signed in with GitHub.
 	GitHubClientID         string `yaml:"github_client_id"`
 	GitHubClientSecretFile string `yaml:"github_client_secret_file"`
+	// SessionKeyFile holds the key that signs session cookies (32 bytes or
+	// more); DefaultSessionKeyFile, created on first use, when empty.
+	SessionKeyFile string `yaml:"session_key_file"`
 	// GitHubAppFile is the app file: a registered app's credentials, read
 	// when neither the config file nor the environment names an app.
 	GitHubAppFile string `yaml:"github_app_file"`
@@ -72,7 +80,8 @@ type Config struct {
 	// Read from the files above by Load.
 	PrivateKey     []byte   `yaml:"-"`
 	WebhookSecrets [][]byte `yaml:"-"`
-	ClientSecret   []byte   `yaml:"-"`
+	ClientSecret   string   `yaml:"-"`
+	SessionKey     []byte   `yaml:"-"`
 }
 
 // envKeys maps each setting to its environment variable.
@@ -98,9 +107,10 @@ var envKeys = []struct {
 	{"TESTFIRST_WEBHOOK_SECRET_FILE", func(c *Config, v string) error { c.WebhookSecretFile = v; return nil }},
 	{"TESTFIRST_STORE_SYNC_INTERVAL", durationSetting("TESTFIRST_STORE_SYNC_INTERVAL", func(c *Config) *time.Duration { return &c.SyncInterval })},
 	{"TESTFIRST_JOB_RESCUE_AFTER", durationSetting("TESTFIRST_JOB_RESCUE_AFTER", func(c *Config) *time.Duration { return &c.JobRescueAfter })},
-	{"TESTFIRST_GITHUB_CLIENT_ID", func(c *Config, v string) error { c.GitHubClientID = v; return nil }},
+	{"TESTFIRST_GITHUB_CLIENT_ID", func(c *Config, v string) error { c.GitHubClientID = strings.TrimSpace(v); return nil }},
 	{"TESTFIRST_GITHUB_CLIENT_SECRET_FILE", func(c *Config, v string) error { c.GitHubClientSecretFile = v; return nil }},
 	{"TESTFIRST_GITHUB_APP_FILE", func(c *Config, v string) error { c.GitHubAppFile = v; return nil }},
+	{"TESTFIRST_SESSION_KEY_FILE", func(c *Config, v string) error { c.SessionKeyFile = v; return nil }},
 }
 
 // durationSetting parses a Go duration ("15s", "1h30m") into a setting.
@@ -175,7 +185,7 @@ func ParseConfigYAML(data []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, store_sync_interval, job_rescue_after)", err)
+		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after)", err)
 	}
 	return nil
 }
@@ -205,6 +215,14 @@ func (c *Config) validate() []error {
 		if u, err := url.Parse(c.GitHubURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("github_url %q: want GitHub's absolute web address, e.g. https://github.com/ or https://ghe.example.com/", c.GitHubURL)
 		}
+	}
+	switch {
+	case c.GitHubClientID != "" && c.GitHubClientSecretFile == "":
+		bad("github_client_id is set but github_client_secret_file is not: set TESTFIRST_GITHUB_CLIENT_SECRET_FILE to a file holding the app's client secret")
+	case c.GitHubClientID == "" && c.GitHubClientSecretFile != "":
+		bad("github_client_secret_file is set but github_client_id is not: set TESTFIRST_GITHUB_CLIENT_ID (App settings, General, Client ID)")
+	case c.GitHubClientID != "" && c.GitHubAppID == 0:
+		bad("github_client_id is set but github_app_id is not: the approval card needs the app's credentials too")
 	}
 	switch {
 	case c.GitHubAppID < 0:
@@ -245,6 +263,10 @@ func (c *Config) WebURL() string {
 	return DefaultGitHubURL
 }
 
+// HasLogin reports whether the app's OAuth client is configured: then
+// serve shows the approval card.
+func (c *Config) HasLogin() bool { return c.GitHubClientID != "" && c.ClientSecret != "" }
+
 // readSecrets reads the private key and the webhook secrets.
 func (c *Config) readSecrets() []error {
 	var errs []error
@@ -266,10 +288,17 @@ func (c *Config) readSecrets() []error {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("github_client_secret_file: %w", err))
 		case strings.TrimSpace(string(data)) == "":
-			errs = append(errs, fmt.Errorf("github_client_secret_file %s is empty: write the app's client secret in it", c.GitHubClientSecretFile))
+			errs = append(errs, fmt.Errorf("github_client_secret_file %s is empty: write the app's client secret in it (App settings, General, Client secrets)", c.GitHubClientSecretFile))
 		default:
-			c.ClientSecret = []byte(strings.TrimSpace(string(data)))
+			c.ClientSecret = strings.TrimSpace(string(data))
 		}
+	}
+	if c.SessionKeyFile != "" {
+		key, err := readSessionKey(c.SessionKeyFile)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("session_key_file: %w", err))
+		}
+		c.SessionKey = key
 	}
 	if c.WebhookSecretFile != "" {
 		data, err := os.ReadFile(c.WebhookSecretFile)

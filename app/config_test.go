@@ -147,3 +147,74 @@ func FuzzParseConfigYAML(f *testing.F) {
 		c.validate()
 	})
 }
+
+// TestLoadConfigLogin: the OAuth client and the session key come from
+// their files; half a client is refused.
+func TestLoadConfigLogin(t *testing.T) {
+	key := writeFile(t, "app.pem", rsaKeyPEM(t))
+	secrets := writeFile(t, "secrets", "s\n")
+	client := writeFile(t, "client-secret", "  cs-123\n")
+	session := writeFile(t, "session", strings.Repeat("k", 40)+"\n")
+	base := map[string]string{"TESTFIRST_GITHUB_APP_ID": "7", "TESTFIRST_GITHUB_PRIVATE_KEY_FILE": key, "TESTFIRST_WEBHOOK_SECRET_FILE": secrets}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	c, err := LoadConfig("", env(with("TESTFIRST_GITHUB_CLIENT_ID", "Iv23abc", "TESTFIRST_GITHUB_CLIENT_SECRET_FILE", client,
+		"TESTFIRST_SESSION_KEY_FILE", session, "TESTFIRST_GITHUB_URL", "https://ghe.example.com/")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ClientSecret != "cs-123" || string(c.SessionKey) != strings.Repeat("k", 40) || c.GitHubURL != "https://ghe.example.com/" || !c.HasLogin() {
+		t.Errorf("config %+v", c)
+	}
+	if c, _ := LoadConfig("", env(base)); c.HasLogin() || c.WebURL() != DefaultGitHubURL {
+		t.Errorf("without a client: HasLogin %v, web URL %q", c.HasLogin(), c.WebURL())
+	}
+
+	short := writeFile(t, "short", "tiny\n")
+	tests := []struct {
+		env  map[string]string
+		want string
+	}{
+		{with("TESTFIRST_GITHUB_CLIENT_ID", "Iv23abc"), "github_client_secret_file is not"},
+		{with("TESTFIRST_GITHUB_CLIENT_SECRET_FILE", client), "github_client_id is not"},
+		{map[string]string{"TESTFIRST_GITHUB_CLIENT_ID": "Iv23abc", "TESTFIRST_GITHUB_CLIENT_SECRET_FILE": client}, "github_app_id is not"},
+		{with("TESTFIRST_GITHUB_CLIENT_ID", "Iv23abc", "TESTFIRST_GITHUB_CLIENT_SECRET_FILE", writeFile(t, "empty", "\n")), "is empty"},
+		{with("TESTFIRST_SESSION_KEY_FILE", short), "holds 4 bytes, want 32 or more"},
+		{with("TESTFIRST_GITHUB_URL", "github.com"), `github_url "github.com"`},
+	}
+	for _, tt := range tests {
+		if _, err := LoadConfig("", env(tt.env)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: error %v, want %q", tt.env, err, tt.want)
+		}
+	}
+}
+
+// TestCardSessionKey: the key is made once, 0600, and read back after.
+func TestCardSessionKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "var", "session-key")
+	k1, err := cardSessionKey(DefaultConfig(), path)
+	if err != nil || len(k1) < minSessionKey {
+		t.Fatalf("first key %q, %v", k1, err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("key file mode %v, %v; want 0600", fi.Mode(), err)
+	}
+	k2, err := cardSessionKey(DefaultConfig(), path)
+	if err != nil || string(k1) != string(k2) {
+		t.Errorf("second key %q, %v; want the first", k2, err)
+	}
+	cfg := DefaultConfig()
+	cfg.SessionKey = []byte(strings.Repeat("x", 32))
+	if k, _ := cardSessionKey(cfg, path); string(k) != string(cfg.SessionKey) {
+		t.Errorf("configured key not used: %q", k)
+	}
+}

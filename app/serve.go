@@ -68,7 +68,21 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 			return fmt.Errorf("prove the GitHub App's credentials (GET /app): %w: check TESTFIRST_GITHUB_APP_ID and the key in TESTFIRST_GITHUB_PRIVATE_KEY_FILE", err)
 		}
 		log.InfoContext(ctx, "github app", "app", app.Slug, "id", app.ID)
-		mux.Handle("GET /{$}", handlers.Installed(app))
+		if cfg.HasLogin() {
+			// A decision on the card is announced, labelled and acted on
+			// by the ticket's sync, at once rather than at the next tick.
+			sync := func(ctx context.Context, ticket int64) error {
+				return d.Tx(ctx, func(tx *db.Tx) error { return tx.InsertJob(ctx, SyncArgs{Ticket: ticket}, nil) })
+			}
+			closeCard, err := mountCard(ctx, mux, cfg, d, clients, reg, log, sync)
+			if err != nil {
+				return err
+			}
+			defer closeCard()
+		} else {
+			mux.Handle("GET /{$}", handlers.Installed(app))
+			log.WarnContext(ctx, "no OAuth client: the approval card is off; set TESTFIRST_GITHUB_CLIENT_ID and TESTFIRST_GITHUB_CLIENT_SECRET_FILE")
+		}
 		workers := river.NewWorkers()
 		metrics := newPipelineMetrics(reg, d)
 		grades := &gradeQueue{db: d, publicURL: cfg.PublicURL, log: log}

@@ -374,14 +374,8 @@ func (w *SyncWorker) act(ctx context.Context, t ticketView, v store.Version, dv 
 // settle stops a ticket rejected too often and moves the ticket to the
 // state its versions say.
 func (w *SyncWorker) settle(ctx context.Context, t ticketView, vs []store.Version, dvs []db.Version, active bool) error {
-	rejected := 0
-	for _, v := range vs {
-		if v.State == store.StateRejected {
-			rejected++
-		}
-	}
 	state := ticketState(vs, dvs)
-	if rejected > 0 && t.tk.State != TicketStopped && (len(vs) == 0 || vs[len(vs)-1].State == store.StateRejected) {
+	if t.tk.State != TicketStopped && len(vs) > 0 && vs[len(vs)-1].State == store.StateRejected {
 		cfg, err := repoConfig(ctx, t.gi, t.repo.Owner, t.repo.Name, t.repo.DefaultBranch)
 		if err != nil {
 			var apiErr *github.APIError
@@ -390,7 +384,7 @@ func (w *SyncWorker) settle(ctx context.Context, t ticketView, vs []store.Versio
 			}
 			cfg = pipeline.DefaultRepoConfig() // the config error is reported where the ticket was opened
 		}
-		if cfg.MaxRejections > 0 && rejected >= cfg.MaxRejections {
+		if rejected, stop := reachedRejectionCap(cfg, vs); stop {
 			if active {
 				if err := t.gi.AddLabels(ctx, t.repo.Owner, t.repo.Name, t.tk.IssueNumber, pairLabel); err != nil {
 					return retryOrCancel(err)

@@ -28,7 +28,7 @@ const (
 	SetupCallbackPath = "/setup/callback"
 	// OAuthCallbackPath is registered as the app's OAuth callback, for the
 	// approval card's GitHub login.
-	OAuthCallbackPath = "/oauth/callback"
+	OAuthCallbackPath = "/login/callback"
 )
 
 // convertTimeout bounds the conversion of a manifest code.

@@ -109,7 +109,7 @@ func TestSetupPageManifest(t *testing.T) {
 		"description":     "Test-first pipeline: hidden acceptance tests, pull requests graded in a sealed sandbox.",
 		"hook_attributes": map[string]any{"url": "https://tf.example.com/webhook", "active": true},
 		"redirect_url":    "https://tf.example.com/setup/callback",
-		"callback_urls":   []any{"https://tf.example.com/oauth/callback"},
+		"callback_urls":   []any{"https://tf.example.com/login/callback"},
 		"setup_url":       "https://tf.example.com/",
 		"public":          false,
 		"default_permissions": map[string]any{

@@ -13,6 +13,8 @@ command -v mmdebstrap >/dev/null 2>&1 || need+=(mmdebstrap)
 command -v patch >/dev/null 2>&1 || need+=(patch)
 # The benchmark runs the same pytest bare, from Debian's packages.
 /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || need+=(python3-pytest)
+# The approval card's browser test drives Debian's Chromium, headless.
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 
 if [ ${#need[@]} -gt 0 ]; then
 	if [ "$(id -u)" != 0 ]; then

@@ -13,6 +13,10 @@ import (
 // version's: an approval binds one exact set of tests.
 var ErrDigestMismatch = errors.New("digest does not match the version")
 
+// ErrAlreadySigned is returned by Approve when the signer has approved the
+// version before.
+var ErrAlreadySigned = errors.New("already signed this version")
+
 // Ticket is one labelled issue going through the pipeline.
 type Ticket struct {
 	ID           int64
@@ -60,6 +64,12 @@ type Approval struct {
 	ApprovedBy string
 	ApprovedAt time.Time
 	Digest     string
+	// ReviewSeconds is how long the signer had the card: from the
+	// version's ready_at to the approval.
+	ReviewSeconds int64
+	// Fast is true when ReviewSeconds was under the repository's
+	// fast-approval threshold: counted, not blocked.
+	Fast bool
 }
 
 const ticketColumns = "id, repository_id, issue_number, requester, base_sha, state, label, title, body, closed_at, withdrawn_at, created_at, updated_at"
@@ -161,15 +171,25 @@ func (t *Tx) SetVersionState(ctx context.Context, id int64, state string) error 
 		"UPDATE versions SET state = $2 WHERE id = $1", id, state)
 }
 
-// Approve records an approval of a version. It fails with ErrDigestMismatch
-// when a.Digest is not the version's digest (or the version does not exist).
+// Approve records an approval (one signature) of a version. It fails with
+// ErrDigestMismatch when a.Digest is not the version's digest (or the
+// version does not exist), and with ErrAlreadySigned when a.ApprovedBy has
+// signed the version before.
 func (t *Tx) Approve(ctx context.Context, a Approval) (Approval, error) {
 	if a.ApprovedAt.IsZero() {
 		a.ApprovedAt = now()
 	}
-	err := t.q.queryRow(ctx, `INSERT INTO approvals (version_id, approved_by, approved_at, digest)
-SELECT id, $2, $3, digest FROM versions WHERE id = $1 AND digest = $4
-RETURNING id`, a.VersionID, a.ApprovedBy, t.dia.time(a.ApprovedAt), a.Digest).Scan(&a.ID)
+	var n int
+	if err := t.q.queryRow(ctx, "SELECT count(*) FROM approvals WHERE version_id = $1 AND lower(approved_by) = lower($2)",
+		a.VersionID, a.ApprovedBy).Scan(&n); err != nil {
+		return Approval{}, fmt.Errorf("approve version %d: %w", a.VersionID, err)
+	}
+	if n > 0 {
+		return Approval{}, fmt.Errorf("approve version %d: %s: %w", a.VersionID, a.ApprovedBy, ErrAlreadySigned)
+	}
+	err := t.q.queryRow(ctx, `INSERT INTO approvals (version_id, approved_by, approved_at, digest, review_seconds, fast)
+SELECT id, $2, $3, digest, $5, $6 FROM versions WHERE id = $1 AND digest = $4
+RETURNING id`, a.VersionID, a.ApprovedBy, t.dia.time(a.ApprovedAt), a.Digest, a.ReviewSeconds, a.Fast).Scan(&a.ID)
 	if errors.Is(err, ErrNotFound) {
 		return Approval{}, fmt.Errorf("approve version %d: %w", a.VersionID, ErrDigestMismatch)
 	}

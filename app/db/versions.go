@@ -86,7 +86,7 @@ func (t *Tx) SetVersionAnnounced(ctx context.Context, id int64, state string) er
 
 // Approvals lists a version's approvals, oldest first.
 func (t *Tx) Approvals(ctx context.Context, versionID int64) ([]Approval, error) {
-	rs, err := t.q.query(ctx, "SELECT id, version_id, approved_by, approved_at, digest FROM approvals WHERE version_id = $1 ORDER BY id", versionID)
+	rs, err := t.q.query(ctx, "SELECT id, version_id, approved_by, approved_at, digest, review_seconds, fast FROM approvals WHERE version_id = $1 ORDER BY id", versionID)
 	if err != nil {
 		return nil, fmt.Errorf("list approvals of version %d: %w", versionID, err)
 	}
@@ -94,7 +94,7 @@ func (t *Tx) Approvals(ctx context.Context, versionID int64) ([]Approval, error)
 	var as []Approval
 	for rs.Next() {
 		var a Approval
-		if err := rs.Scan(&a.ID, &a.VersionID, &a.ApprovedBy, timeCol{&a.ApprovedAt}, &a.Digest); err != nil {
+		if err := rs.Scan(&a.ID, &a.VersionID, &a.ApprovedBy, timeCol{&a.ApprovedAt}, &a.Digest, &a.ReviewSeconds, &a.Fast); err != nil {
 			return nil, fmt.Errorf("list approvals of version %d: %w", versionID, err)
 		}
 		as = append(as, a)

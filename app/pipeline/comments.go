@@ -9,7 +9,7 @@ import (
 
 // CardPath is the path of version k's approval card for an issue.
 func CardPath(owner, repo string, issue, k int) string {
-	return fmt.Sprintf("/tickets/%s/%s/%d/v%d", url.PathEscape(owner), url.PathEscape(repo), issue, k)
+	return fmt.Sprintf("/tickets/%s/%s/%d/versions/%d", url.PathEscape(owner), url.PathEscape(repo), issue, k)
 }
 
 // GradePath is the path of a grade's page, linked from its check run.

@@ -16,8 +16,8 @@ func TestCommentsCarryNoTestText(t *testing.T) {
 		got  string
 		want []string
 	}{
-		{"ready", ReadyComment("alice", 2, 14, 3, "https://tf.example/tickets/o/r/12/v2"),
-			[]string{"**v2**", "14 tests", "3 tests already pass", "`alice`", "https://tf.example/tickets/o/r/12/v2", "never shown"}},
+		{"ready", ReadyComment("alice", 2, 14, 3, "https://tf.example/tickets/o/r/12/versions/2"),
+			[]string{"**v2**", "14 tests", "3 tests already pass", "`alice`", "https://tf.example/tickets/o/r/12/versions/2", "never shown"}},
 		{"ready, no guards", ReadyComment("", 1, 1, 0, "u"), []string{"1 test.", "the requester can review"}},
 		{"invalid", InvalidComment(3, check), []string{"**v3**", "all 2 tests already pass", "reference patch fails 1 of 2"}},
 		{"approved", ApprovedComment(12, 2, "sha256:ab", 14, 3, 4, "alice"), []string{"**v2**", "`sha256:ab`", "14 tests", "3 of 4 acceptance criteria", "`Fixes #12`"}},
@@ -70,5 +70,14 @@ func TestCovered(t *testing.T) {
 	}
 	if got := Covered(criteria, nil); got != 2 {
 		t.Errorf("Covered before the check = %d; want 2", got)
+	}
+}
+
+func TestPaths(t *testing.T) {
+	if got := CardPath("octo-org", "my repo", 12, 3); got != "/tickets/octo-org/my%20repo/12/versions/3" {
+		t.Errorf("CardPath = %q", got)
+	}
+	if got := GradePath(7); got != "/grades/7" {
+		t.Errorf("GradePath = %q", got)
 	}
 }

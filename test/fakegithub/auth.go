@@ -36,12 +36,14 @@ const (
 	callerAnonymous callerKind = iota
 	callerApp
 	callerInstallation
+	callerUser
 )
 
 // caller is the authenticated identity of one request.
 type caller struct {
 	kind   callerKind
 	token  *token // for callerInstallation
+	user   string // login, for callerUser
 	remote string
 }
 
@@ -52,6 +54,8 @@ func (c caller) rateKey() string {
 		return "app"
 	case callerInstallation:
 		return "installation:" + strconv.FormatInt(c.token.installation, 10)
+	case callerUser:
+		return "user:" + strings.ToLower(c.user)
 	default:
 		return "anonymous"
 	}
@@ -93,6 +97,9 @@ func (s *Server) authenticate(r *http.Request) (caller, *response) {
 			return caller{}, errorResponse(http.StatusUnauthorized, msg, docsRoot)
 		}
 		return caller{kind: callerApp, remote: remote}, nil
+	}
+	if who, ok := s.userCaller(cred, remote); ok {
+		return who, nil
 	}
 	tok := s.tokens[cred]
 	if tok == nil || tok.dead || !s.now().Before(tok.expiresAt) {

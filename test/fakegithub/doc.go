@@ -8,6 +8,9 @@
 // runs, issues, issue comments, labels, pull requests, collaborator
 // permissions, the app's webhook delivery log and app-manifest conversions
 // ([Server.RegisterManifest] plays GitHub's web side of the manifest flow).
+// It also plays github.com for the OAuth web flow of the app's sign-in
+// ([Server.SignInWeb], [Server.WebURL]): the authorize page, the one-use code
+// exchange and GET /user with the user access token.
 //
 // Tests seed the fake ([Server.AddInstallation], [Server.AddRepo],
 // [Server.Commit], [Server.AddPull], …), point a real client at

@@ -51,6 +51,7 @@ type Server struct {
 	faults        []fault
 	requests      []Request
 	rates         map[string]*rateWindow
+	oauthFlow     *oauthState // the OAuth web flow, made on first use
 }
 
 // New starts a fake GitHub with one GitHub App (a fresh RSA 2048 key) and no
@@ -184,6 +185,12 @@ func (s *Server) dispatch(r *http.Request, body []byte) *response {
 		}
 		return s.serveArchive(r, segs)
 	}
+	if len(segs) > 0 && segs[0] == oauthPrefix {
+		if resp := s.takeFault(r, "anonymous", nil); resp != nil {
+			return resp
+		}
+		return s.serveOAuth(r, body, segs)
+	}
 	rt, params := matchRoute(r.Method, segs)
 	doc := docsRoot
 	if rt != nil {
@@ -221,6 +228,13 @@ func (s *Server) serveAPI(r *http.Request, body []byte, rt *route, params map[st
 	}
 	c := &call{s: s, r: r, body: body, params: params, who: who, doc: doc}
 	switch rt.auth {
+	case authUser:
+		switch who.kind {
+		case callerAnonymous:
+			return errorResponse(http.StatusUnauthorized, "Requires authentication", doc)
+		case callerApp, callerInstallation:
+			return errorResponse(http.StatusForbidden, "Resource not accessible by integration", doc)
+		}
 	case authApp:
 		if who.kind != callerApp {
 			return errorResponse(http.StatusUnauthorized, "A JSON web token could not be decoded", docsRoot)
@@ -229,7 +243,7 @@ func (s *Server) serveAPI(r *http.Request, body []byte, rt *route, params map[st
 		switch who.kind {
 		case callerAnonymous:
 			return errorResponse(http.StatusUnauthorized, "Requires authentication", doc)
-		case callerApp:
+		case callerApp, callerUser:
 			return errorResponse(http.StatusForbidden, "Resource not accessible by integration", doc)
 		}
 	case authRepo, authRepoOrApp:
@@ -249,6 +263,9 @@ func (s *Server) serveAPI(r *http.Request, body []byte, rt *route, params map[st
 			if rp == nil || !who.token.canAccess(rp) {
 				return errorResponse(http.StatusNotFound, "Not Found", doc)
 			}
+		case callerUser:
+			// The fake serves repositories to installations only.
+			return errorResponse(http.StatusForbidden, "Resource not accessible by integration", doc)
 		}
 		c.repo = rp
 	}

@@ -1,0 +1,321 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/testfirst-app/testfirst/github"
+)
+
+// Cards is what the approval card's pages need from the app. Every method
+// takes the signed-in login and returns an error wrapping ErrNotFound both
+// when the thing does not exist and when the viewer may not see it, so a
+// page never confirms that a ticket exists.
+type Cards interface {
+	// Tickets lists the open tickets viewer can act on, newest first.
+	Tickets(ctx context.Context, viewer string) ([]TicketItem, error)
+	// Card returns version k of the ticket's hidden tests as the card
+	// shows them; k 0 is the newest version. A ticket without versions
+	// gives a page whose Version is nil.
+	Card(ctx context.Context, viewer string, t TicketRef, k int) (*CardPage, error)
+	// Approve signs version k for viewer, bound to digest. It returns a
+	// *Refusal, saying why, when the version is not the newest, the digest
+	// is not its digest, it is decided, not ready, invalid, or viewer has
+	// signed it.
+	Approve(ctx context.Context, viewer string, t TicketRef, k int, digest string) (Decided, error)
+	// Reject rejects version k with a reason. It returns a *Refusal when
+	// the reason is empty, the version is not the newest, the digest is
+	// not its digest or it is decided.
+	Reject(ctx context.Context, viewer string, t TicketRef, k int, digest, reason string) (Decided, error)
+	// Grade returns a grade of a pull request with its full output.
+	Grade(ctx context.Context, viewer string, id int64) (*GradePage, error)
+}
+
+// SignIn is GitHub's OAuth web flow as the login pages use it; the
+// github package's OAuthApp implements it.
+type SignIn interface {
+	// AuthorizeURL is GitHub's sign-in page, which sends the user back to
+	// redirectURI with a code and state.
+	AuthorizeURL(state, redirectURI string) string
+	// SignIn trades the code for the user it was issued to. It fails when
+	// GitHub refuses the code (used, expired) or does not answer.
+	SignIn(ctx context.Context, code, redirectURI string) (github.User, error)
+}
+
+// ErrNotFound is what Cards returns for anything the viewer may not see.
+var ErrNotFound = errors.New("not found")
+
+// Refusal is a decision the card does not take, with what to do instead.
+// It is shown on the card.
+type Refusal struct{ Message string }
+
+func (r *Refusal) Error() string { return r.Message }
+
+// Refusef makes a *Refusal.
+func Refusef(format string, args ...any) *Refusal {
+	return &Refusal{Message: fmt.Sprintf(format, args...)}
+}
+
+// Decided says what a decision did.
+type Decided string
+
+// What a decision did, shown on the card after it.
+const (
+	// DecidedApproved: the version is approved and will be graded against.
+	DecidedApproved Decided = "approved"
+	// DecidedSigned: the viewer signed; policy enforce waits for a second
+	// approver.
+	DecidedSigned Decided = "signed"
+	// DecidedRejected: the version is rejected and goes back to its writer.
+	DecidedRejected Decided = "rejected"
+)
+
+// TicketRef names a ticket: owner/repo#issue.
+type TicketRef struct {
+	Owner, Repo string
+	Issue       int
+}
+
+func (t TicketRef) String() string { return fmt.Sprintf("%s/%s#%d", t.Owner, t.Repo, t.Issue) }
+
+// Path is the ticket's card.
+func (t TicketRef) Path() string {
+	return fmt.Sprintf("/tickets/%s/%s/%d", url.PathEscape(t.Owner), url.PathEscape(t.Repo), t.Issue)
+}
+
+// VersionPath is the card of version k.
+func (t TicketRef) VersionPath(k int) string { return fmt.Sprintf("%s/versions/%d", t.Path(), k) }
+
+// TicketItem is one line of the ticket list.
+type TicketItem struct {
+	Ref       TicketRef
+	Title     string
+	Requester string
+	State     string
+	// Newest is the newest version's number and state; 0 and "" before
+	// the first.
+	Newest      int
+	NewestState string
+	// Waiting says what the ticket waits for; OnViewer is true when that
+	// is the viewer.
+	Waiting  string
+	OnViewer bool
+	Created  time.Time
+}
+
+// TicketInfo is the ticket a card or grade belongs to.
+type TicketInfo struct {
+	Ref       TicketRef
+	Title     string
+	Requester string
+	State     string
+	IssueURL  string
+}
+
+// CardPage is one version of a ticket's hidden tests as the card shows it:
+// nothing in it holds a canaried body.
+type CardPage struct {
+	Ticket TicketInfo
+	// Version is the version shown; nil while the ticket has none.
+	Version *VersionInfo
+	// Newest is the newest version's number.
+	Newest int
+
+	// Criteria are the issue's acceptance criteria in order, with the
+	// tests the writer mapped to each; Uncovered those without any;
+	// Unlisted the criteria the writer named that the issue does not
+	// list.
+	Criteria  []Criterion
+	Uncovered []Criterion
+	Unlisted  []Criterion
+
+	// Tests are the hidden test ids as the implementer sees them, known
+	// once the base check ran (TestsKnown).
+	Tests      []TestInfo
+	TestsKnown bool
+	Base       *BaseResult
+	Reference  *ReferenceResult
+	// Files are the test files, canary masked.
+	Files          []FileView
+	ReferencePatch string
+
+	Policy      string
+	PolicyError string
+	Signatures  []Signature
+	// CanDecide is true when the viewer may approve this version now;
+	// Blocked says why not, when there is a reason to say.
+	CanDecide bool
+	CanReject bool
+	Blocked   string
+
+	History       []HistoryItem
+	Rejections    int
+	MaxRejections int
+	Grades        []GradeItem
+}
+
+// VersionInfo is a version's metadata.
+type VersionInfo struct {
+	Number  int
+	Digest  string
+	State   string
+	Author  string
+	Created time.Time
+	// ReadyAt is when the card was announced ready; zero before.
+	ReadyAt      time.Time
+	HasReference bool
+	Decision     *DecisionInfo
+}
+
+// DecisionInfo is a version's approval or rejection.
+type DecisionInfo struct {
+	Approved bool
+	By       string
+	At       time.Time
+	Reason   string
+}
+
+// Criterion is one acceptance criterion and the tests that cover it.
+type Criterion struct {
+	ID   string
+	Text string
+	// Tests are the ids mapped to it; Missing those of them the base
+	// check did not find among the hidden tests.
+	Tests   []string
+	Missing []string
+}
+
+// TestInfo is one hidden test id.
+type TestInfo struct {
+	ID string
+	// Guard is true when the test passes on the base already.
+	Guard    bool
+	Criteria []string
+}
+
+// BaseResult is the base check: the hidden tests run on the base commit.
+type BaseResult struct {
+	Guards  []string
+	AllPass bool
+	Passed  int
+	Total   int
+	Error   string
+}
+
+// ReferenceResult is the reference check: the hidden tests with the
+// writer's reference patch applied.
+type ReferenceResult struct {
+	AllPass bool
+	Failed  []string
+	Passed  int
+	Total   int
+	Error   string
+}
+
+// FileView is one test file, canary masked.
+type FileView struct {
+	Path string
+	Text string
+	Size int
+}
+
+// Signature is one approver's signature on a version.
+type Signature struct {
+	Login         string
+	At            time.Time
+	ReviewSeconds int64
+	Fast          bool
+}
+
+// HistoryItem is one version of the ticket, for the history list.
+type HistoryItem struct {
+	Number   int
+	State    string
+	Author   string
+	Created  time.Time
+	Digest   string
+	Decision *DecisionInfo
+}
+
+// GradeItem is one grade of the ticket, for the card's list.
+type GradeItem struct {
+	ID      int64
+	PR      int
+	HeadSHA string
+	Version int
+	State   string
+	Verdict string
+	Trust   string
+	Passed  int
+	Total   int
+	Created time.Time
+}
+
+// GradePage is one grade of a pull request with everything the grader
+// reported, runner output included: the only page that shows output.
+type GradePage struct {
+	ID       int64
+	Ticket   TicketInfo
+	PR       int
+	PRURL    string
+	HeadSHA  string
+	Digest   string
+	Version  int
+	State    string
+	Started  time.Time
+	Finished time.Time
+	// Report is nil until the grade finished.
+	Report *ReportView
+}
+
+// ReportView is a grade's report.
+type ReportView struct {
+	Verdict       string
+	Trust         string
+	Reasons       []string
+	Passed        int
+	Failed        int
+	Errors        int
+	Skipped       int
+	Total         int
+	Tests         []TestOutcome
+	Criteria      []CriterionScore
+	TamperSignals []PathReason
+	TouchedTests  []string
+	Contaminated  bool
+	Contamination []PathReason
+	Sentinels     string
+	UIDSplit      bool
+	Image         string
+	TestsDigest   string
+	RepoDigest    string
+	Runner        string
+	ExitCode      int
+	Duration      time.Duration
+	// Output is the runner's output, canaries masked.
+	Output          string
+	OutputTruncated bool
+}
+
+// TestOutcome is one hidden test's outcome.
+type TestOutcome struct {
+	ID       string
+	Outcome  string
+	Criteria []string
+}
+
+// CriterionScore is how many of a criterion's tests passed.
+type CriterionScore struct {
+	ID     string
+	Passed int
+	Total  int
+}
+
+// PathReason is a file and what was found in it.
+type PathReason struct {
+	Path   string
+	Reason string
+}

@@ -1,0 +1,123 @@
+package handlers
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Cookie names. The session names who is signed in; the sign-in cookie
+// carries the OAuth state between /login and GitHub's redirect back.
+const (
+	sessionCookie = "tf_session"
+	signInCookie  = "tf_signin"
+)
+
+// DefaultSessionTTL is how long a sign-in lasts.
+const DefaultSessionTTL = 12 * time.Hour
+
+// signInTTL bounds the trip to GitHub and back.
+const signInTTL = 10 * time.Minute
+
+// cookies signs and reads the card's cookies: HttpOnly, SameSite=Lax,
+// Secure when the service is reached over https, each value bound to its
+// cookie's name and expiry by an HMAC-SHA256 under the session key.
+type cookies struct {
+	key    []byte
+	secure bool
+	now    func() time.Time
+}
+
+// session is who is signed in, until when.
+type session struct {
+	Login   string `json:"l"`
+	UserID  int64  `json:"i"`
+	Expires int64  `json:"e"`
+}
+
+// signIn is a sign-in under way: the state GitHub must send back and the
+// page to return to.
+type signIn struct {
+	State   string `json:"s"`
+	Next    string `json:"n"`
+	Expires int64  `json:"e"`
+}
+
+var errBadCookie = errors.New("cookie missing, forged or expired")
+
+// set writes cookie name holding v until expires.
+func (c *cookies) set(w http.ResponseWriter, name, path string, v any, expires time.Time) error {
+	payload, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	p := base64.RawURLEncoding.EncodeToString(payload)
+	http.SetCookie(w, &http.Cookie{
+		Name:     name,
+		Value:    p + "." + base64.RawURLEncoding.EncodeToString(c.mac(name, p)),
+		Path:     path,
+		Expires:  expires,
+		MaxAge:   int(expires.Sub(c.now()).Seconds()),
+		HttpOnly: true,
+		Secure:   c.secure,
+		SameSite: http.SameSiteLaxMode,
+	})
+	return nil
+}
+
+// get reads and verifies cookie name into v, whose Expires it checks.
+func (c *cookies) get(r *http.Request, name string, v interface{ expiry() int64 }) error {
+	ck, err := r.Cookie(name)
+	if err != nil {
+		return errBadCookie
+	}
+	p, m, ok := strings.Cut(ck.Value, ".")
+	mac, err := base64.RawURLEncoding.DecodeString(m)
+	if !ok || err != nil || !hmac.Equal(mac, c.mac(name, p)) {
+		return errBadCookie
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(p)
+	if err != nil || json.Unmarshal(payload, v) != nil || c.now().Unix() >= v.expiry() {
+		return errBadCookie
+	}
+	return nil
+}
+
+// clear removes cookie name.
+func (c *cookies) clear(w http.ResponseWriter, name, path string) {
+	http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: path, MaxAge: -1, HttpOnly: true, Secure: c.secure, SameSite: http.SameSiteLaxMode})
+}
+
+func (c *cookies) mac(name, payload string) []byte {
+	h := hmac.New(sha256.New, c.key)
+	h.Write([]byte(name))
+	h.Write([]byte{0})
+	h.Write([]byte(payload))
+	return h.Sum(nil)
+}
+
+func (s *session) expiry() int64 { return s.Expires }
+func (s *signIn) expiry() int64  { return s.Expires }
+
+// viewer returns the signed-in login, or "" when nobody is signed in.
+func (c *cookies) viewer(r *http.Request) string {
+	var s session
+	if c.get(r, sessionCookie, &s) != nil || s.Login == "" {
+		return ""
+	}
+	return s.Login
+}
+
+// safeNext keeps a return path on this site: an absolute path that is
+// not protocol-relative, else "/".
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+		return "/"
+	}
+	return next
+}
