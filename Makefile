@@ -31,6 +31,18 @@ TEST_POSTGRES_URL ?= postgres://testfirst:testfirst@127.0.0.1:5432/testfirst?ssl
 
 test: image vet
 	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_TEST_POSTGRES_URL='$(TEST_POSTGRES_URL)' $(GO) test -count=1 -timeout 30m ./...
+	@$(MAKE) --no-print-directory fuzz
+
+## fuzz: every fuzz test for FUZZTIME each (intake, configuration, links)
+FUZZTIME ?= 10s
+FUZZ := handlers:FuzzWebhook app:FuzzParseConfigYAML app/pipeline:FuzzParseRepoConfig app/pipeline:FuzzLinks
+
+fuzz:
+	@for t in $(FUZZ); do \
+		pkg=$${t%%:*}; fn=$${t#*:}; \
+		echo "fuzz $$fn ($$pkg, $(FUZZTIME))"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) ./$$pkg/ || exit 1; \
+	done
 
 vet:
 	$(GO) vet ./...

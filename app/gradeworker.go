@@ -139,8 +139,13 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 		return w.fail(ctx, gi, repo, g, fmt.Sprintf("The hidden tests could not be opened: %v", err))
 	}
 	cfg, err := repoConfig(ctx, gi, repo.Owner, repo.Name, repo.DefaultBranch)
-	if err != nil {
-		cfg = pipeline.DefaultRepoConfig()
+	var apiErr *github.APIError
+	switch {
+	case errors.As(err, &apiErr):
+		return w.cancelledOr(ctx, retryOrCancel(err))
+	case err != nil:
+		return w.fail(ctx, gi, repo, g, "testfirst cannot read its configuration, `"+pipeline.RepoConfigPath+"` on the default branch:\n\n```\n"+
+			err.Error()+"\n```\n\nFix it there, then use Regrade.")
 	}
 	base, err := downloadTree(ctx, gi, repo, tk.BaseSHA)
 	if err != nil {

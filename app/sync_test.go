@@ -26,6 +26,8 @@ type syncFixture struct {
 	gh     *fakegithub.Server
 	d      *db.DB
 	w      *store.Writer
+	r      *store.Reader
+	gi     *github.Installation
 	sync   *SyncWorker
 	st     store.Ticket
 	ticket db.Ticket
@@ -65,7 +67,15 @@ func newSyncFixture(t *testing.T) *syncFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &syncFixture{gh: gh, d: d, w: w, st: store.Ticket{Installation: 3, Owner: "octo-org", Repo: "app", Issue: 7}}
+	r, err := store.NewReader(blobs, []age.Identity{g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gi, err := clients.Installation(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &syncFixture{gh: gh, d: d, w: w, r: r, gi: gi, st: store.Ticket{Installation: 3, Owner: "octo-org", Repo: "app", Issue: 7}}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	q := &gradeQueue{db: d, store: w, publicURL: "https://tf.example", log: log}
 	f.sync = &SyncWorker{db: d, github: clients, store: w, grades: q, publicURL: "https://tf.example", log: log}
@@ -228,5 +238,41 @@ func assertAudit(t *testing.T, f *syncFixture, kinds ...string) {
 		if !slices.Contains(got, k) {
 			t.Errorf("audit log %v lacks %s", got, k)
 		}
+	}
+}
+
+// TestGradeReportsBrokenRepoConfig grades with a .github/testfirst.yml
+// that does not parse: the check run fails saying exactly what is wrong,
+// without reaching the sandbox.
+func TestGradeReportsBrokenRepoConfig(t *testing.T) {
+	f := newSyncFixture(t)
+	ctx := t.Context()
+	v := f.push(t)
+	if _, err := f.w.Approve(ctx, f.st, v.Number, v.Digest, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	f.gh.Commit("octo-org", "app", "main", map[string]string{"README.md": "base\n", ".github/testfirst.yml": "grading:\n  timeout: forever\n"})
+	head := f.gh.Commit("octo-org", "app", "pr", map[string]string{"README.md": "change\n"})
+	repo := db.Repository{ID: 30, InstallationID: 3, Owner: "octo-org", Name: "app", DefaultBranch: "main"}
+	if err := f.sync.grades.grade(ctx, f.gi, repo, f.ticket, 8, head, v, false); err != nil {
+		t.Fatal(err)
+	}
+	var g db.Grade
+	if err := f.d.Tx(ctx, func(tx *db.Tx) error {
+		var err error
+		g, err = tx.GradeByHead(ctx, head, v.Digest)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w := &GradeWorker{db: f.d, github: f.sync.github, reader: f.r, grades: f.sync.grades, log: f.sync.log}
+	job := &river.Job[GradeArgs]{JobRow: &rivertype.JobRow{ID: g.JobID, Attempt: 1, MaxAttempts: gradeMaxAttempts, Kind: GradeArgs{}.Kind()}, Args: GradeArgs{Grade: g.ID}}
+	if err := w.Work(ctx, job); err != nil {
+		t.Fatalf("Work = %v; want the grade refused, not retried", err)
+	}
+	runs := f.gh.CheckRuns("octo-org", "app")
+	if len(runs) != 1 || runs[0].Status != "completed" || runs[0].Conclusion != "failure" ||
+		!strings.Contains(runs[0].Summary, `grading.timeout "forever": want a duration`) {
+		t.Errorf("check runs = %+v; want one failed run naming the problem", runs)
 	}
 }

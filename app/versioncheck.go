@@ -13,6 +13,7 @@ import (
 
 	"github.com/testfirst-app/testfirst/app/db"
 	"github.com/testfirst-app/testfirst/app/pipeline"
+	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/sandbox"
@@ -99,16 +100,21 @@ func (w *VersionCheckWorker) Work(ctx context.Context, job *river.Job[VersionChe
 		return err
 	}
 	cfg, err := repoConfig(ctx, gi, repo.Owner, repo.Name, repo.DefaultBranch)
-	if err != nil {
-		cfg = pipeline.DefaultRepoConfig()
-	}
-	base, err := downloadTree(ctx, gi, repo, tk.BaseSHA)
-	if err != nil {
+	var apiErr *github.APIError
+	if errors.As(err, &apiErr) {
 		return retryOrCancel(err)
 	}
-	check, err := w.check(ctx, base, content, cfg)
+	var check pipeline.VersionCheck
 	if err != nil {
-		return err // the engine failed: River retries
+		check.Error = "the repository's configuration (" + pipeline.RepoConfigPath + " on the default branch) is invalid: " + err.Error()
+	} else {
+		base, err := downloadTree(ctx, gi, repo, tk.BaseSHA)
+		if err != nil {
+			return retryOrCancel(err)
+		}
+		if check, err = w.check(ctx, base, content, cfg); err != nil {
+			return err // the engine failed: River retries
+		}
 	}
 	data, err := json.Marshal(check)
 	if err != nil {
