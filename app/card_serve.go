@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -29,7 +28,7 @@ func mountCard(ctx context.Context, mux *http.ServeMux, cfg Config, d *db.DB, cl
 	}
 	w, closeStore, err := OpenStoreWriter(ctx, cfg.StoreURL)
 	if err != nil {
-		return nil, fmt.Errorf("approval card: hidden test store: %w", err)
+		return nil, &cardStoreError{err}
 	}
 	svc := NewCardService(d, w, clients, hook, WithCardMetrics(reg), WithCardLogger(log), WithCardGitHubURL(cfg.WebURL()))
 	card, err := handlers.NewCard(svc, oauth, handlers.CardConfig{PublicURL: cfg.PublicURL, SessionKey: key, Log: log})
@@ -41,3 +40,9 @@ func mountCard(ctx context.Context, mux *http.ServeMux, cfg Config, d *db.DB, cl
 	log.InfoContext(ctx, "approval card on", "sign_in_callback", cfg.PublicURL+"/login/callback")
 	return func() { closeStore() }, nil
 }
+
+// cardStoreError says the card cannot open the hidden test store.
+type cardStoreError struct{ err error }
+
+func (e *cardStoreError) Error() string { return "approval card: hidden test store: " + e.err.Error() }
+func (e *cardStoreError) Unwrap() error { return e.err }
