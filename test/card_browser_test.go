@@ -2,7 +2,6 @@ package test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -17,9 +16,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/testfirst-app/testfirst/app/db"
-	"github.com/testfirst-app/testfirst/grader"
-	"github.com/testfirst-app/testfirst/test/fakegithub"
 	"github.com/testfirst-app/testfirst/test/testenv"
 )
 
@@ -92,51 +88,25 @@ func freePort(t *testing.T) int {
 // version. Screenshots of the card go to test/screenshots/.
 func TestCardInBrowser(t *testing.T) {
 	browser := browserContext(t)
-	ctx := t.Context()
 	shots := filepath.Join(testenv.RepoRoot(), "test", "screenshots")
 	if err := os.MkdirAll(shots, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	const requester = "alice"
+	p := newPipelineEnv(t)
+	gh := p.gh
+	gh.AddIssue(pipeOwner, pipeRepo, 1, requester, wordstatsIssue)
+	gh.SetPermission(pipeOwner, pipeRepo, requester, "write")
 
-	gh := fakegithub.New(t)
-	const owner, repo, branch, requester = "Codertocat", "Hello-World", "master", "alice"
-	gh.AddInstallation(1, owner)
-	gh.AddRepo(1, owner, repo, branch)
-	base, err := grader.LoadTree(filepath.Join(sampleDir, "base"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gh.Commit(owner, repo, branch, files(base))
-	gh.AddIssue(owner, repo, 1, requester, wordstatsIssue)
-	gh.SetPermission(owner, repo, requester, "write")
-
-	// Keys, store, OAuth client and session key, as a deployment has them.
-	dir := t.TempDir()
-	bin := buildBinary(t)
-	graderID, cardID := filepath.Join(dir, "grader-identity.txt"), filepath.Join(dir, "card-identity.txt")
-	out, err := exec.Command(bin, "keys", "init", "--identity", graderID, "--card-identity", cardID).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cardR, _ := os.ReadFile(filepath.Join(dir, "card-recipient.txt"))
-	for k, v := range map[string]string{
-		"TESTFIRST_GRADER_RECIPIENTS": strings.TrimSpace(string(out)), "TESTFIRST_GRADER_IDENTITY_FILE": graderID,
-		"TESTFIRST_CARD_RECIPIENTS": strings.TrimSpace(string(cardR)), "TESTFIRST_CARD_IDENTITY_FILE": cardID,
-	} {
-		t.Setenv(k, v)
-	}
-	clientSecret, sessionKey := filepath.Join(dir, "client-secret"), filepath.Join(dir, "session-key")
+	// The OAuth client and session key, as a deployment has them.
+	clientSecret, sessionKey := filepath.Join(p.dir, "client-secret"), filepath.Join(p.dir, "session-key")
 	os.WriteFile(clientSecret, []byte(gh.ClientSecret()+"\n"), 0o600)
 	os.WriteFile(sessionKey, []byte(strings.Repeat("0123456789abcdef", 4)+"\n"), 0o600)
-	storeURL := "file://" + filepath.Join(dir, "hidden")
-	dbPath := filepath.Join(dir, "card.db")
 	port := freePort(t)
 	public := fmt.Sprintf("http://127.0.0.1:%d", port)
 	gh.SetOAuthCallback(public + "/login/callback")
-	const secret = "card-secret"
-	s := startServe(t, gh, secret,
-		"TESTFIRST_STORE_URL="+storeURL,
-		"TESTFIRST_DATABASE_URL=sqlite://"+dbPath,
+	s := p.serve(t, "",
+		"TESTFIRST_STORE_SYNC_INTERVAL=1s",
 		fmt.Sprintf("TESTFIRST_LISTEN=127.0.0.1:%d", port),
 		"TESTFIRST_PUBLIC_URL="+public,
 		"TESTFIRST_GITHUB_URL="+gh.WebURL(),
@@ -148,36 +118,26 @@ func TestCardInBrowser(t *testing.T) {
 		t.Fatalf("serve listens on %s, want %s", s.url, public)
 	}
 
-	// The label opens the ticket.
-	labeled := patchFixture(t, "issues/labeled.payload.json", map[string]any{"label.name": "test-first", "installation.id": 1, "sender.login": requester})
-	if code := s.deliver(t, secret, "issues", "d-card-label", labeled); code != http.StatusAccepted {
+	// The label opens the ticket with the issue's text.
+	labeled := patchFixture(t, "issues/labeled.payload.json", map[string]any{"label.name": "test-first", "installation.id": 1,
+		"sender.login": requester, "issue.number": 1, "issue.title": "Word statistics", "issue.body": wordstatsIssue})
+	if code := s.deliver(t, pipeSecret, "issues", "d-card-label", labeled); code != http.StatusAccepted {
 		t.Fatalf("labeled: %d", code)
 	}
-	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(s.log(), `"msg":"ticket opened"`); {
-		if time.Now().After(deadline) {
-			t.Fatalf("no ticket opened:\n%s", s.log())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	d, err := db.Open(ctx, "sqlite://"+dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	sync := newStoreSync(t, d, bin, storeURL, owner, repo)
-	sync.issue(t, "Word statistics", wordstatsIssue)
+	waitFor(t, "the ticket", 60*time.Second, func() bool { return strings.Contains(s.log(), `"msg":"ticket opened"`) }, s.log)
 
-	// v1 maps three of the four criteria.
-	v1 := sync.push(t, map[string][]string{
+	// v1 maps three of the four criteria; the service's base check runs
+	// it on the base and announces it ready.
+	_, v1 := p.push(t, "writer-bot", map[string][]string{
 		"AC1": {wordstatsIDs[0], wordstatsIDs[1]},
 		"AC2": wordstatsIDs[2:6],
 		"AC4": wordstatsIDs[8:],
 	})
-	sync.ready(t, 1)
+	p.comment(t, s, 1, "**v1** are ready for review")
 
 	// Sign in through GitHub and open the card from the ticket list.
 	gh.SignInWeb(requester)
-	cardPath := "/tickets/" + owner + "/" + repo + "/1"
+	cardPath := "/tickets/" + pipeOwner + "/" + pipeRepo + "/1"
 	step(t, browser, "sign in",
 		chromedp.Navigate(public+"/"),
 		chromedp.Click(`a.button`),
@@ -203,9 +163,10 @@ func TestCardInBrowser(t *testing.T) {
 	}
 	screenshot(t, browser, filepath.Join(shots, "card-v1.png"))
 
-	// Reject v1 with a reason.
+	// Reject v1 with a reason: announced on the issue without it.
+	const reason = "average_word_length has no test: add one for a text with words and one without."
 	step(t, browser, "reject v1",
-		chromedp.SendKeys(`#reason`, "average_word_length has no test: add one for a text with words and one without."),
+		chromedp.SendKeys(`#reason`, reason),
 		chromedp.Click(`button.reject`),
 		chromedp.WaitVisible(`.notice`),
 	)
@@ -213,15 +174,18 @@ func TestCardInBrowser(t *testing.T) {
 		t.Errorf("after rejecting:\n%s", page)
 	}
 	screenshot(t, browser, filepath.Join(shots, "card-v1-rejected.png"))
+	if c := p.comment(t, s, 1, "**v1** were rejected"); strings.Contains(c, "average_word_length") {
+		t.Errorf("the rejection comment carries the reason:\n%s", c)
+	}
 
 	// v2 covers every criterion.
-	v2 := sync.push(t, map[string][]string{
+	_, v2 := p.push(t, "writer-bot", map[string][]string{
 		"AC1": {wordstatsIDs[0], wordstatsIDs[1]},
 		"AC2": wordstatsIDs[2:6],
 		"AC3": wordstatsIDs[6:8],
 		"AC4": wordstatsIDs[8:],
 	})
-	sync.ready(t, 2)
+	p.comment(t, s, 1, "**v2** are ready for review")
 	step(t, browser, "open v2", chromedp.Navigate(public+cardPath), chromedp.WaitVisible(`button.approve`))
 	page = text(t, browser, "main")
 	if strings.Contains(page, "acceptance criterion has no test") || !strings.Contains(page, v2) || !strings.Contains(page, "rejected by alice") {
@@ -241,177 +205,26 @@ func TestCardInBrowser(t *testing.T) {
 	if page := text(t, browser, "main"); !strings.Contains(page, "posted from another site") {
 		t.Errorf("cross-origin approval:\n%s", page)
 	}
-	if st := sync.state(t, 2); st != "pending" {
+	if st := p.state(t, 2); st != "pending" {
 		t.Fatalf("v2 is %s after a cross-origin post, want pending", st)
 	}
 
-	// Approve v2 on its card.
+	// Approve v2 on its card: the store, the issue and the label say so.
 	step(t, browser, "approve v2", chromedp.Navigate(public+cardPath), chromedp.Click(`button.approve`), chromedp.WaitVisible(`.notice`))
 	if page := text(t, browser, "main"); !strings.Contains(page, "Approved.") || !strings.Contains(page, "after") {
 		t.Errorf("after approving:\n%s", page)
 	}
 	screenshot(t, browser, filepath.Join(shots, "card-v2-approved.png"))
-	if st := sync.state(t, 2); st != "approved" {
+	if st := p.state(t, 2); st != "approved" {
 		t.Errorf("v2 is %s in the store, want approved", st)
 	}
-	if err := d.Tx(ctx, func(tx *db.Tx) error {
-		v, err := tx.Version(ctx, sync.ticket, 2)
-		if err != nil {
-			return err
-		}
-		as, err := tx.Approvals(ctx, v.ID)
-		if err != nil {
-			return err
-		}
-		if v.State != "approved" || len(as) != 1 || as[0].ApprovedBy != requester || as[0].Digest != v2 {
-			t.Errorf("database: version %+v, approvals %+v", v, as)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
+	if c := p.comment(t, s, 1, "**v2** were approved by `alice`"); !strings.Contains(c, v2) || !strings.Contains(c, "4 of 4 acceptance criteria") {
+		t.Errorf("approval comment:\n%s", c)
 	}
+	waitFor(t, "the approved label", 30*time.Second, func() bool {
+		return strings.Contains(strings.Join(gh.IssueLabels(pipeOwner, pipeRepo, 1), ","), "test-first:approved")
+	}, s.log)
 	t.Logf("screenshots in %s", shots)
-}
-
-// storeSync does what the service's store sync does for the test: push
-// versions with the CLI, mirror them into the database with their base
-// check, and announce them ready.
-type storeSync struct {
-	d                *db.DB
-	bin, storeURL    string
-	ref              string
-	ticket           int64
-	hidden           string
-	ownerName, repoN string
-}
-
-func newStoreSync(t *testing.T, d *db.DB, bin, storeURL, owner, repo string) *storeSync {
-	t.Helper()
-	ctx := t.Context()
-	s := &storeSync{d: d, bin: bin, storeURL: storeURL, ref: owner + "/" + repo + "#1", ownerName: owner, repoN: repo, hidden: filepath.Join(t.TempDir(), "tests")}
-	if err := d.Tx(ctx, func(tx *db.Tx) error {
-		r, err := tx.RepositoryByName(ctx, owner, repo)
-		if err != nil {
-			return err
-		}
-		tk, err := tx.TicketByIssue(ctx, r.ID, 1)
-		s.ticket = tk.ID
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	// The sample's hidden tests, without the canary lines the store adds.
-	src, err := grader.LoadTree(filepath.Join(sampleDir, "hidden"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range src.Files {
-		var kept []string
-		for _, line := range strings.SplitAfter(string(f.Data), "\n") {
-			if !strings.HasPrefix(line, "# testfirst-canary:") {
-				kept = append(kept, line)
-			}
-		}
-		p := filepath.Join(s.hidden, f.Path)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(strings.Join(kept, "")), 0o644)
-	}
-	return s
-}
-
-// issue records the issue's text as last seen.
-func (s *storeSync) issue(t *testing.T, title, body string) {
-	t.Helper()
-	if err := s.d.Tx(t.Context(), func(tx *db.Tx) error { return tx.SetTicketIssue(t.Context(), s.ticket, title, body) }); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// push stores a version with the CLI and returns its digest.
-func (s *storeSync) push(t *testing.T, criteria map[string][]string) string {
-	t.Helper()
-	cf := filepath.Join(t.TempDir(), "criteria.json")
-	data, _ := json.Marshal(criteria)
-	os.WriteFile(cf, data, 0o644)
-	out, err := exec.Command(s.bin, "tests", "push", "--store", s.storeURL, "--ticket", s.ref, "--installation", "1", "--author", "writer-bot",
-		"--criteria", cf, "--reference", filepath.Join(sampleDir, "reference.patch"), "--format", "json", s.hidden).Output()
-	if err != nil {
-		t.Fatalf("push: %v", err)
-	}
-	var v struct {
-		Version int    `json:"version"`
-		Digest  string `json:"digest"`
-	}
-	if err := json.Unmarshal(out, &v); err != nil {
-		t.Fatal(err)
-	}
-	return v.Digest
-}
-
-// ready mirrors version k with the check the grader's base run gives the
-// sample (every test fails on base, all pass with the reference patch) and
-// announces it.
-func (s *storeSync) ready(t *testing.T, k int) {
-	t.Helper()
-	ctx := t.Context()
-	var list []struct {
-		Number  int    `json:"number"`
-		Digest  string `json:"digest"`
-		Author  string `json:"author"`
-		State   string `json:"state"`
-		Created string `json:"created"`
-	}
-	out, err := exec.Command(s.bin, "tests", "list", "--store", s.storeURL, "--ticket", s.ref, "--installation", "1", "--format", "json").Output()
-	if err != nil {
-		t.Fatalf("list: %v", err)
-	}
-	if err := json.Unmarshal(out, &list); err != nil {
-		t.Fatalf("list: %v: %s", err, out)
-	}
-	check, _ := json.Marshal(map[string]any{
-		"tests":     wordstatsIDs,
-		"base":      grader.BaseCheck{GuardTests: []string{}, Counts: grader.Counts{Failed: 10, Total: 10}},
-		"reference": grader.ReferenceCheck{AllPass: true, Failed: []string{}, Counts: grader.Counts{Passed: 10, Total: 10}},
-	})
-	for _, v := range list {
-		if v.Number != k {
-			continue
-		}
-		if err := s.d.Tx(ctx, func(tx *db.Tx) error {
-			row, _, err := tx.MirrorVersion(ctx, db.Version{TicketID: s.ticket, Number: v.Number, Digest: v.Digest, State: v.State, Author: v.Author})
-			if err != nil {
-				return err
-			}
-			if err := tx.SetVersionCheck(ctx, row.ID, check, time.Now()); err != nil {
-				return err
-			}
-			return tx.SetVersionReady(ctx, row.ID, time.Now())
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Fatalf("the store has no v%d: %s", k, out)
-}
-
-// state is version k's state in the store.
-func (s *storeSync) state(t *testing.T, k int) string {
-	t.Helper()
-	out, err := exec.Command(s.bin, "tests", "list", "--store", s.storeURL, "--ticket", s.ref, "--installation", "1", "--format", "json").Output()
-	if err != nil {
-		t.Fatalf("list: %v", err)
-	}
-	var list []struct {
-		Number int    `json:"number"`
-		State  string `json:"state"`
-	}
-	json.Unmarshal(out, &list)
-	for _, v := range list {
-		if v.Number == k {
-			return v.State
-		}
-	}
-	return ""
 }
 
 // step runs browser actions, failing the test with what was being done.

@@ -52,7 +52,7 @@ func TestServeTicketLifecycle(t *testing.T) {
 	pull("opened", "pr-opened", p.fixedSHA)
 
 	// v1: checked on the base, announced, rejected.
-	k1, d1 := p.push(t, "writer-bot")
+	k1, d1 := p.push(t, "writer-bot", nil)
 	ready := p.comment(t, s, 1, "**v1** are ready for review")
 	for _, want := range []string{"10 tests", "/tickets/" + pipeOwner + "/" + pipeRepo + "/1/versions/1", "`alice`"} {
 		if !strings.Contains(ready, want) {
@@ -66,7 +66,7 @@ func TestServeTicketLifecycle(t *testing.T) {
 	p.comment(t, s, 1, "**v1** were rejected")
 
 	// v2: approved; the open pull request is graded without a new event.
-	k2, d2 := p.push(t, "writer-bot")
+	k2, d2 := p.push(t, "writer-bot", nil)
 	p.comment(t, s, 1, "**v2** are ready for review")
 	p.decide(t, k2, d2, "alice", "")
 	approved := p.comment(t, s, 1, "**v2** were approved")

@@ -93,16 +93,26 @@ func (p *pipelineEnv) commit(branch string, tree *grader.Tree, extra map[string]
 }
 
 // push stores the sample's hidden tests (and reference patch) as the next
-// version of issue #1's ticket and returns its number and digest.
-func (p *pipelineEnv) push(t *testing.T, author string) (int, string) {
+// version of issue #1's ticket, with a criteria map when given, and
+// returns its number and digest.
+func (p *pipelineEnv) push(t *testing.T, author string, criteria map[string][]string) (int, string) {
 	t.Helper()
 	hidden := filepath.Join(p.dir, "tests")
 	os.RemoveAll(hidden)
 	if err := testenv.WriteTree(hidden, testenv.SampleHidden(t, filepath.Join(sampleDir, "hidden"))); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(p.bin, "tests", "push", "--store", p.storeURL, "--ticket", pipeOwner+"/"+pipeRepo+"#1", "--installation", "1",
-		"--author", author, "--reference", filepath.Join(sampleDir, "reference.patch"), "--format", "json", hidden).Output()
+	args := []string{"tests", "push", "--store", p.storeURL, "--ticket", pipeOwner + "/" + pipeRepo + "#1", "--installation", "1",
+		"--author", author, "--reference", filepath.Join(sampleDir, "reference.patch"), "--format", "json"}
+	if criteria != nil {
+		cf := filepath.Join(t.TempDir(), "criteria.json")
+		data, _ := json.Marshal(criteria)
+		if err := os.WriteFile(cf, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--criteria", cf)
+	}
+	out, err := exec.Command(p.bin, append(args, hidden)...).Output()
 	if err != nil {
 		t.Fatalf("tests push: %v", err)
 	}
@@ -129,6 +139,28 @@ func (p *pipelineEnv) decide(t *testing.T, k int, digest, by, reason string) {
 	if out, err := exec.Command(p.bin, args...).CombinedOutput(); err != nil {
 		t.Fatalf("tests %s: %v\n%s", args[1], err, out)
 	}
+}
+
+// state is version k's state in the store, as testfirst tests list says.
+func (p *pipelineEnv) state(t *testing.T, k int) string {
+	t.Helper()
+	out, err := exec.Command(p.bin, "tests", "list", "--store", p.storeURL, "--ticket", pipeOwner+"/"+pipeRepo+"#1", "--installation", "1", "--format", "json").Output()
+	if err != nil {
+		t.Fatalf("tests list: %v", err)
+	}
+	var list []struct {
+		Number int    `json:"number"`
+		State  string `json:"state"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		t.Fatalf("tests list printed %q: %v", out, err)
+	}
+	for _, v := range list {
+		if v.Number == k {
+			return v.State
+		}
+	}
+	return ""
 }
 
 // waitFor polls cond until it holds or the deadline passes.

@@ -43,7 +43,7 @@ func TestServeReplicasOnPostgres(t *testing.T) {
 		t.Errorf("delivery accepted %d times; want once (the other replica answers duplicate)", n)
 	}
 
-	k, digest := p.push(t, "writer-bot")
+	k, digest := p.push(t, "writer-bot", nil)
 	p.decide(t, k, digest, "alice", "")
 	p.gh.AddIssue(pipeOwner, pipeRepo, 1, "alice", "Count words")
 	p.gh.AddPull(pipeOwner, pipeRepo, 2, p.fixedSHA, pipeBranch, "Fixes #1", pipeOwner+"/"+pipeRepo)

@@ -111,7 +111,7 @@ func servePipeline(t *testing.T, databaseURL string) {
 	waitFor(t, "the ticket", 60*time.Second, func() bool { return strings.Contains(s.log(), `"msg":"ticket opened"`) }, s.log)
 
 	// 2. Tests are written, pushed and approved from the command line.
-	k, digest := p.push(t, "writer-bot")
+	k, digest := p.push(t, "writer-bot", nil)
 	p.decide(t, k, digest, "alice", "")
 	v := struct{ Digest string }{digest}
 
