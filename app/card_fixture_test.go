@@ -121,24 +121,14 @@ func newCardFixture(t *testing.T, repoConfig string) *cardFixture {
 	for login, role := range cardPeople {
 		gh.SetPermission(cardOwner, cardRepo, login, role)
 	}
-	clients, err := github.NewClients(github.AppConfig{AppID: gh.AppID(), PrivateKey: gh.PrivateKeyPEM(), BaseURL: gh.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	d, err := db.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "testfirst.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	if err := d.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	clients := testClients(t, gh)
+	d := testDB(t)
 	f := &cardFixture{gh: gh, db: d, hooks: &hookCalls{}, clock: &fakeClock{t: time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)}, reg: prometheus.NewRegistry()}
 	if err := d.Tx(ctx, func(tx *db.Tx) error {
 		if err := tx.UpsertRepository(ctx, db.Repository{ID: 500, InstallationID: cardInst, Owner: cardOwner, Name: cardRepo, DefaultBranch: "main"}); err != nil {
 			return err
 		}
+		var err error
 		f.tk, _, err = tx.OpenTicket(ctx, db.Ticket{RepositoryID: 500, IssueNumber: 1, Requester: requester, BaseSHA: "b1", State: TicketWriting, Label: "test-first", Title: "Totals", Body: issueBody})
 		return err
 	}); err != nil {

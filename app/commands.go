@@ -152,20 +152,11 @@ func (w *DeliveryWorker) issueComment(ctx context.Context, a DeliveryArgs) error
 		if v == nil {
 			return reply(fmt.Sprintf("#%d has no approved hidden tests yet: nothing to grade against.", number))
 		}
-		var prs []db.PullRequest
-		if err := w.db.Tx(ctx, func(tx *db.Tx) error {
-			var err error
-			prs, err = tx.OpenPullsClosing(ctx, repo.ID, tk.IssueNumber)
-			return err
-		}); err != nil {
+		n, err := w.grades.gradeOpenPulls(ctx, gi, repo, tk, *v, true)
+		if err != nil {
 			return err
 		}
-		for _, pr := range prs {
-			if err := w.grades.grade(ctx, gi, repo, tk, pr.Number, pr.HeadSHA, *v, true); err != nil {
-				return err
-			}
-		}
-		return reply(fmt.Sprintf("Grading %d open pull request(s) again against hidden tests v%d.", len(prs), v.Number))
+		return reply(fmt.Sprintf("Grading %d open pull request(s) again against hidden tests v%d.", n, v.Number))
 	default:
 		if w.grades.store == nil {
 			return nil

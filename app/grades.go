@@ -75,22 +75,23 @@ func (q *gradeQueue) gradeTicket(ctx context.Context, gi *github.Installation, r
 }
 
 // gradeOpenPulls grades every open pull request that closes the ticket
-// against version v: after an approval.
-func (q *gradeQueue) gradeOpenPulls(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket, v store.Version) error {
+// against version v (after an approval; force grades heads graded
+// already, for /testfirst regrade) and returns how many there were.
+func (q *gradeQueue) gradeOpenPulls(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket, v store.Version, force bool) (int, error) {
 	var prs []db.PullRequest
 	if err := q.db.Tx(ctx, func(tx *db.Tx) error {
 		var err error
 		prs, err = tx.OpenPullsClosing(ctx, repo.ID, tk.IssueNumber)
 		return err
 	}); err != nil {
-		return err
+		return 0, err
 	}
 	for _, pr := range prs {
-		if err := q.grade(ctx, gi, repo, tk, pr.Number, pr.HeadSHA, v, false); err != nil {
-			return err
+		if err := q.grade(ctx, gi, repo, tk, pr.Number, pr.HeadSHA, v, force); err != nil {
+			return 0, err
 		}
 	}
-	return nil
+	return len(prs), nil
 }
 
 // grade records a grade of head against v and its job in one transaction,

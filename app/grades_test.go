@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/testfirst-app/testfirst/app/db"
-	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
 )
@@ -44,18 +42,7 @@ func (r *recordGrades) Work(ctx context.Context, job *river.Job[GradeArgs]) erro
 func TestGradesAreFairAcrossInstallations(t *testing.T) {
 	ctx := t.Context()
 	gh := fakegithub.New(t)
-	clients, err := github.NewClients(github.AppConfig{AppID: gh.AppID(), PrivateKey: gh.PrivateKeyPEM(), BaseURL: gh.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := db.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "testfirst.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	if err := d.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	clients, d := testClients(t, gh), testDB(t)
 	q := &gradeQueue{db: d, publicURL: "https://tf.example", log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 
 	type side struct {
@@ -75,6 +62,7 @@ func TestGradesAreFairAcrossInstallations(t *testing.T) {
 			if err := tx.UpsertRepository(ctx, repo); err != nil {
 				return err
 			}
+			var err error
 			tk, _, err = tx.OpenTicket(ctx, db.Ticket{RepositoryID: repo.ID, IssueNumber: 1, Requester: "dev", BaseSHA: base, State: TicketApproved, Label: "test-first"})
 			return err
 		}); err != nil {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -25,18 +24,7 @@ import (
 func redeliverSetup(t *testing.T) (*fakegithub.Server, *db.DB, *RedeliverWorker, *bytes.Buffer) {
 	t.Helper()
 	s := fakegithub.New(t)
-	clients, err := github.NewClients(github.AppConfig{AppID: s.AppID(), PrivateKey: s.PrivateKeyPEM(), BaseURL: s.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := db.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "testfirst.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	if err := d.Migrate(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	clients, d := testClients(t, s), testDB(t)
 	var logs bytes.Buffer
 	w := NewRedeliverWorker(d, clients, slog.New(slog.NewJSONHandler(&logs, nil)))
 	return s, d, w, &logs

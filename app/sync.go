@@ -351,7 +351,8 @@ func (w *SyncWorker) act(ctx context.Context, t ticketView, v store.Version, dv 
 			return err
 		}
 		if active {
-			return w.grades.gradeOpenPulls(ctx, t.gi, t.repo, t.tk, v)
+			_, err := w.grades.gradeOpenPulls(ctx, t.gi, t.repo, t.tk, v, false)
+			return err
 		}
 		return nil
 	case announcedSuperseded:

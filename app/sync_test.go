@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -41,18 +40,7 @@ func newSyncFixture(t *testing.T) *syncFixture {
 	gh.AddRepo(3, "octo-org", "app", "main")
 	base := gh.Commit("octo-org", "app", "main", map[string]string{"README.md": "base\n"})
 	gh.AddIssue("octo-org", "app", 7, "alice", "- [ ] counts")
-	clients, err := github.NewClients(github.AppConfig{AppID: gh.AppID(), PrivateKey: gh.PrivateKeyPEM(), BaseURL: gh.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := db.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "testfirst.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close() })
-	if err := d.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	clients, d := testClients(t, gh), testDB(t)
 	dir := t.TempDir()
 	if err := os.Chmod(dir, 0o700); err != nil {
 		t.Fatal(err)

@@ -189,7 +189,8 @@ func (w *DeliveryWorker) resume(ctx context.Context, gi *github.Installation, re
 	if err != nil || v == nil {
 		return err
 	}
-	return w.grades.gradeOpenPulls(ctx, gi, repo, tk, *v)
+	_, err = w.grades.gradeOpenPulls(ctx, gi, repo, tk, *v, false)
+	return err
 }
 
 // ticketEvent handles unlabeled, closed, reopened and edited on a ticket's

@@ -277,4 +277,3 @@ func htmlPage(status int, message string) *response {
 	body := "<!DOCTYPE html><html><head><title>GitHub</title></head><body><p>" + html.EscapeString(message) + "</p></body></html>"
 	return &response{status: status, header: h, body: []byte(body)}
 }
-
