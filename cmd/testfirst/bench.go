@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/testfirst-app/testfirst/app"
 )
@@ -27,23 +26,11 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if *repo == "" || *tests == "" || *runs < 1 {
 		return exitUsage, usageError{"--repo and --tests are required and --runs must be at least 1"}
 	}
-	repoAbs, err := filepath.Abs(*repo)
-	if err != nil {
-		return exitUsage, err
-	}
-	testsAbs, err := filepath.Abs(*tests)
-	if err != nil {
-		return exitUsage, err
-	}
-	g, err := app.OpenGrading(ctx, app.GradingConfig{Wrapper: *wrapper, Progress: stderr})
-	if err != nil {
-		return exitUsage, err
-	}
-	res, err := app.BenchGrade(ctx, g.Grader, repoAbs, testsAbs, *runs, stdout)
+	res, err := app.BenchGradeLocal(ctx, app.GradingConfig{Wrapper: *wrapper, Progress: stderr}, *repo, *tests, *runs, stdout)
 	if err != nil {
 		return exitUsage, err
 	}
 	fmt.Fprintf(stdout, "median  sealed %.3fs  bare %.3fs  ratio %.2fx  overhead %+.3fs  (%d runs each, image %s)\n",
-		app.Median(res.Sealed).Seconds(), app.Median(res.Bare).Seconds(), res.Ratio(), res.Overhead().Seconds(), *runs, g.ImageID)
+		app.Median(res.Sealed).Seconds(), app.Median(res.Bare).Seconds(), res.Ratio(), res.Overhead().Seconds(), *runs, res.ImageID)
 	return exitPass, nil
 }

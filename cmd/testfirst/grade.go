@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -14,9 +13,6 @@ import (
 	"github.com/docker/go-units"
 
 	"github.com/testfirst-app/testfirst/app"
-	"github.com/testfirst-app/testfirst/grader"
-	"github.com/testfirst-app/testfirst/grader/store"
-	"github.com/testfirst-app/testfirst/sandbox"
 )
 
 // gradeFlags are the flags of "testfirst grade".
@@ -39,10 +35,11 @@ func (f *gradeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.tests, "tests", "", "directory of hidden pytest files (required)")
 	fs.StringVar(&f.base, "base", "", "base tree: enables the base check and touched_tests")
 	fs.StringVar(&f.reference, "reference", "", "reference patch (git diff) against --base that must pass every hidden test")
-	fs.DurationVar(&f.timeout, "timeout", grader.DefaultTimeout, "wall clock for the whole grade")
-	fs.StringVar(&f.memory, "memory", units.BytesSize(float64(sandbox.DefaultLimits.Memory)), "memory limit of each sandbox, e.g. 512m or 2g")
-	fs.Float64Var(&f.cpus, "cpus", float64(sandbox.DefaultLimits.NanoCPUs)/1e9, "CPU limit of each sandbox")
-	fs.Int64Var(&f.pids, "pids", sandbox.DefaultLimits.Pids, "process limit of each sandbox")
+	limits := app.DefaultSandboxLimits()
+	fs.DurationVar(&f.timeout, "timeout", app.DefaultGradeTimeout, "wall clock for the whole grade")
+	fs.StringVar(&f.memory, "memory", units.BytesSize(float64(limits.Memory)), "memory limit of each sandbox, e.g. 512m or 2g")
+	fs.Float64Var(&f.cpus, "cpus", limits.CPUs, "CPU limit of each sandbox")
+	fs.Int64Var(&f.pids, "pids", limits.Pids, "process limit of each sandbox")
 	fs.StringVar(&f.image, "image", "", "base image with python3 and pytest (default: built from Debian packages)")
 	fs.StringVar(&f.wrapper, "wrapper", "", "path of the testfirst-wrapper binary (default: beside testfirst, then PATH)")
 	fs.StringVar(&f.format, "format", "text", "report format: json or text")
@@ -55,8 +52,8 @@ func (f *gradeFlags) register(fs *flag.FlagSet) {
 }
 
 // request checks the flags and reads the trees they name.
-func (f *gradeFlags) request() (grader.Request, error) {
-	var req grader.Request
+func (f *gradeFlags) request() (app.LocalGradeRequest, error) {
+	var req app.LocalGradeRequest
 	fromStore := f.ticket != "" || f.digest != ""
 	switch {
 	case f.repo == "":
@@ -87,22 +84,22 @@ func (f *gradeFlags) request() (grader.Request, error) {
 	if f.pids < 16 {
 		return req, usageError{"--pids must be at least 16"}
 	}
-	limits := sandbox.DefaultLimits
-	limits.Memory, limits.NanoCPUs, limits.Pids = mem, int64(f.cpus*1e9), f.pids
-	req = grader.Request{Timeout: f.timeout, Limits: limits, NoUIDSplit: f.noUIDSplit}
+	req = app.LocalGradeRequest{
+		Timeout: f.timeout, Limits: app.SandboxLimits{Memory: mem, CPUs: f.cpus, Pids: f.pids}, NoUIDSplit: f.noUIDSplit,
+	}
 	if f.command != "" {
 		req.Command = strings.Fields(f.command)
 	}
-	if req.Repo, err = grader.LoadTree(f.repo); err != nil {
+	if req.Repo, err = app.ReadLocalTree(f.repo); err != nil {
 		return req, usageError{fmt.Sprintf("--repo: %v", err)}
 	}
 	if f.tests != "" {
-		if req.Hidden, err = grader.LoadTree(f.tests); err != nil {
+		if req.Tests, err = app.ReadLocalTree(f.tests); err != nil {
 			return req, usageError{fmt.Sprintf("--tests: %v", err)}
 		}
 	}
 	if f.base != "" {
-		if req.Base, err = grader.LoadTree(f.base); err != nil {
+		if req.Base, err = app.ReadLocalTree(f.base); err != nil {
 			return req, usageError{fmt.Sprintf("--base: %v", err)}
 		}
 	}
@@ -110,6 +107,13 @@ func (f *gradeFlags) request() (grader.Request, error) {
 		if req.Reference, err = os.ReadFile(f.reference); err != nil {
 			return req, usageError{fmt.Sprintf("--reference: %v", err)}
 		}
+	}
+	if f.ticket != "" {
+		t, err := app.ParseTestsTicket(f.ticket, f.installation)
+		if err != nil {
+			return req, usageError{"--ticket: " + err.Error()}
+		}
+		req.Approved = &app.ApprovedTests{StoreURL: f.store, Ticket: t, Digest: f.digest}
 	}
 	return req, nil
 }
@@ -125,58 +129,20 @@ func gradeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err != nil {
 		return exitUsage, err
 	}
-	if f.ticket != "" {
-		if err := f.loadFromStore(ctx, &req); err != nil {
-			return exitUsage, err
-		}
-	}
-	g, err := app.OpenGrading(ctx, app.GradingConfig{Wrapper: f.wrapper, BaseImage: f.image, Progress: stderr})
-	if err != nil {
-		return exitUsage, err
-	}
-	rep, err := g.Grader.Grade(ctx, req)
+	rep, err := app.GradeLocal(ctx, app.GradingConfig{Wrapper: f.wrapper, BaseImage: f.image, Progress: stderr}, req)
 	if err != nil {
 		return exitUsage, err
 	}
 	if f.format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return exitUsage, err
-		}
-	} else if err := grader.WriteText(stdout, rep); err != nil {
+		err = rep.WriteJSON(stdout)
+	} else {
+		err = rep.WriteText(stdout)
+	}
+	if err != nil {
 		return exitUsage, err
 	}
-	if rep.Verdict == grader.VerdictPass {
+	if rep.Passed() {
 		return exitPass, nil
 	}
 	return exitOther, nil
-}
-
-// loadFromStore fills req's hidden tests (and, with --base and no
-// --reference, the reference patch) from the ticket's approved version,
-// verified against --digest.
-func (f *gradeFlags) loadFromStore(ctx context.Context, req *grader.Request) error {
-	t, err := store.ParseTicket(f.ticket)
-	if err != nil {
-		return usageError{"--ticket: " + err.Error()}
-	}
-	t.Installation = f.installation
-	r, closeFn, err := app.OpenStoreReader(ctx, f.store)
-	if err != nil {
-		return err
-	}
-	defer closeFn()
-	content, _, err := r.Open(ctx, t, f.digest)
-	if err != nil {
-		return err
-	}
-	if req.Hidden, err = content.HiddenTree(); err != nil {
-		return err
-	}
-	req.TestsDigest = f.digest
-	if req.Base != nil && req.Reference == nil && len(content.Reference) > 0 {
-		req.Reference = content.Reference
-	}
-	return nil
 }

@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/testfirst-app/testfirst/app"
-	"github.com/testfirst-app/testfirst/sandbox"
 )
 
 func imageCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
@@ -35,11 +33,11 @@ func sandboxCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	if err := parse(newFlags("sandbox sweep", stderr), args[1:]); err != nil {
 		return exitUsage, err
 	}
-	d, err := sandbox.NewDocker(ctx)
+	e, err := app.OpenSandboxEngine(ctx)
 	if err != nil {
 		return exitUsage, err
 	}
-	n, err := d.Sweep(ctx, time.Now())
+	n, err := e.Sweep(ctx)
 	fmt.Fprintf(stdout, "removed %d leftover sandbox container(s)\n", n)
 	if err != nil {
 		return exitUsage, err

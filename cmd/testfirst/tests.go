@@ -8,11 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"text/tabwriter"
 
 	"github.com/testfirst-app/testfirst/app"
-	"github.com/testfirst-app/testfirst/grader"
-	"github.com/testfirst-app/testfirst/grader/store"
 )
 
 const testsUsage = `usage:
@@ -34,18 +31,17 @@ func (f *ticketFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.format, "format", "text", "output: json or text")
 }
 
-func (f *ticketFlags) parse() (store.Ticket, error) {
+func (f *ticketFlags) parse() (app.TestsTicket, error) {
 	if f.format != "json" && f.format != "text" {
-		return store.Ticket{}, usageError{fmt.Sprintf("--format %q: want json or text", f.format)}
+		return app.TestsTicket{}, usageError{fmt.Sprintf("--format %q: want json or text", f.format)}
 	}
 	if f.ticket == "" {
-		return store.Ticket{}, usageError{"--ticket is required, e.g. --ticket octo-org/widgets#12"}
+		return app.TestsTicket{}, usageError{"--ticket is required, e.g. --ticket octo-org/widgets#12"}
 	}
-	t, err := store.ParseTicket(f.ticket)
+	t, err := app.ParseTestsTicket(f.ticket, f.installation)
 	if err != nil {
 		return t, usageError{"--ticket: " + err.Error()}
 	}
-	t.Installation = f.installation
 	return t, nil
 }
 
@@ -84,16 +80,9 @@ func testsPush(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	if err != nil {
 		return exitUsage, err
 	}
-	tree, err := grader.LoadTree(fs.Arg(0))
+	d, err := app.ReadTestsDraft(fs.Arg(0), *author)
 	if err != nil {
 		return exitUsage, usageError{err.Error()}
-	}
-	d := store.Draft{Author: *author}
-	for _, f := range tree.Files {
-		if f.IsSymlink() {
-			return exitUsage, usageError{fmt.Sprintf("%s is a symlink: a version holds regular files only", f.Path)}
-		}
-		d.Files = append(d.Files, store.File{Path: f.Path, Data: f.Data})
 	}
 	if *criteria != "" {
 		data, err := os.ReadFile(*criteria)
@@ -109,12 +98,12 @@ func testsPush(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 			return exitUsage, usageError{"--reference: " + err.Error()}
 		}
 	}
-	w, closeFn, err := app.OpenStoreWriter(ctx, tf.store)
+	s, err := app.OpenTestsStore(ctx, tf.store)
 	if err != nil {
 		return exitUsage, err
 	}
-	defer closeFn()
-	v, err := w.Push(ctx, t, d)
+	defer s.Close()
+	v, err := s.Push(ctx, t, d)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -136,34 +125,19 @@ func testsList(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	if err != nil {
 		return exitUsage, err
 	}
-	w, closeFn, err := app.OpenStoreWriter(ctx, tf.store)
+	s, err := app.OpenTestsStore(ctx, tf.store)
 	if err != nil {
 		return exitUsage, err
 	}
-	defer closeFn()
-	vs, err := w.Versions(ctx, t)
+	defer s.Close()
+	vs, err := s.Versions(ctx, t)
 	if err != nil {
 		return exitUsage, err
 	}
 	if tf.format == "json" {
-		if vs == nil {
-			vs = []store.Version{}
-		}
-		return exitPass, json.NewEncoder(stdout).Encode(vs)
+		return exitPass, vs.WriteJSON(stdout)
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "version\tstate\tdigest\tauthor\tcreated\tdecision")
-	for _, v := range vs {
-		decision := ""
-		if d := v.Decision; d != nil {
-			decision = "by " + d.By
-			if d.Reason != "" {
-				decision += ": " + d.Reason
-			}
-		}
-		fmt.Fprintf(tw, "v%d\t%s\t%s\t%s\t%s\t%s\n", v.Number, v.State, v.Digest, v.Author, v.Created.Format("2006-01-02 15:04"), decision)
-	}
-	return exitPass, tw.Flush()
+	return exitPass, vs.WriteText(stdout)
 }
 
 func testsDecide(ctx context.Context, verb string, args []string, stdout, stderr io.Writer) (int, error) {
@@ -187,16 +161,16 @@ func testsDecide(ctx context.Context, verb string, args []string, stdout, stderr
 	if verb == "reject" && *reason == "" {
 		return exitUsage, usageError{"--reason is required to reject"}
 	}
-	w, closeFn, err := app.OpenStoreWriter(ctx, tf.store)
+	s, err := app.OpenTestsStore(ctx, tf.store)
 	if err != nil {
 		return exitUsage, err
 	}
-	defer closeFn()
-	var v store.Version
+	defer s.Close()
+	var v app.TestsVersion
 	if verb == "approve" {
-		v, err = w.Approve(ctx, t, *number, *digest, *by)
+		v, err = s.Approve(ctx, t, *number, *digest, *by)
 	} else {
-		v, err = w.Reject(ctx, t, *number, *digest, *by, *reason)
+		v, err = s.Reject(ctx, t, *number, *digest, *by, *reason)
 	}
 	if err != nil {
 		return exitUsage, err
