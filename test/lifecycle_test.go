@@ -81,6 +81,16 @@ func TestServeTicketLifecycle(t *testing.T) {
 		t.Errorf("check run %+v", run)
 	}
 
+	// A pull request from a fork is graded the same way: its head is
+	// fetched through the base repository, as refs/pull/N/head.
+	gh.AddRepo(0, "forker", pipeRepo, pipeBranch)
+	forkSHA := gh.Commit("forker", pipeRepo, pipeBranch, files(p.fixed))
+	gh.AddPull(pipeOwner, pipeRepo, 3, forkSHA, pipeBranch, "Fixes #1", "forker/"+pipeRepo)
+	deliver("pull_request", "fork-opened", patchFixture(t, "pull_request/opened.payload.json", map[string]any{
+		"number": 3, "pull_request.number": 3, "pull_request.body": "Fixes #1", "pull_request.head.sha": forkSHA,
+		"pull_request.head.repo.full_name": "forker/" + pipeRepo, "pull_request.state": "open", "installation.id": 1}))
+	p.run(t, s, forkSHA, "passing", completed("success"))
+
 	// A push of a broken head fails, naming the failing tests.
 	broken := p.commit("feature", p.base, map[string]string{"NOTES.md": "work in progress\n"})
 	pull("synchronize", "push-broken", broken)
