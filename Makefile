@@ -9,7 +9,7 @@ RUNDIR  := var/run
 
 export TESTFIRST_WRAPPER := $(BIN)/testfirst-wrapper
 
-.PHONY: all build deps image test vet unit fuzz run bench clean
+.PHONY: all build deps image docker test vet unit fuzz run bench clean
 
 all: build
 
@@ -24,6 +24,15 @@ deps:
 ## image: the grader image, built from Debian packages when missing
 image: build deps
 	$(BIN)/testfirst image build
+
+## docker: the container image of the service (README, "Container image").
+# The default GO_IMAGE, golang:1.26-bookworm, comes from an image registry;
+# without one, pass a local image: make docker GO_IMAGE=my-go-image
+DOCKER_IMAGE ?= testfirst
+GO_IMAGE     ?=
+
+docker:
+	docker build $(if $(GO_IMAGE),--build-arg GO_IMAGE=$(GO_IMAGE)) -t $(DOCKER_IMAGE) .
 
 ## test: vet, then every test against the real Docker engine and grader image
 # PostgreSQL comes from scripts/ensure-deps.sh (role and database testfirst).

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"time"
 
 	"github.com/docker/docker/api/types"
@@ -82,7 +84,12 @@ type EngineError struct {
 }
 
 func (e *EngineError) Error() string {
-	return fmt.Sprintf("Docker engine not reachable at %s: start dockerd or set DOCKER_HOST (%v)", e.Host, e.Err)
+	if errors.Is(e.Err, fs.ErrPermission) {
+		return fmt.Sprintf("Docker engine not reachable at %s: uid %d may not open its socket: add the user to the socket's group "+
+			"(in a container: docker run --group-add GID, GID from stat -c %%g on the socket) or set DOCKER_HOST (%v)", e.Host, os.Getuid(), e.Err)
+	}
+	return fmt.Sprintf("Docker engine not reachable at %s: start dockerd or set DOCKER_HOST; in a container, mount the engine's socket "+
+		"(-v /var/run/docker.sock:/var/run/docker.sock) (%v)", e.Host, e.Err)
 }
 
 func (e *EngineError) Unwrap() error { return e.Err }

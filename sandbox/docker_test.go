@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -188,6 +191,35 @@ func TestSweep(t *testing.T) {
 	}
 	if len(ids) != 1 || ids[0] != live {
 		t.Errorf("after sweep: %v, want only the live container %s (stale was %s)", ids, live, stale)
+	}
+}
+
+func TestEngineErrorSaysWhatToFix(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want []string
+	}{
+		{
+			name: "no engine",
+			err:  errors.New("connect: no such file or directory"),
+			want: []string{"start dockerd or set DOCKER_HOST", "mount the engine's socket", "connect: no such file or directory"},
+		},
+		{
+			name: "socket closed to this user",
+			err:  fmt.Errorf("permission denied while trying to connect: %w", &os.SyscallError{Syscall: "connect", Err: syscall.EACCES}),
+			want: []string{"uid " + strconv.Itoa(os.Getuid()) + " may not open its socket", "--group-add", "permission denied"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			msg := (&sandbox.EngineError{Host: "unix:///var/run/docker.sock", Err: tt.err}).Error()
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message %q\nwant it to contain %q", msg, w)
+				}
+			}
+		})
 	}
 }
 

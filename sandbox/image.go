@@ -59,7 +59,9 @@ func (d *Docker) EnsureDebianImage(ctx context.Context, r DebianRecipe, progress
 	}
 	bin, err := exec.LookPath("mmdebstrap")
 	if err != nil {
-		return "", fmt.Errorf("build image %s: mmdebstrap not found: install it (apt-get install mmdebstrap) or run make test", ref)
+		return "", fmt.Errorf("build image %s: the engine at %s does not have it, and mmdebstrap, which builds it from Debian's packages, is not installed here: "+
+			"install it (apt-get install mmdebstrap), or build the image against that engine from a machine that has it "+
+			"(testfirst image build, e.g. on the engine's host: a container deployment does this before it starts)", ref, d.eng.DaemonHost())
 	}
 	fmt.Fprintf(progress, "building image %s with mmdebstrap (about a minute)...\n", ref)
 	cmd := exec.CommandContext(ctx, bin, r.args()...)
