@@ -239,7 +239,7 @@ func BenchIntake(ctx context.Context, cfg BenchIntakeConfig) (BenchIntakeResult,
 	res.Deliveries = cfg.Deliveries
 	res.Latencies = make([]time.Duration, cfg.Deliveries)
 	var next, failures atomic.Int64
-	var firstErr atomic.Value
+	var firstErr firstError
 	post := func(i int) (time.Duration, error) {
 		p := payload(i)
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(p.body))
@@ -276,7 +276,7 @@ func BenchIntake(ctx context.Context, cfg BenchIntakeConfig) (BenchIntakeResult,
 					took, err := post(i)
 					if err != nil {
 						failures.Add(1)
-						firstErr.CompareAndSwap(nil, err)
+						firstErr.set(err)
 					}
 					if record {
 						res.Latencies[i] = took
@@ -296,7 +296,7 @@ func BenchIntake(ctx context.Context, cfg BenchIntakeConfig) (BenchIntakeResult,
 	if err := ctx.Err(); err != nil {
 		return res, fmt.Errorf("bench intake: %w", err)
 	}
-	if e, ok := firstErr.Load().(error); ok {
+	if e := firstErr.get(); e != nil {
 		cfg.Log.WarnContext(ctx, "bench intake: delivery failed", "failures", res.Failures, "first", e)
 	}
 	for i := range cfg.Deliveries {
@@ -313,7 +313,7 @@ func BenchIntake(ctx context.Context, cfg BenchIntakeConfig) (BenchIntakeResult,
 		start := time.Now()
 		next.Store(0)
 		var wg sync.WaitGroup
-		var burstErr atomic.Value
+		var burstErr firstError
 		for range cfg.Concurrency {
 			wg.Go(func() {
 				for {
@@ -323,14 +323,14 @@ func BenchIntake(ctx context.Context, cfg BenchIntakeConfig) (BenchIntakeResult,
 					}
 					del := github.Delivery{ID: fmt.Sprintf("%s-burst-%d", run, i), Event: added.event, Action: "added", Installation: 1, Handled: true, Payload: added.body}
 					if dup, err := intake.Accept(ctx, del); err != nil || dup {
-						burstErr.CompareAndSwap(nil, fmt.Errorf("burst delivery %s: duplicate %t, %v", del.ID, dup, err))
+						burstErr.set(fmt.Errorf("burst delivery %s: duplicate %t, %v", del.ID, dup, err))
 					}
 				}
 			})
 		}
 		wg.Wait()
 		res.BurstInsert = time.Since(start)
-		if e, ok := burstErr.Load().(error); ok {
+		if e := burstErr.get(); e != nil {
 			return res, e
 		}
 		if err := ctx.Err(); err != nil {
@@ -352,25 +352,37 @@ func BenchIntake(ctx context.Context, cfg BenchIntakeConfig) (BenchIntakeResult,
 	return res, nil
 }
 
-// benchWorker works DeliveryArgs jobs by doing nothing: the drain measures
-// River, not GitHub.
+// benchWorker works DeliveryArgs jobs by reading each one's payload as
+// DeliveryWorker does and nothing more: the drain measures River and the
+// payload read, not GitHub.
 type benchWorker struct {
 	river.WorkerDefaults[DeliveryArgs]
-	prefix string
-	worked atomic.Int64
+	delivery *DeliveryWorker
+	prefix   string
+	worked   atomic.Int64
+	failed   firstError
 }
 
-func (w *benchWorker) Work(_ context.Context, job *river.Job[DeliveryArgs]) error {
-	if strings.HasPrefix(job.Args.Delivery, w.prefix) {
-		w.worked.Add(1)
+func (w *benchWorker) Work(ctx context.Context, job *river.Job[DeliveryArgs]) error {
+	if !strings.HasPrefix(job.Args.Delivery, w.prefix) {
+		return nil
 	}
+	p, err := w.delivery.payload(ctx, job.Args)
+	if err == nil && len(p) == 0 {
+		err = fmt.Errorf("delivery %s: empty payload", job.Args.Delivery)
+	}
+	if err != nil {
+		w.failed.set(err)
+		return err
+	}
+	w.worked.Add(1)
 	return nil
 }
 
 // benchDrain starts a River client with a no-op worker for the delivery
 // kind and waits until every job of this run is completed.
 func benchDrain(ctx context.Context, d *db.DB, counter *benchCounter, run string, res *BenchIntakeResult) error {
-	w := &benchWorker{prefix: run}
+	w := &benchWorker{delivery: &DeliveryWorker{db: d, log: slog.New(slog.DiscardHandler)}, prefix: run}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, w)
 	jobs, err := d.NewJobClient(workers, map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: benchDrainWorkers}},
@@ -400,6 +412,10 @@ func benchDrain(ctx context.Context, d *db.DB, counter *benchCounter, run string
 			return fmt.Errorf("drain: %d of %d jobs worked: %w", res.Drained, res.WantJobs, ctx.Err())
 		case <-tick.C:
 		}
+		if err := w.failed.get(); err != nil {
+			res.Drained = w.worked.Load()
+			return fmt.Errorf("drain: %d of %d jobs worked: %w", res.Drained, res.WantJobs, err)
+		}
 	}
 	// Worked is not yet completed: River records completions in batches.
 	for {
@@ -418,6 +434,19 @@ func benchDrain(ctx context.Context, d *db.DB, counter *benchCounter, run string
 	}
 	res.Drain = time.Since(start)
 	res.Drained = w.worked.Load()
+	return nil
+}
+
+// firstError keeps the first error set from any goroutine. (An
+// atomic.Value would panic on a second error of another concrete type.)
+type firstError struct{ p atomic.Pointer[error] }
+
+func (f *firstError) set(err error) { f.p.CompareAndSwap(nil, &err) }
+
+func (f *firstError) get() error {
+	if p := f.p.Load(); p != nil {
+		return *p
+	}
 	return nil
 }
 

@@ -27,7 +27,8 @@ const (
 )
 
 // Intake records each webhook delivery once and, in the same transaction,
-// enqueues the job that handles it. Concurrent deliveries are committed
+// enqueues the job that handles it. A delivery that needs a job is recorded
+// with its payload, and the job carries only the delivery's id and headers. Concurrent deliveries are committed
 // together (group commit); each still commits with its jobs or not at all.
 // It implements handlers.Intake.
 type Intake struct {
@@ -178,13 +179,20 @@ func (in *Intake) record(ctx context.Context, calls []*acceptCall) ([]bool, erro
 		var jobs []river.InsertManyParams
 		for i, c := range calls {
 			d := c.d
-			dup, err := tx.RecordDelivery(ctx, db.Delivery{ID: d.ID, Event: d.Event, Action: d.Action, Installation: d.Installation, ReceivedAt: in.now()})
+			rec := db.Delivery{ID: d.ID, Event: d.Event, Action: d.Action, Installation: d.Installation, ReceivedAt: in.now()}
+			needsJob := NeedsJob(d.Event, d.Action)
+			if needsJob {
+				// The job's worker reads the payload from here: job args
+				// stay small, so River's insert stays cheap.
+				rec.Payload = d.Payload
+			}
+			dup, err := tx.RecordDelivery(ctx, rec)
 			if err != nil {
 				return err
 			}
 			dups[i] = dup
-			if !dup && NeedsJob(d.Event, d.Action) {
-				jobs = append(jobs, river.InsertManyParams{Args: DeliveryArgs{Delivery: d.ID, Event: d.Event, Action: d.Action, Installation: d.Installation, Payload: d.Payload}})
+			if !dup && needsJob {
+				jobs = append(jobs, river.InsertManyParams{Args: DeliveryArgs{Delivery: d.ID, Event: d.Event, Action: d.Action, Installation: d.Installation}})
 			}
 		}
 		return tx.InsertJobs(ctx, jobs)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -276,6 +277,41 @@ func TestPruneDeliveries(t *testing.T) {
 		// A redelivery of a kept one is still a duplicate.
 		if dup, err := d.RecordDelivery(ctx, nil, Delivery{ID: "just-young", Event: "ping"}); err != nil || !dup {
 			t.Errorf("RecordDelivery of kept id = %v, %v; want true, nil", dup, err)
+		}
+	})
+}
+
+// TestDeliveryPayload records deliveries with and without a payload and
+// reads them back; a pruned delivery's payload is gone with it.
+func TestDeliveryPayload(t *testing.T) {
+	forEachEngine(t, true, func(t *testing.T, d *DB) {
+		ctx := t.Context()
+		body := []byte(`{"action":"added","installation":{"id":1},"note":"bytes kept as signed \u00e9 \n"}` + "\n")
+		old := time.Now().Add(-DeliveryRetention - time.Hour)
+		for _, del := range []Delivery{
+			{ID: "with", Event: "installation_repositories", Action: "added", Payload: body},
+			{ID: "without", Event: "issues", Action: "assigned"},
+			{ID: "old", Event: "installation_repositories", Action: "added", Payload: body, ReceivedAt: old},
+		} {
+			if _, err := d.RecordDelivery(ctx, nil, del); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A redelivery does not replace the recorded payload.
+		if dup, err := d.RecordDelivery(ctx, nil, Delivery{ID: "with", Event: "installation_repositories", Payload: []byte(`{}`)}); err != nil || !dup {
+			t.Fatalf("redelivery = %v, %v; want duplicate", dup, err)
+		}
+		got, err := d.DeliveryPayload(ctx, "with")
+		if err != nil || string(got) != string(body) {
+			t.Errorf("DeliveryPayload(with) = %q, %v; want %q", got, err, body)
+		}
+		if _, err := d.PruneDeliveries(ctx, time.Now().Add(-DeliveryRetention)); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"without", "old", "never"} {
+			if got, err := d.DeliveryPayload(ctx, id); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), id) {
+				t.Errorf("DeliveryPayload(%s) = %q, %v; want ErrNotFound naming it", id, got, err)
+			}
 		}
 	})
 }

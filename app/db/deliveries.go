@@ -18,6 +18,9 @@ type Delivery struct {
 	Action       string // payload "action", empty when the event has none
 	Installation int64  // payload installation.id, 0 when absent
 	ReceivedAt   time.Time
+	// Payload is the body as GitHub signed it, kept for the delivery's job
+	// (see DeliveryPayload); nil for a delivery that needs none.
+	Payload []byte
 }
 
 // RecordDelivery records d once. duplicate is true when a delivery with the
@@ -45,17 +48,37 @@ func (t *Tx) RecordDelivery(ctx context.Context, del Delivery) (duplicate bool, 
 	if at.IsZero() {
 		at = now()
 	}
-	n, err := t.q.exec(ctx, `INSERT INTO deliveries (id, event, action, installation_id, received_at)
-VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (id) DO NOTHING`, del.ID, del.Event, del.Action, del.Installation, t.dia.time(at))
+	var payload any // NULL, not an empty blob, when there is none
+	if del.Payload != nil {
+		payload = del.Payload
+	}
+	n, err := t.q.exec(ctx, `INSERT INTO deliveries (id, event, action, installation_id, received_at, payload)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (id) DO NOTHING`, del.ID, del.Event, del.Action, del.Installation, t.dia.time(at), payload)
 	if err != nil {
 		return false, fmt.Errorf("record delivery %s: %w", del.ID, err)
 	}
 	return n == 0, nil
 }
 
-// PruneDeliveries deletes delivery records received before olderThan and
-// returns how many it deleted. olderThan must be at least DeliveryRetention
+// DeliveryPayload returns the payload recorded with delivery id. It returns
+// ErrNotFound, wrapped, when no delivery with that id is recorded (never,
+// or pruned) or it was recorded without a payload.
+func (d *DB) DeliveryPayload(ctx context.Context, id string) ([]byte, error) {
+	var payload []byte
+	err := d.eng.querier().queryRow(ctx, "SELECT payload FROM deliveries WHERE id = $1", id).Scan(&payload)
+	if err == nil && payload == nil {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read payload of delivery %s: %w", id, err)
+	}
+	return payload, nil
+}
+
+// PruneDeliveries deletes delivery records received before olderThan, their
+// payloads with them, and returns how many it deleted. A delivery job that
+// is still retrying then can no longer read its payload. olderThan must be at least DeliveryRetention
 // in the past, so a redelivery is never taken for a new delivery.
 func (d *DB) PruneDeliveries(ctx context.Context, olderThan time.Time) (int64, error) {
 	if limit := now().Add(-DeliveryRetention); olderThan.After(limit) {
