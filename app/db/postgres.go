@@ -109,8 +109,8 @@ func (j postgresJobs) insert(ctx context.Context, args river.JobArgs, opts *rive
 	return j.c.InsertTx(ctx, j.tx, args, opts)
 }
 
-func (j postgresJobs) insertMany(ctx context.Context, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
-	return j.c.InsertManyTx(ctx, j.tx, params)
+func (j postgresJobs) insertMany(ctx context.Context, params []river.InsertManyParams) (int, error) {
+	return j.c.InsertManyFastTx(ctx, j.tx, params)
 }
 
 func (e *postgresEngine) migrator() (*rivermigrate.Migrator[pgx.Tx], error) {

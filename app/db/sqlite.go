@@ -113,8 +113,8 @@ func (j sqliteJobs) insert(ctx context.Context, args river.JobArgs, opts *river.
 	return j.c.InsertTx(ctx, j.tx, args, opts)
 }
 
-func (j sqliteJobs) insertMany(ctx context.Context, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
-	return j.c.InsertManyTx(ctx, j.tx, params)
+func (j sqliteJobs) insertMany(ctx context.Context, params []river.InsertManyParams) (int, error) {
+	return j.c.InsertManyFastTx(ctx, j.tx, params)
 }
 
 func (e *sqliteEngine) migrator() (*rivermigrate.Migrator[*sql.Tx], error) {
