@@ -4,7 +4,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -76,18 +75,13 @@ func VerifyDelivery(header http.Header, body []byte, secrets [][]byte) (Delivery
 	if d.ID == "" {
 		return d, fmt.Errorf("%w: no X-GitHub-Delivery header", ErrMalformed)
 	}
-	var envelope struct {
-		Action       string `json:"action"`
-		Installation *struct {
-			ID int64 `json:"id"`
-		} `json:"installation"`
-	}
-	if err := json.Unmarshal(body, &envelope); err != nil {
+	var env envelope
+	if err := readEnvelope(body, &env); err != nil {
 		return d, fmt.Errorf("%w: decode payload: %v", ErrMalformed, err)
 	}
-	d.Action = envelope.Action
-	if envelope.Installation != nil {
-		d.Installation = envelope.Installation.ID
+	d.Action = env.Action
+	if env.Installation != nil {
+		d.Installation = env.Installation.ID
 	}
 	return d, nil
 }
