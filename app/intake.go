@@ -14,9 +14,12 @@ import (
 	"github.com/testfirst-app/testfirst/handlers"
 )
 
-// Group commit: concurrent Accept calls share one transaction. The first
-// caller of a batch leads it: it waits up to groupCommitWindow (less when
-// the batch fills), then commits every delivery gathered meanwhile.
+// Group commit: concurrent Accept calls share one transaction. One batch
+// commits at a time. The caller that finds intake idle leads a batch: it
+// waits up to groupCommitWindow for company (less when the batch fills),
+// then commits every delivery gathered meanwhile. Deliveries that arrive
+// while a batch commits wait for it and form the next batch, which the
+// first of them leads as soon as that commit ends, without waiting again.
 const (
 	groupCommitWindow = 2 * time.Millisecond
 	groupCommitMax    = 128
@@ -98,23 +101,24 @@ func (in *Intake) Accept(ctx context.Context, d github.Delivery) (bool, error) {
 	}
 	in.mu.Unlock()
 	if lead {
-		in.leadBatch()
+		in.leadBatch(true)
 	}
 	for {
 		select {
 		case <-c.done:
 			return c.duplicate, c.err
 		case <-c.lead:
-			in.leadBatch()
+			in.leadBatch(false)
 		}
 	}
 }
 
-// leadBatch gathers the pending calls for at most the window, hands
-// leadership of any overflow to the next caller and commits the batch.
-func (in *Intake) leadBatch() {
+// leadBatch takes up to maxBatch pending calls, first waiting at most the
+// window for more when gather is set, and commits them. Then it hands
+// leadership to the first call still pending, or marks intake idle.
+func (in *Intake) leadBatch(gather bool) {
 	in.mu.Lock()
-	wait := len(in.pending) < in.maxBatch
+	wait := gather && len(in.pending) < in.maxBatch
 	in.mu.Unlock()
 	if wait && in.window > 0 {
 		t := time.NewTimer(in.window)
@@ -128,13 +132,21 @@ func (in *Intake) leadBatch() {
 	n := min(len(in.pending), in.maxBatch)
 	batch := slices.Clone(in.pending[:n])
 	in.pending = slices.Delete(in.pending, 0, n)
+	in.mu.Unlock()
+	in.commit(batch)
+	in.mu.Lock()
 	if len(in.pending) > 0 {
 		in.pending[0].lead <- struct{}{} // leading stays true
 	} else {
 		in.leading = false
+		// A full signal sent for this batch must not cut the next
+		// leader's window short.
+		select {
+		case <-in.full:
+		default:
+		}
 	}
 	in.mu.Unlock()
-	in.commit(batch)
 }
 
 // commit records a batch in one transaction. When that fails, it records
@@ -176,22 +188,25 @@ func (in *Intake) commit(batch []*acceptCall) {
 func (in *Intake) record(ctx context.Context, calls []*acceptCall) ([]bool, error) {
 	dups := make([]bool, len(calls))
 	err := in.db.Tx(ctx, func(tx *db.Tx) error {
-		var jobs []river.InsertManyParams
+		recs := make([]db.Delivery, len(calls))
+		needsJob := make([]bool, len(calls))
 		for i, c := range calls {
 			d := c.d
-			rec := db.Delivery{ID: d.ID, Event: d.Event, Action: d.Action, Installation: d.Installation, ReceivedAt: in.now()}
-			needsJob := NeedsJob(d.Event, d.Action)
-			if needsJob {
+			recs[i] = db.Delivery{ID: d.ID, Event: d.Event, Action: d.Action, Installation: d.Installation, ReceivedAt: in.now()}
+			if needsJob[i] = NeedsJob(d.Event, d.Action); needsJob[i] {
 				// The job's worker reads the payload from here: job args
 				// stay small, so River's insert stays cheap.
-				rec.Payload = d.Payload
+				recs[i].Payload = d.Payload
 			}
-			dup, err := tx.RecordDelivery(ctx, rec)
-			if err != nil {
-				return err
-			}
-			dups[i] = dup
-			if !dup && needsJob {
+		}
+		dup, err := tx.RecordDeliveries(ctx, recs)
+		if err != nil {
+			return err
+		}
+		copy(dups, dup)
+		var jobs []river.InsertManyParams
+		for i, d := range recs {
+			if !dup[i] && needsJob[i] {
 				jobs = append(jobs, river.InsertManyParams{Args: DeliveryArgs{Delivery: d.ID, Event: d.Event, Action: d.Action, Installation: d.Installation}})
 			}
 		}

@@ -3,6 +3,8 @@ package db
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -74,6 +76,80 @@ func (d *DB) DeliveryPayload(ctx context.Context, id string) ([]byte, error) {
 		return nil, fmt.Errorf("read payload of delivery %s: %w", id, err)
 	}
 	return payload, nil
+}
+
+// recordRows bounds the rows of one INSERT in RecordDeliveries: six bound
+// parameters each, well under SQLite's and PostgreSQL's limits.
+const recordRows = 1000
+
+// RecordDeliveries is RecordDelivery for several deliveries in one
+// statement, so a batch pays for one statement, not one per delivery. It
+// reports, per delivery, whether it is a duplicate; a delivery repeated in
+// dels is a duplicate from its second time on. It fails when a delivery has
+// no ID (before writing anything) or the database fails.
+func (t *Tx) RecordDeliveries(ctx context.Context, dels []Delivery) ([]bool, error) {
+	for i, del := range dels {
+		if del.ID == "" {
+			return nil, fmt.Errorf("record deliveries: delivery %d of %d has an empty id", i+1, len(dels))
+		}
+	}
+	dup := make([]bool, len(dels))
+	for start := 0; start < len(dels); start += recordRows {
+		chunk := dels[start:min(start+recordRows, len(dels))]
+		var q strings.Builder
+		q.WriteString("INSERT INTO deliveries (id, event, action, installation_id, received_at, payload) VALUES ")
+		args := make([]any, 0, 6*len(chunk))
+		for i, del := range chunk {
+			at := del.ReceivedAt
+			if at.IsZero() {
+				at = now()
+			}
+			var payload any // NULL, not an empty blob, when there is none
+			if del.Payload != nil {
+				payload = del.Payload
+			}
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(")
+			for j := range 6 {
+				if j > 0 {
+					q.WriteString(", ")
+				}
+				q.WriteString("$" + strconv.Itoa(len(args)+j+1))
+			}
+			q.WriteString(")")
+			args = append(args, del.ID, del.Event, del.Action, del.Installation, t.dia.time(at), payload)
+		}
+		q.WriteString(" ON CONFLICT (id) DO NOTHING RETURNING id")
+		inserted, err := t.insertedIDs(ctx, q.String(), args)
+		if err != nil {
+			return nil, fmt.Errorf("record %d deliveries: %w", len(chunk), err)
+		}
+		for i, del := range chunk {
+			dup[start+i] = !inserted[del.ID]
+			delete(inserted, del.ID) // a repeat in the batch is a duplicate
+		}
+	}
+	return dup, nil
+}
+
+// insertedIDs runs an INSERT … RETURNING id and collects the ids.
+func (t *Tx) insertedIDs(ctx context.Context, query string, args []any) (map[string]bool, error) {
+	rs, err := t.q.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	ids := make(map[string]bool)
+	for rs.Next() {
+		var id string
+		if err := rs.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids[id] = true
+	}
+	return ids, rs.Err()
 }
 
 // PruneDeliveries deletes delivery records received before olderThan, their
