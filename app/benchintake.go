@@ -37,11 +37,6 @@ const (
 	BenchIntakeMaxConcurrency = 1024
 	benchRequestTimeout       = 30 * time.Second
 	benchSecret               = "bench-intake-secret"
-	// Drain tuning for the bench's River client: the defaults (cooldown
-	// 100 ms, a few workers) work off only about 40 jobs/s.
-	benchDrainWorkers       = 200
-	benchDrainFetchCooldown = 5 * time.Millisecond
-	benchDrainFetchPoll     = 50 * time.Millisecond
 )
 
 // BenchIntakeConfig says what BenchIntake sends.
@@ -379,18 +374,15 @@ func (w *benchWorker) Work(ctx context.Context, job *river.Job[DeliveryArgs]) er
 	return nil
 }
 
-// benchDrain starts a River client with a no-op worker for the delivery
-// kind and waits until every job of this run is completed.
+// benchDrain starts a River client configured as serve's (jobQueues,
+// db.NewJobClient's fetch timing) with a no-op worker for the delivery kind
+// and waits until every job of this run is completed.
 func benchDrain(ctx context.Context, d *db.DB, counter *benchCounter, run string, res *BenchIntakeResult) error {
 	w := &benchWorker{delivery: &DeliveryWorker{db: d, log: slog.New(slog.DiscardHandler)}, prefix: run}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, w)
-	jobs, err := d.NewJobClient(workers, map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: benchDrainWorkers}},
-		db.WithRiverConfig(func(c *river.Config) {
-			c.FetchCooldown = benchDrainFetchCooldown
-			c.FetchPollInterval = benchDrainFetchPoll
-			c.Logger = slog.New(slog.DiscardHandler)
-		}))
+	jobs, err := d.NewJobClient(workers, jobQueues(d.Engine()),
+		db.WithRiverConfig(func(c *river.Config) { c.Logger = slog.New(slog.DiscardHandler) }))
 	if err != nil {
 		return err
 	}

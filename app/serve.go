@@ -77,13 +77,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 		}
 		river.AddWorker(workers, delivery)
 		river.AddWorker(workers, NewRedeliverWorker(d, clients, log))
-		// SQLite has one connection, shared by River and the workers' own
-		// queries: more than one job at a time starves it.
-		maxWorkers := 4
-		if d.Engine() == db.SQLite {
-			maxWorkers = 1
-		}
-		jobs, err = d.NewJobClient(workers, map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: maxWorkers}},
+		jobs, err = d.NewJobClient(workers, jobQueues(d.Engine()),
 			db.WithRiverConfig(func(c *river.Config) {
 				c.PeriodicJobs = append(c.PeriodicJobs, RedeliverPeriodicJob(DefaultRedeliverInterval))
 			}))

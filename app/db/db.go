@@ -49,6 +49,9 @@ type engine interface {
 	// function releases the lock.
 	lockMigrations(ctx context.Context) (func(), error)
 	newJobClient(cfg *river.Config) (*JobClient, error)
+	// fetchPollInterval is how often a job client looks for new jobs
+	// when nothing tells it of them.
+	fetchPollInterval() time.Duration
 	close() error
 }
 

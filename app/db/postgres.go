@@ -152,6 +152,10 @@ func (e *postgresEngine) lockMigrations(ctx context.Context) (func(), error) {
 	}, nil
 }
 
+// fetchPollInterval is River's default on PostgreSQL: inserts wake the job
+// clients through LISTEN/NOTIFY, so polling is only the fallback.
+func (e *postgresEngine) fetchPollInterval() time.Duration { return river.FetchPollIntervalDefault }
+
 func (e *postgresEngine) newJobClient(cfg *river.Config) (*JobClient, error) {
 	c, err := river.NewClient(riverpgxv5.New(e.pool), cfg)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
@@ -141,6 +142,14 @@ func (e *sqliteEngine) pendingRiver(ctx context.Context) ([]int, error) {
 // lockMigrations needs nothing on SQLite: each migration runs in a
 // BEGIN IMMEDIATE transaction, which excludes every other writer.
 func (e *sqliteEngine) lockMigrations(context.Context) (func(), error) { return func() {}, nil }
+
+// sqliteFetchPollInterval: SQLite has no LISTEN/NOTIFY, and jobs are
+// inserted by the intake's own client, so a job client learns of new jobs
+// only by polling. River's default of a second would leave every delivery
+// job waiting up to that long; a poll is one indexed query.
+const sqliteFetchPollInterval = 100 * time.Millisecond
+
+func (e *sqliteEngine) fetchPollInterval() time.Duration { return sqliteFetchPollInterval }
 
 func (e *sqliteEngine) newJobClient(cfg *river.Config) (*JobClient, error) {
 	c, err := river.NewClient(riversqlite.New(e.db), cfg)
