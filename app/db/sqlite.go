@@ -14,7 +14,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"modernc.org/sqlite"
 )
 
 // sqliteBusyTimeoutMS is how long a statement waits for another process's
@@ -52,10 +52,11 @@ func openSQLite(ctx context.Context, rest string) (*sqliteEngine, error) {
 	// Take the write lock at BEGIN: a deferred transaction that reads and
 	// then writes can fail with SQLITE_BUSY when another process wrote.
 	q.Set("_txlock", "immediate")
-	pool, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	connector, err := sqlite.NewConnector("file:" + path + "?" + q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open SQLite %s: %w", path, err)
 	}
+	pool := sql.OpenDB(stmtCachingConnector{connector})
 	pool.SetMaxOpenConns(1)
 	pool.SetMaxIdleConns(1)
 	pool.SetConnMaxLifetime(0)
