@@ -1,6 +1,7 @@
 package github
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -114,15 +115,24 @@ func signatureMatches(signature string, body []byte, secrets [][]byte) bool {
 	return matched
 }
 
+// maxBodyPresize bounds the buffer ReadBody allocates on the sender's word
+// (Content-Length) before any byte has arrived.
+const maxBodyPresize = 64 << 10
+
 // ReadBody reads at most limit bytes of a request body; it reports whether
-// the body was larger.
-func ReadBody(r io.Reader, limit int64) ([]byte, bool, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
+// the body was larger. size is the length the sender announced (the
+// request's ContentLength, -1 when unknown): a body of up to 64 KiB is read
+// into a buffer of that size at once instead of a growing one.
+func ReadBody(r io.Reader, limit, size int64) ([]byte, bool, error) {
+	var buf bytes.Buffer
+	if size >= 0 && size <= min(limit, maxBodyPresize) {
+		buf.Grow(int(size) + bytes.MinRead) // room to see the end
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(r, limit+1)); err != nil {
 		return nil, false, err
 	}
-	if int64(len(data)) > limit {
+	if int64(buf.Len()) > limit {
 		return nil, true, nil
 	}
-	return data, false, nil
+	return buf.Bytes(), false, nil
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -185,4 +186,36 @@ func FuzzVerifyDelivery(f *testing.F) {
 			t.Fatalf("verified delivery %+v does not carry its headers and body", d)
 		}
 	})
+}
+
+func TestReadBody(t *testing.T) {
+	body := bytes.Repeat([]byte("x"), 1000)
+	tests := []struct {
+		name     string
+		body     []byte
+		limit    int64
+		size     int64
+		want     []byte
+		tooLarge bool
+	}{
+		{"announced size", body, 2000, 1000, body, false},
+		{"unknown size", body, 2000, -1, body, false},
+		{"announced too small", body, 2000, 10, body, false},
+		{"announced too large", body, 2000, 1 << 40, body, false},
+		{"at the limit", body, 1000, 1000, body, false},
+		{"over the limit", body, 999, 1000, nil, true},
+		{"over the limit, size unknown", body, 999, -1, nil, true},
+		{"empty", nil, 10, 0, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, tooLarge, err := github.ReadBody(bytes.NewReader(tt.body), tt.limit, tt.size)
+			if err != nil || tooLarge != tt.tooLarge || !bytes.Equal(got, tt.want) {
+				t.Errorf("ReadBody = %d bytes, too large %t, %v; want %d bytes, %t", len(got), tooLarge, err, len(tt.want), tt.tooLarge)
+			}
+		})
+	}
+	if _, _, err := github.ReadBody(iotest.ErrReader(errors.New("connection reset")), 10, -1); err == nil {
+		t.Error("ReadBody of a failing reader: nil error")
+	}
 }
