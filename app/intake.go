@@ -31,9 +31,9 @@ const (
 
 // Intake records each webhook delivery once and, in the same transaction,
 // enqueues the job that handles it. A delivery that needs a job is recorded
-// with its payload, and the job carries only the delivery's id and headers. Concurrent deliveries are committed
-// together (group commit); each still commits with its jobs or not at all.
-// It implements handlers.Intake.
+// with its payload, and the job carries only the delivery's id and headers.
+// Concurrent deliveries are committed together (group commit); each still
+// commits with its jobs or not at all. It implements handlers.Intake.
 type Intake struct {
 	db  *db.DB
 	now func() time.Time
