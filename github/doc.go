@@ -1,6 +1,6 @@
-// Package github is the only place testfirst speaks GitHub: app
-// authentication, cached installation clients, check runs, comments,
-// labels, file contents and tarballs.
+// Package github is the only place testfirst speaks GitHub: webhook
+// signature verification, app authentication, cached installation clients,
+// check runs, comments, labels, file contents and tarballs.
 //
 // It converts go-github's types into small structs at the edge; nothing
 // outside this package sees a go-github type. Errors are classified: a
