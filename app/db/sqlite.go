@@ -17,6 +17,14 @@ import (
 	"modernc.org/sqlite"
 )
 
+// sqliteWALAutocheckpoint is how many WAL pages a commit may leave before
+// it copies them back into the database file (SQLite's default is 1,000).
+// The checkpoint runs inside that commit, with an fsync, while every other
+// delivery waits for the one connection: at 1,000 pages it came every few
+// dozen batches and set the intake's p99 latency (36 ms against 11-20 ms at
+// 10,000 in testfirst bench intake). The WAL file may grow to about 40 MB.
+const sqliteWALAutocheckpoint = 10000
+
 // sqliteBusyTimeoutMS is how long a statement waits for another process's
 // write lock before failing with SQLITE_BUSY.
 const sqliteBusyTimeoutMS = 10000
@@ -48,6 +56,7 @@ func openSQLite(ctx context.Context, rest string) (*sqliteEngine, error) {
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", sqliteBusyTimeoutMS))
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", sqliteWALAutocheckpoint))
 	q.Add("_pragma", "foreign_keys(1)")
 	// Take the write lock at BEGIN: a deferred transaction that reads and
 	// then writes can fail with SQLITE_BUSY when another process wrote.
