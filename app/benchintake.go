@@ -344,6 +344,13 @@ func BenchIntake(ctx context.Context, cfg BenchIntakeConfig) (BenchIntakeResult,
 	if res.Jobs, err = counter.jobs(ctx, run, false); err != nil {
 		return res, err
 	}
+	if cfg.Burst == 0 {
+		// Nothing drained this run's jobs: remove them, or the next run on
+		// the same database would work them off inside its drain time.
+		if err := counter.deleteJobs(ctx, run); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
 }
 
@@ -504,6 +511,25 @@ func (c *benchCounter) count(ctx context.Context, query string, args ...any) (in
 // deliveries counts this run's rows in the deliveries table.
 func (c *benchCounter) deliveries(ctx context.Context, run string) (int64, error) {
 	return c.count(ctx, "SELECT count(*) FROM deliveries WHERE id LIKE $1", run+"-%")
+}
+
+// deleteJobs removes this run's delivery jobs.
+func (c *benchCounter) deleteJobs(ctx context.Context, run string) error {
+	arg := "args->>'delivery'"
+	if c.sqlite != nil {
+		arg = "json_extract(args, '$.delivery')"
+	}
+	q := "DELETE FROM river_job WHERE kind = $1 AND " + arg + " LIKE $2"
+	var err error
+	if c.sqlite != nil {
+		_, err = c.sqlite.ExecContext(ctx, q, DeliveryArgs{}.Kind(), run+"-%")
+	} else {
+		_, err = c.pg.Exec(ctx, q, DeliveryArgs{}.Kind(), run+"-%")
+	}
+	if err != nil {
+		return fmt.Errorf("delete bench jobs: %w", err)
+	}
+	return nil
 }
 
 // jobs counts this run's delivery jobs; unfinished only when pending.
