@@ -33,9 +33,9 @@ import (
 //
 // The window was chosen with testfirst bench intake on SQLite (20,000
 // deliveries at concurrency 16, builds alternating on the shared 2-core
-// machine): 1 ms gave 1,521-3,036 deliveries/s, 0 gave 1,842-3,213 with a
-// wider p99, 2 ms 1,784-2,585 and 5 ms 1,413-1,643. See
-// docs/benchmarks.md.
+// machine): 1 ms gave 1,521-3,036 deliveries/s, 0.5 ms 1,292-3,788, 0
+// 1,842-3,213 with a wider p99, 2 ms 1,784-2,585 and 5 ms 1,413-1,643.
+// See docs/benchmarks.md.
 const (
 	groupCommitWindow = time.Millisecond
 	groupCommitMax    = 128
