@@ -37,11 +37,6 @@ const (
 	BenchIntakeMaxConcurrency = 1024
 	benchRequestTimeout       = 30 * time.Second
 	benchSecret               = "bench-intake-secret"
-	// Drain tuning for the bench's River client: the defaults (cooldown
-	// 100 ms, a few workers) work off only about 40 jobs/s.
-	benchDrainWorkers       = 200
-	benchDrainFetchCooldown = 5 * time.Millisecond
-	benchDrainFetchPoll     = 50 * time.Millisecond
 )
 
 // BenchIntakeConfig says what BenchIntake sends.
@@ -239,7 +234,7 @@ func BenchIntake(ctx context.Context, cfg BenchIntakeConfig) (BenchIntakeResult,
 	res.Deliveries = cfg.Deliveries
 	res.Latencies = make([]time.Duration, cfg.Deliveries)
 	var next, failures atomic.Int64
-	var firstErr atomic.Value
+	var firstErr firstError
 	post := func(i int) (time.Duration, error) {
 		p := payload(i)
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(p.body))
@@ -276,7 +271,7 @@ func BenchIntake(ctx context.Context, cfg BenchIntakeConfig) (BenchIntakeResult,
 					took, err := post(i)
 					if err != nil {
 						failures.Add(1)
-						firstErr.CompareAndSwap(nil, err)
+						firstErr.set(err)
 					}
 					if record {
 						res.Latencies[i] = took
@@ -296,7 +291,7 @@ func BenchIntake(ctx context.Context, cfg BenchIntakeConfig) (BenchIntakeResult,
 	if err := ctx.Err(); err != nil {
 		return res, fmt.Errorf("bench intake: %w", err)
 	}
-	if e, ok := firstErr.Load().(error); ok {
+	if e := firstErr.get(); e != nil {
 		cfg.Log.WarnContext(ctx, "bench intake: delivery failed", "failures", res.Failures, "first", e)
 	}
 	for i := range cfg.Deliveries {
@@ -313,7 +308,7 @@ func BenchIntake(ctx context.Context, cfg BenchIntakeConfig) (BenchIntakeResult,
 		start := time.Now()
 		next.Store(0)
 		var wg sync.WaitGroup
-		var burstErr atomic.Value
+		var burstErr firstError
 		for range cfg.Concurrency {
 			wg.Go(func() {
 				for {
@@ -323,14 +318,14 @@ func BenchIntake(ctx context.Context, cfg BenchIntakeConfig) (BenchIntakeResult,
 					}
 					del := github.Delivery{ID: fmt.Sprintf("%s-burst-%d", run, i), Event: added.event, Action: "added", Installation: 1, Handled: true, Payload: added.body}
 					if dup, err := intake.Accept(ctx, del); err != nil || dup {
-						burstErr.CompareAndSwap(nil, fmt.Errorf("burst delivery %s: duplicate %t, %v", del.ID, dup, err))
+						burstErr.set(fmt.Errorf("burst delivery %s: duplicate %t, %v", del.ID, dup, err))
 					}
 				}
 			})
 		}
 		wg.Wait()
 		res.BurstInsert = time.Since(start)
-		if e, ok := burstErr.Load().(error); ok {
+		if e := burstErr.get(); e != nil {
 			return res, e
 		}
 		if err := ctx.Err(); err != nil {
@@ -349,36 +344,52 @@ func BenchIntake(ctx context.Context, cfg BenchIntakeConfig) (BenchIntakeResult,
 	if res.Jobs, err = counter.jobs(ctx, run, false); err != nil {
 		return res, err
 	}
+	if cfg.Burst == 0 {
+		// Nothing drained this run's jobs: remove them, or the next run on
+		// the same database would work them off inside its drain time.
+		if err := counter.deleteJobs(ctx, run); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
 }
 
-// benchWorker works DeliveryArgs jobs by doing nothing: the drain measures
-// River, not GitHub.
+// benchWorker works DeliveryArgs jobs by reading each one's payload as
+// DeliveryWorker does and nothing more: the drain measures River and the
+// payload read, not GitHub.
 type benchWorker struct {
 	river.WorkerDefaults[DeliveryArgs]
-	prefix string
-	worked atomic.Int64
+	delivery *DeliveryWorker
+	prefix   string
+	worked   atomic.Int64
+	failed   firstError
 }
 
-func (w *benchWorker) Work(_ context.Context, job *river.Job[DeliveryArgs]) error {
-	if strings.HasPrefix(job.Args.Delivery, w.prefix) {
-		w.worked.Add(1)
+func (w *benchWorker) Work(ctx context.Context, job *river.Job[DeliveryArgs]) error {
+	if !strings.HasPrefix(job.Args.Delivery, w.prefix) {
+		return nil
 	}
+	p, err := w.delivery.payload(ctx, job.Args)
+	if err == nil && len(p) == 0 {
+		err = fmt.Errorf("delivery %s: empty payload", job.Args.Delivery)
+	}
+	if err != nil {
+		w.failed.set(err)
+		return err
+	}
+	w.worked.Add(1)
 	return nil
 }
 
-// benchDrain starts a River client with a no-op worker for the delivery
-// kind and waits until every job of this run is completed.
+// benchDrain starts a River client configured as serve's (jobQueues,
+// db.NewJobClient's fetch timing) with a no-op worker for the delivery kind
+// and waits until every job of this run is completed.
 func benchDrain(ctx context.Context, d *db.DB, counter *benchCounter, run string, res *BenchIntakeResult) error {
-	w := &benchWorker{prefix: run}
+	w := &benchWorker{delivery: &DeliveryWorker{db: d, log: slog.New(slog.DiscardHandler)}, prefix: run}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, w)
-	jobs, err := d.NewJobClient(workers, map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: benchDrainWorkers}},
-		db.WithRiverConfig(func(c *river.Config) {
-			c.FetchCooldown = benchDrainFetchCooldown
-			c.FetchPollInterval = benchDrainFetchPoll
-			c.Logger = slog.New(slog.DiscardHandler)
-		}))
+	jobs, err := d.NewJobClient(workers, jobQueues(d.Engine()),
+		db.WithRiverConfig(func(c *river.Config) { c.Logger = slog.New(slog.DiscardHandler) }))
 	if err != nil {
 		return err
 	}
@@ -400,6 +411,10 @@ func benchDrain(ctx context.Context, d *db.DB, counter *benchCounter, run string
 			return fmt.Errorf("drain: %d of %d jobs worked: %w", res.Drained, res.WantJobs, ctx.Err())
 		case <-tick.C:
 		}
+		if err := w.failed.get(); err != nil {
+			res.Drained = w.worked.Load()
+			return fmt.Errorf("drain: %d of %d jobs worked: %w", res.Drained, res.WantJobs, err)
+		}
 	}
 	// Worked is not yet completed: River records completions in batches.
 	for {
@@ -418,6 +433,19 @@ func benchDrain(ctx context.Context, d *db.DB, counter *benchCounter, run string
 	}
 	res.Drain = time.Since(start)
 	res.Drained = w.worked.Load()
+	return nil
+}
+
+// firstError keeps the first error set from any goroutine. (An
+// atomic.Value would panic on a second error of another concrete type.)
+type firstError struct{ p atomic.Pointer[error] }
+
+func (f *firstError) set(err error) { f.p.CompareAndSwap(nil, &err) }
+
+func (f *firstError) get() error {
+	if p := f.p.Load(); p != nil {
+		return *p
+	}
 	return nil
 }
 
@@ -483,6 +511,25 @@ func (c *benchCounter) count(ctx context.Context, query string, args ...any) (in
 // deliveries counts this run's rows in the deliveries table.
 func (c *benchCounter) deliveries(ctx context.Context, run string) (int64, error) {
 	return c.count(ctx, "SELECT count(*) FROM deliveries WHERE id LIKE $1", run+"-%")
+}
+
+// deleteJobs removes this run's delivery jobs.
+func (c *benchCounter) deleteJobs(ctx context.Context, run string) error {
+	arg := "args->>'delivery'"
+	if c.sqlite != nil {
+		arg = "json_extract(args, '$.delivery')"
+	}
+	q := "DELETE FROM river_job WHERE kind = $1 AND " + arg + " LIKE $2"
+	var err error
+	if c.sqlite != nil {
+		_, err = c.sqlite.ExecContext(ctx, q, DeliveryArgs{}.Kind(), run+"-%")
+	} else {
+		_, err = c.pg.Exec(ctx, q, DeliveryArgs{}.Kind(), run+"-%")
+	}
+	if err != nil {
+		return fmt.Errorf("delete bench jobs: %w", err)
+	}
+	return nil
 }
 
 // jobs counts this run's delivery jobs; unfinished only when pending.

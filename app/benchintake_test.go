@@ -41,6 +41,32 @@ func TestBenchIntakeExactlyOnce(t *testing.T) {
 	}
 }
 
+// TestBenchIntakeWithoutBurstCleansUp: a run that drains nothing leaves
+// none of its jobs behind for the next run's drain.
+func TestBenchIntakeWithoutBurstCleansUp(t *testing.T) {
+	url := "sqlite://" + filepath.Join(t.TempDir(), "testfirst.db")
+	res, err := BenchIntake(t.Context(), BenchIntakeConfig{DatabaseURL: url, Deliveries: 20, Concurrency: 4, Fixtures: benchFixtures})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Verify(); err != nil || res.Jobs != 10 {
+		t.Fatalf("%v, %d jobs (result %+v)", err, res.Jobs, res)
+	}
+	d, err := db.Open(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	counter, err := openBenchCounter(t.Context(), d.Engine(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer counter.close()
+	if n, err := counter.count(t.Context(), "SELECT count(*) FROM river_job"); err != nil || n != 0 {
+		t.Errorf("%d jobs left after the run, %v; want 0", n, err)
+	}
+}
+
 // TestBenchIntakeVerifyCatchesLoss checks that Verify fails when a row is
 // missing or an answer was not 202.
 func TestBenchIntakeVerifyCatchesLoss(t *testing.T) {

@@ -15,13 +15,16 @@ import (
 	"github.com/testfirst-app/testfirst/github"
 )
 
-// DeliveryArgs is the job of one webhook delivery that needs work.
+// DeliveryArgs is the job of one webhook delivery that needs work. Intake
+// leaves Payload out of the job and records it with the delivery; Work
+// fills it in before dispatch (see DeliveryWorker.payload). Jobs enqueued
+// before payloads moved out of the job carry it inline.
 type DeliveryArgs struct {
 	Delivery     string          `json:"delivery"`
 	Event        string          `json:"event"`
 	Action       string          `json:"action"`
 	Installation int64           `json:"installation"`
-	Payload      json.RawMessage `json:"payload"`
+	Payload      json.RawMessage `json:"payload,omitempty"`
 }
 
 // Kind implements river.JobArgs.
@@ -82,7 +85,11 @@ type repoRef struct {
 
 // Work implements river.Worker.
 func (w *DeliveryWorker) Work(ctx context.Context, job *river.Job[DeliveryArgs]) error {
-	var err error
+	payload, err := w.payload(ctx, job.Args)
+	if err != nil {
+		return err
+	}
+	job.Args.Payload = payload
 	switch job.Args.Event {
 	case "issues":
 		err = w.issue(ctx, job.Args)

@@ -95,7 +95,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 		metrics := newPipelineMetrics(reg, d)
 		grades := &gradeQueue{db: d, publicURL: cfg.PublicURL, log: log}
 		delivery := &DeliveryWorker{db: d, github: clients, grades: grades, log: log}
-		queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: defaultWorkers(d)}}
+		queues := jobQueues(d.Engine())
 		var periodic []*river.PeriodicJob
 		sandboxed, closeGrading, err := openSandboxWorkers(ctx, cfg, d, clients, grades, metrics, log)
 		if err != nil {
@@ -162,16 +162,6 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 		return ErrConfigured
 	}
 	return err
-}
-
-// defaultWorkers is how many deliveries and syncs run at once. SQLite has
-// one connection, shared by River and the workers' own queries: more than
-// one job of a queue at a time starves it.
-func defaultWorkers(d *db.DB) int {
-	if d.Engine() == db.SQLite {
-		return 1
-	}
-	return 4
 }
 
 // sandboxWorkers is how many grades and base checks run at once on this

@@ -50,7 +50,7 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, msg, status)
 	}
 
-	body, tooLarge, err := github.ReadBody(http.MaxBytesReader(w, r.Body, MaxWebhookBody+1), MaxWebhookBody)
+	body, tooLarge, err := github.ReadBody(http.MaxBytesReader(w, r.Body, MaxWebhookBody+1), MaxWebhookBody, r.ContentLength)
 	var maxErr *http.MaxBytesError
 	switch {
 	case tooLarge || errors.As(err, &maxErr):

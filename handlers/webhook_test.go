@@ -185,6 +185,15 @@ func TestIntakeAnswers(t *testing.T) {
 		{"unsigned unknown event", []string{"a"}, func(t *testing.T, h *harness) *httptest.ResponseRecorder {
 			return h.post("made_up", "d1", []byte(`{}`), "")
 		}, 401, ResultBadSignature, "other", 0},
+		{"unsigned without event header", []string{"a"}, func(t *testing.T, h *harness) *httptest.ResponseRecorder {
+			return h.post("", "d1", labeled(t), "")
+		}, 401, ResultBadSignature, "other", 0},
+		{"signed without event header", []string{"a"}, func(t *testing.T, h *harness) *httptest.ResponseRecorder {
+			return h.post("", "d1", labeled(t), sign("a", labeled(t)))
+		}, 400, ResultMalformed, "other", 0},
+		{"signed empty body", []string{"a"}, func(t *testing.T, h *harness) *httptest.ResponseRecorder {
+			return h.post("issues", "d1", nil, sign("a", nil))
+		}, 400, ResultMalformed, "issues", 0},
 		{"unhandled event", []string{"a"}, func(t *testing.T, h *harness) *httptest.ResponseRecorder {
 			body := fixture(t, "github_app_authorization", "revoked.payload.json")
 			return h.post("github_app_authorization", "d1", body, sign("a", body))

@@ -49,13 +49,16 @@ type engine interface {
 	// function releases the lock.
 	lockMigrations(ctx context.Context) (func(), error)
 	newJobClient(cfg *river.Config) (*JobClient, error)
+	// fetchPollInterval is how often a job client looks for new jobs
+	// when nothing tells it of them.
+	fetchPollInterval() time.Duration
 	close() error
 }
 
 // jobInserter inserts River jobs in the transaction it was made for.
 type jobInserter interface {
 	insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
-	insertMany(ctx context.Context, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
+	insertMany(ctx context.Context, params []river.InsertManyParams) (int, error)
 }
 
 // Open connects to the database named by databaseURL:
@@ -142,7 +145,10 @@ func (t *Tx) InsertJobResult(ctx context.Context, args river.JobArgs, opts *rive
 	return res, nil
 }
 
-// InsertJobs enqueues several River jobs in this transaction.
+// InsertJobs enqueues several River jobs in this transaction with River's
+// fast batch insert (COPY on PostgreSQL, one statement on SQLite), which
+// returns no rows: it does not handle unique jobs, and a unique conflict
+// fails the whole insert. Insert unique jobs with InsertJob.
 func (t *Tx) InsertJobs(ctx context.Context, params []river.InsertManyParams) error {
 	if len(params) == 0 {
 		return nil

@@ -4,14 +4,17 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -276,6 +279,109 @@ func TestPruneDeliveries(t *testing.T) {
 		// A redelivery of a kept one is still a duplicate.
 		if dup, err := d.RecordDelivery(ctx, nil, Delivery{ID: "just-young", Event: "ping"}); err != nil || !dup {
 			t.Errorf("RecordDelivery of kept id = %v, %v; want true, nil", dup, err)
+		}
+	})
+}
+
+// TestDeliveryPayload records deliveries with and without a payload and
+// reads them back; a pruned delivery's payload is gone with it.
+func TestDeliveryPayload(t *testing.T) {
+	forEachEngine(t, true, func(t *testing.T, d *DB) {
+		ctx := t.Context()
+		body := []byte(`{"action":"added","installation":{"id":1},"note":"bytes kept as signed \u00e9 \n"}` + "\n")
+		old := time.Now().Add(-DeliveryRetention - time.Hour)
+		for _, del := range []Delivery{
+			{ID: "with", Event: "installation_repositories", Action: "added", Payload: body},
+			{ID: "without", Event: "issues", Action: "assigned"},
+			{ID: "old", Event: "installation_repositories", Action: "added", Payload: body, ReceivedAt: old},
+		} {
+			if _, err := d.RecordDelivery(ctx, nil, del); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A redelivery does not replace the recorded payload.
+		if dup, err := d.RecordDelivery(ctx, nil, Delivery{ID: "with", Event: "installation_repositories", Payload: []byte(`{}`)}); err != nil || !dup {
+			t.Fatalf("redelivery = %v, %v; want duplicate", dup, err)
+		}
+		got, err := d.DeliveryPayload(ctx, "with")
+		if err != nil || string(got) != string(body) {
+			t.Errorf("DeliveryPayload(with) = %q, %v; want %q", got, err, body)
+		}
+		if _, err := d.PruneDeliveries(ctx, time.Now().Add(-DeliveryRetention)); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"without", "old", "never"} {
+			if got, err := d.DeliveryPayload(ctx, id); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), id) {
+				t.Errorf("DeliveryPayload(%s) = %q, %v; want ErrNotFound naming it", id, got, err)
+			}
+		}
+	})
+}
+
+// TestRecordDeliveries records a batch holding a delivery recorded before
+// and one repeated within the batch, in one transaction, and checks the
+// duplicates it reports and the rows it leaves.
+func TestRecordDeliveries(t *testing.T) {
+	forEachEngine(t, true, func(t *testing.T, d *DB) {
+		ctx := t.Context()
+		if _, err := d.RecordDelivery(ctx, nil, Delivery{ID: "before", Event: "issues"}); err != nil {
+			t.Fatal(err)
+		}
+		batch := []Delivery{
+			{ID: "a", Event: "installation", Action: "created", Installation: 7, Payload: []byte(`{"a":1}`)},
+			{ID: "before", Event: "issues", Action: "assigned"},
+			{ID: "b", Event: "issues", Action: "assigned", Installation: 7},
+			{ID: "a", Event: "installation", Action: "created", Installation: 7, Payload: []byte(`{"a":2}`)},
+		}
+		var dup []bool
+		err := d.Tx(ctx, func(tx *Tx) error {
+			var err error
+			dup, err = tx.RecordDeliveries(ctx, batch)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]bool{false, true, false, true}, dup); diff != "" {
+			t.Errorf("duplicates (-want +got):\n%s", diff)
+		}
+		if n := count(t, d, "SELECT count(*) FROM deliveries"); n != 3 {
+			t.Errorf("deliveries has %d rows, want 3", n)
+		}
+		if n := count(t, d, "SELECT count(*) FROM deliveries WHERE id = 'b' AND event = 'issues' AND action = 'assigned' AND installation_id = 7 AND payload IS NULL"); n != 1 {
+			t.Error("delivery b not recorded as given")
+		}
+		if p, err := d.DeliveryPayload(ctx, "a"); err != nil || string(p) != `{"a":1}` {
+			t.Errorf("payload of a = %s, %v; want the first one's", p, err)
+		}
+		// More rows than one statement takes.
+		many := make([]Delivery, recordRows+5)
+		for i := range many {
+			many[i] = Delivery{ID: fmt.Sprintf("many-%d", i), Event: "ping"}
+		}
+		err = d.Tx(ctx, func(tx *Tx) error {
+			dup, err := tx.RecordDeliveries(ctx, many)
+			if err == nil && slices.Contains(dup, true) {
+				err = fmt.Errorf("fresh deliveries reported duplicate: %v", dup)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := count(t, d, "SELECT count(*) FROM deliveries WHERE id LIKE 'many-%'"); n != len(many) {
+			t.Errorf("%d of %d deliveries recorded", n, len(many))
+		}
+		// An empty id fails the batch and records none of it.
+		err = d.Tx(ctx, func(tx *Tx) error {
+			_, err := tx.RecordDeliveries(ctx, []Delivery{{ID: "c", Event: "ping"}, {Event: "ping"}})
+			return err
+		})
+		if err == nil || !strings.Contains(err.Error(), "empty id") {
+			t.Errorf("batch with an empty id: %v, want an error saying so", err)
+		}
+		if n := count(t, d, "SELECT count(*) FROM deliveries WHERE id = 'c'"); n != 0 {
+			t.Error("a failed batch recorded a delivery")
 		}
 	})
 }

@@ -3,6 +3,8 @@ package db
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -18,6 +20,9 @@ type Delivery struct {
 	Action       string // payload "action", empty when the event has none
 	Installation int64  // payload installation.id, 0 when absent
 	ReceivedAt   time.Time
+	// Payload is the body as GitHub signed it, kept for the delivery's job
+	// (see DeliveryPayload); nil for a delivery that needs none.
+	Payload []byte
 }
 
 // RecordDelivery records d once. duplicate is true when a delivery with the
@@ -45,17 +50,111 @@ func (t *Tx) RecordDelivery(ctx context.Context, del Delivery) (duplicate bool, 
 	if at.IsZero() {
 		at = now()
 	}
-	n, err := t.q.exec(ctx, `INSERT INTO deliveries (id, event, action, installation_id, received_at)
-VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (id) DO NOTHING`, del.ID, del.Event, del.Action, del.Installation, t.dia.time(at))
+	var payload any // NULL, not an empty blob, when there is none
+	if del.Payload != nil {
+		payload = del.Payload
+	}
+	n, err := t.q.exec(ctx, `INSERT INTO deliveries (id, event, action, installation_id, received_at, payload)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (id) DO NOTHING`, del.ID, del.Event, del.Action, del.Installation, t.dia.time(at), payload)
 	if err != nil {
 		return false, fmt.Errorf("record delivery %s: %w", del.ID, err)
 	}
 	return n == 0, nil
 }
 
-// PruneDeliveries deletes delivery records received before olderThan and
-// returns how many it deleted. olderThan must be at least DeliveryRetention
+// DeliveryPayload returns the payload recorded with delivery id. It returns
+// ErrNotFound, wrapped, when no delivery with that id is recorded (never,
+// or pruned) or it was recorded without a payload.
+func (d *DB) DeliveryPayload(ctx context.Context, id string) ([]byte, error) {
+	var payload []byte
+	err := d.eng.querier().queryRow(ctx, "SELECT payload FROM deliveries WHERE id = $1", id).Scan(&payload)
+	if err == nil && payload == nil {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read payload of delivery %s: %w", id, err)
+	}
+	return payload, nil
+}
+
+// recordRows bounds the rows of one INSERT in RecordDeliveries: six bound
+// parameters each, well under SQLite's and PostgreSQL's limits.
+const recordRows = 1000
+
+// RecordDeliveries is RecordDelivery for several deliveries in one
+// statement, so a batch pays for one statement, not one per delivery. It
+// reports, per delivery, whether it is a duplicate; a delivery repeated in
+// dels is a duplicate from its second time on. It fails when a delivery has
+// no ID (before writing anything) or the database fails.
+func (t *Tx) RecordDeliveries(ctx context.Context, dels []Delivery) ([]bool, error) {
+	for i, del := range dels {
+		if del.ID == "" {
+			return nil, fmt.Errorf("record deliveries: delivery %d of %d has an empty id", i+1, len(dels))
+		}
+	}
+	dup := make([]bool, len(dels))
+	for start := 0; start < len(dels); start += recordRows {
+		chunk := dels[start:min(start+recordRows, len(dels))]
+		var q strings.Builder
+		q.WriteString("INSERT INTO deliveries (id, event, action, installation_id, received_at, payload) VALUES ")
+		args := make([]any, 0, 6*len(chunk))
+		for i, del := range chunk {
+			at := del.ReceivedAt
+			if at.IsZero() {
+				at = now()
+			}
+			var payload any // NULL, not an empty blob, when there is none
+			if del.Payload != nil {
+				payload = del.Payload
+			}
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(")
+			for j := range 6 {
+				if j > 0 {
+					q.WriteString(", ")
+				}
+				q.WriteString("$" + strconv.Itoa(len(args)+j+1))
+			}
+			q.WriteString(")")
+			args = append(args, del.ID, del.Event, del.Action, del.Installation, t.dia.time(at), payload)
+		}
+		q.WriteString(" ON CONFLICT (id) DO NOTHING RETURNING id")
+		inserted, err := t.insertedIDs(ctx, q.String(), args)
+		if err != nil {
+			return nil, fmt.Errorf("record %d deliveries: %w", len(chunk), err)
+		}
+		for i, del := range chunk {
+			dup[start+i] = !inserted[del.ID]
+			delete(inserted, del.ID) // a repeat in the batch is a duplicate
+		}
+	}
+	return dup, nil
+}
+
+// insertedIDs runs an INSERT … RETURNING id and collects the ids.
+func (t *Tx) insertedIDs(ctx context.Context, query string, args []any) (map[string]bool, error) {
+	rs, err := t.q.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	ids := make(map[string]bool)
+	for rs.Next() {
+		var id string
+		if err := rs.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids[id] = true
+	}
+	return ids, rs.Err()
+}
+
+// PruneDeliveries deletes delivery records received before olderThan, their
+// payloads with them, and returns how many it deleted. A delivery job that
+// is still retrying then can no longer read its payload. olderThan must be at least DeliveryRetention
 // in the past, so a redelivery is never taken for a new delivery.
 func (d *DB) PruneDeliveries(ctx context.Context, olderThan time.Time) (int64, error) {
 	if limit := now().Add(-DeliveryRetention); olderThan.After(limit) {

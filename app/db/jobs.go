@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
@@ -48,17 +49,20 @@ type JobClientOption func(*river.Config)
 // given to NewJobClient win over what it sets.
 func WithRiverConfig(f func(*river.Config)) JobClientOption { return JobClientOption(f) }
 
+// JobFetchCooldown is the least time between two fetches of a queue's jobs
+// (River's minimum). River's default of 100 ms caps a queue at MaxWorkers
+// jobs per 100 ms: 10 jobs/s for SQLite's single worker, 40 for four.
+// Fetches happen only when a job finishes, a job is inserted (PostgreSQL's
+// LISTEN/NOTIFY) or the poll interval passes, so an idle queue costs
+// nothing more.
+const JobFetchCooldown = time.Millisecond
+
 // NewJobClient makes a River client that works queues with workers on this
-// database. Call Start on it to begin and Stop before DB.Close. It fails when
+// database, fetching with JobFetchCooldown and the engine's poll interval
+// (see the engines' fetchPollInterval) unless opts say otherwise. Call Start on it to begin and Stop before DB.Close. It fails when
 // River rejects the configuration (for example a queue with MaxWorkers < 1).
 func (d *DB) NewJobClient(workers *river.Workers, queues map[string]river.QueueConfig, opts ...JobClientOption) (*JobClient, error) {
-	cfg := &river.Config{}
-	for _, o := range opts {
-		o(cfg)
-	}
-	cfg.Workers = workers
-	cfg.Queues = queues
-	c, err := d.eng.newJobClient(cfg)
+	c, err := d.eng.newJobClient(d.jobConfig(workers, queues, opts))
 	if err != nil {
 		return nil, fmt.Errorf("create River client: %w", err)
 	}
@@ -90,4 +94,15 @@ WHERE state IN ('available', 'scheduled', 'retryable', 'running') GROUP BY queue
 		out = append(out, l)
 	}
 	return out, rs.Err()
+}
+
+// jobConfig is the River configuration NewJobClient starts from.
+func (d *DB) jobConfig(workers *river.Workers, queues map[string]river.QueueConfig, opts []JobClientOption) *river.Config {
+	cfg := &river.Config{FetchCooldown: JobFetchCooldown, FetchPollInterval: d.eng.fetchPollInterval()}
+	for _, o := range opts {
+		o(cfg)
+	}
+	cfg.Workers = workers
+	cfg.Queues = queues
+	return cfg
 }

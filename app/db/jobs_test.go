@@ -112,3 +112,19 @@ func TestJobInsertedInTransaction(t *testing.T) {
 		}
 	})
 }
+
+// TestJobConfigFetchTiming: job clients fetch with JobFetchCooldown and the
+// engine's poll interval unless an option says otherwise.
+func TestJobConfigFetchTiming(t *testing.T) {
+	forEachEngine(t, false, func(t *testing.T, d *DB) {
+		want := map[Engine]time.Duration{SQLite: sqliteFetchPollInterval, Postgres: river.FetchPollIntervalDefault}[d.Engine()]
+		cfg := d.jobConfig(river.NewWorkers(), nil, nil)
+		if cfg.FetchCooldown != JobFetchCooldown || cfg.FetchPollInterval != want {
+			t.Errorf("fetch cooldown %s, poll %s; want %s, %s", cfg.FetchCooldown, cfg.FetchPollInterval, JobFetchCooldown, want)
+		}
+		cfg = d.jobConfig(river.NewWorkers(), nil, []JobClientOption{WithRiverConfig(func(c *river.Config) { c.FetchCooldown = time.Second })})
+		if cfg.FetchCooldown != time.Second {
+			t.Errorf("fetch cooldown %s after an option set 1s", cfg.FetchCooldown)
+		}
+	})
+}

@@ -109,8 +109,8 @@ func (j postgresJobs) insert(ctx context.Context, args river.JobArgs, opts *rive
 	return j.c.InsertTx(ctx, j.tx, args, opts)
 }
 
-func (j postgresJobs) insertMany(ctx context.Context, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
-	return j.c.InsertManyTx(ctx, j.tx, params)
+func (j postgresJobs) insertMany(ctx context.Context, params []river.InsertManyParams) (int, error) {
+	return j.c.InsertManyFastTx(ctx, j.tx, params)
 }
 
 func (e *postgresEngine) migrator() (*rivermigrate.Migrator[pgx.Tx], error) {
@@ -151,6 +151,10 @@ func (e *postgresEngine) lockMigrations(ctx context.Context) (func(), error) {
 		_ = conn.Close(context.WithoutCancel(ctx))
 	}, nil
 }
+
+// fetchPollInterval is River's default on PostgreSQL: inserts wake the job
+// clients through LISTEN/NOTIFY, so polling is only the fallback.
+func (e *postgresEngine) fetchPollInterval() time.Duration { return river.FetchPollIntervalDefault }
 
 func (e *postgresEngine) newJobClient(cfg *river.Config) (*JobClient, error) {
 	c, err := river.NewClient(riverpgxv5.New(e.pool), cfg)

@@ -181,10 +181,11 @@ func TestSQLiteSettings(t *testing.T) {
 		t.Fatalf("Engine = %s", d.Engine())
 	}
 	for pragma, want := range map[string]string{
-		"journal_mode": "wal",
-		"synchronous":  "1", // NORMAL
-		"foreign_keys": "1",
-		"busy_timeout": "10000",
+		"journal_mode":       "wal",
+		"synchronous":        "1", // NORMAL
+		"foreign_keys":       "1",
+		"busy_timeout":       "10000",
+		"wal_autocheckpoint": "10000",
 	} {
 		var got string
 		if err := d.eng.querier().queryRow(t.Context(), "PRAGMA "+pragma).Scan(&got); err != nil {

@@ -8,13 +8,22 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"modernc.org/sqlite"
 )
+
+// sqliteWALAutocheckpoint is how many WAL pages a commit may leave before
+// it copies them back into the database file (SQLite's default is 1,000).
+// The checkpoint runs inside that commit, with an fsync, while every other
+// delivery waits for the one connection: at 1,000 pages it came every few
+// dozen batches and set the intake's p99 latency (36 ms against 11-20 ms at
+// 10,000 in testfirst bench intake). The WAL file may grow to about 40 MB.
+const sqliteWALAutocheckpoint = 10000
 
 // sqliteBusyTimeoutMS is how long a statement waits for another process's
 // write lock before failing with SQLITE_BUSY.
@@ -47,14 +56,16 @@ func openSQLite(ctx context.Context, rest string) (*sqliteEngine, error) {
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", sqliteBusyTimeoutMS))
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", sqliteWALAutocheckpoint))
 	q.Add("_pragma", "foreign_keys(1)")
 	// Take the write lock at BEGIN: a deferred transaction that reads and
 	// then writes can fail with SQLITE_BUSY when another process wrote.
 	q.Set("_txlock", "immediate")
-	pool, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	connector, err := sqlite.NewConnector("file:" + path + "?" + q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open SQLite %s: %w", path, err)
 	}
+	pool := sql.OpenDB(stmtCachingConnector{connector})
 	pool.SetMaxOpenConns(1)
 	pool.SetMaxIdleConns(1)
 	pool.SetConnMaxLifetime(0)
@@ -113,8 +124,8 @@ func (j sqliteJobs) insert(ctx context.Context, args river.JobArgs, opts *river.
 	return j.c.InsertTx(ctx, j.tx, args, opts)
 }
 
-func (j sqliteJobs) insertMany(ctx context.Context, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
-	return j.c.InsertManyTx(ctx, j.tx, params)
+func (j sqliteJobs) insertMany(ctx context.Context, params []river.InsertManyParams) (int, error) {
+	return j.c.InsertManyFastTx(ctx, j.tx, params)
 }
 
 func (e *sqliteEngine) migrator() (*rivermigrate.Migrator[*sql.Tx], error) {
@@ -141,6 +152,14 @@ func (e *sqliteEngine) pendingRiver(ctx context.Context) ([]int, error) {
 // lockMigrations needs nothing on SQLite: each migration runs in a
 // BEGIN IMMEDIATE transaction, which excludes every other writer.
 func (e *sqliteEngine) lockMigrations(context.Context) (func(), error) { return func() {}, nil }
+
+// sqliteFetchPollInterval: SQLite has no LISTEN/NOTIFY, and jobs are
+// inserted by the intake's own client, so a job client learns of new jobs
+// only by polling. River's default of a second would leave every delivery
+// job waiting up to that long; a poll is one indexed query.
+const sqliteFetchPollInterval = 100 * time.Millisecond
+
+func (e *sqliteEngine) fetchPollInterval() time.Duration { return sqliteFetchPollInterval }
 
 func (e *sqliteEngine) newJobClient(cfg *river.Config) (*JobClient, error) {
 	c, err := river.NewClient(riversqlite.New(e.db), cfg)

@@ -13,7 +13,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		return benchIntakeCmd(ctx, args[1:], stdout, stderr)
 	}
 	if len(args) == 0 || args[0] != "grade" {
-		return exitUsage, usageError{"usage: testfirst bench grade --repo DIR --tests DIR [--runs N]\n       testfirst bench intake [--deliveries N] [--concurrency C] [--database URL] [--burst N]"}
+		return exitUsage, usageError{"usage: testfirst bench grade --repo DIR --tests DIR [--runs N]\n       testfirst bench intake [--deliveries N] [--concurrency C] [--database URL] [--burst N] [--cpuprofile FILE]"}
 	}
 	fs := newFlags("bench grade", stderr)
 	repo := fs.String("repo", "", "tree under test; its hidden tests must all pass (required). Its code also runs BARE on this host: only trees you trust")

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/testfirst-app/testfirst/app"
@@ -21,8 +23,16 @@ func benchIntakeCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	burst := fs.Int("burst", 0, "deliveries that each need a job, then drained by a no-op worker (0: no drain)")
 	fixtures := fs.String("fixtures", "../shared/fixtures/github-webhooks", "directory of GitHub webhook fixture payloads")
 	timeout := fs.Duration("timeout", benchIntakeTimeout, "give up after this long")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run (server and load generator) to this file, for go tool pprof")
 	if err := parse(fs, args); err != nil {
 		return exitUsage, err
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return exitUsage, err
+		}
+		defer stop()
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
@@ -48,6 +58,22 @@ func benchIntakeCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	fmt.Fprintf(stdout, "exactly once: %d deliveries recorded, %d jobs, %d redeliveries answered 202 without change\n", res.Recorded, res.Jobs, res.Redelivered)
 	return exitPass, nil
+}
+
+// startCPUProfile profiles the process into path until stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // benchIntakeTimeout bounds a whole bench intake run.

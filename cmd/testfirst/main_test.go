@@ -146,3 +146,20 @@ func mustWriteTree(t *testing.T, dir string, tree *grader.Tree) {
 		t.Fatal(err)
 	}
 }
+
+// TestBenchIntake runs the intake benchmark small with a CPU profile: it
+// must verify exactly-once delivery and write a profile pprof can read.
+// Timings are recorded in docs/benchmarks.md, never asserted.
+func TestBenchIntake(t *testing.T) {
+	prof := filepath.Join(t.TempDir(), "cpu.pprof")
+	fixtures := filepath.Join(testenv.RepoRoot(), "..", "shared", "fixtures", "github-webhooks")
+	code, stdout, stderr := runCLI(t, "bench", "intake", "--deliveries", "200", "--concurrency", "8", "--burst", "100", "--fixtures", fixtures, "--cpuprofile", prof)
+	if code != exitPass || !strings.Contains(stdout, "exactly once: 300 deliveries recorded, 200 jobs") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	// A pprof profile is a gzipped protocol buffer.
+	data, err := os.ReadFile(prof)
+	if err != nil || len(data) < 100 || data[0] != 0x1f || data[1] != 0x8b {
+		t.Errorf("CPU profile: %d bytes, %v; want a gzipped pprof profile", len(data), err)
+	}
+}
