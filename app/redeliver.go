@@ -109,10 +109,19 @@ func (w *RedeliverWorker) Work(ctx context.Context, job *river.Job[RedeliverArgs
 			"delivery", d.GUID, "installation", d.Installation, "event", d.Event, "action", d.Action,
 			"attempt", d.ID, "status", d.Status, "delivered_at", d.DeliveredAt)
 	}
+	// Records (and payloads) older than anything GitHub can still
+	// redeliver, with a day to spare, go.
+	pruned, err := w.db.PruneDeliveries(ctx, now().Add(-db.DeliveryRetention-pruneMargin))
+	if err != nil {
+		return fmt.Errorf("redelivery sweep: %w", err)
+	}
 	log.InfoContext(ctx, "redelivery sweep done", "listed", len(list), "failed", len(failed),
-		"recorded", len(failed)-asked, "redelivered", asked)
+		"recorded", len(failed)-asked, "redelivered", asked, "pruned", pruned)
 	return nil
 }
+
+// pruneMargin keeps delivery records this long beyond db.DeliveryRetention.
+const pruneMargin = 24 * time.Hour
 
 // failedDeliveries picks, from attempts listed newest first, the newest
 // attempt of each delivery (GUID) none of whose attempts succeeded.

@@ -160,6 +160,29 @@ func loggedDeliveries(t *testing.T, logs *bytes.Buffer) []string {
 	return out
 }
 
+// TestRedeliverSweepPrunes: the sweep deletes delivery records older than
+// GitHub's redelivery window plus a day, and keeps younger ones.
+func TestRedeliverSweepPrunes(t *testing.T) {
+	_, d, w, _ := redeliverSetup(t)
+	ctx := t.Context()
+	now := time.Now().UTC()
+	for id, age := range map[string]time.Duration{"old": 97 * time.Hour, "kept": 95 * time.Hour, "new": time.Minute} {
+		if _, err := d.RecordDelivery(ctx, nil, db.Delivery{ID: id, Event: "issues", ReceivedAt: now.Add(-age)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Work(ctx, sweepJob()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.RecordedDeliveries(ctx, []string{"old", "kept", "new"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]bool{"kept": true, "new": true}, got); diff != "" {
+		t.Errorf("recorded after the sweep (-want +got):\n%s", diff)
+	}
+}
+
 func TestRedeliverSweepPaginates(t *testing.T) {
 	s, _, w, _ := redeliverSetup(t)
 	start := time.Now().Add(-48 * time.Hour)
