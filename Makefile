@@ -44,7 +44,8 @@ test: image vet
 
 ## fuzz: every fuzz test for FUZZTIME each (intake, configuration, links)
 FUZZTIME ?= 10s
-FUZZ := handlers:FuzzWebhook app:FuzzParseConfigYAML app/pipeline:FuzzParseRepoConfig app/pipeline:FuzzLinks
+FUZZ := handlers:FuzzWebhook github:FuzzVerifyDelivery github:FuzzReadEnvelope \
+	app:FuzzParseConfigYAML app/pipeline:FuzzParseRepoConfig app/pipeline:FuzzLinks
 
 fuzz:
 	@for t in $(FUZZ); do \
