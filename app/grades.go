@@ -147,14 +147,28 @@ func (q *gradeQueue) grade(ctx context.Context, gi *github.Installation, repo db
 	return err
 }
 
-// ensureCheckRun puts grade g's check run in progress: the one it has, or
-// one an earlier attempt created but did not record (found by external id
-// on the head), or a new one. It returns the check run's id.
+// ensureCheckRun puts grade g's check run in progress and returns its id:
+// the one it has, or one made now. Of the delivery job and the grade job,
+// which may both get here at once on different replicas, one claims the
+// creation in the database; the other waits for its id. A claim left by a
+// crash is taken over after checkRunClaimWait, adopting the run the
+// crashed process made if it got that far (found by external id).
 func (q *gradeQueue) ensureCheckRun(ctx context.Context, gi *github.Installation, repo db.Repository, g db.Grade, title, summary string) (int64, error) {
 	cr := github.CheckRun{Name: pipeline.CheckRunName, HeadSHA: g.HeadSHA, Status: github.StatusInProgress, ExternalID: strconv.FormatInt(g.ID, 10),
 		Title: title, Summary: summary, DetailsURL: q.detailsURL(g.ID)}
-	id := g.CheckRunID
-	if id == 0 {
+	id, claimed, err := q.checkRunOrClaim(ctx, g.ID)
+	if err != nil {
+		return 0, err
+	}
+	if id > 0 {
+		if err := gi.UpdateCheckRun(ctx, repo.Owner, repo.Name, id, cr); err != nil {
+			return 0, retryOrCancel(err)
+		}
+		return id, nil
+	}
+	if !claimed {
+		// A claim older than the wait: its holder died. Adopt what it
+		// made, if anything.
 		runs, err := gi.CheckRunsFor(ctx, repo.Owner, repo.Name, g.HeadSHA, pipeline.CheckRunName)
 		if err != nil {
 			return 0, retryOrCancel(err)
@@ -170,23 +184,40 @@ func (q *gradeQueue) ensureCheckRun(ctx context.Context, gi *github.Installation
 		if err := gi.UpdateCheckRun(ctx, repo.Owner, repo.Name, id, cr); err != nil {
 			return 0, retryOrCancel(err)
 		}
-	} else {
-		var err error
-		if id, err = gi.CreateCheckRun(ctx, repo.Owner, repo.Name, cr); err != nil {
-			return 0, retryOrCancel(err)
-		}
+	} else if id, err = gi.CreateCheckRun(ctx, repo.Owner, repo.Name, cr); err != nil {
+		return 0, retryOrCancel(err)
 	}
-	if id == g.CheckRunID {
-		return id, nil
-	}
-	return id, q.db.Tx(ctx, func(tx *db.Tx) error {
-		cur, err := tx.Grade(ctx, g.ID)
-		if err != nil {
+	return id, q.db.Tx(ctx, func(tx *db.Tx) error { return tx.SetCheckRun(ctx, g.ID, id) })
+}
+
+// checkRunClaimWait is how long a grade waits for another process's claim
+// on its check run before taking it for dead.
+const checkRunClaimWait = 15 * time.Second
+
+// checkRunOrClaim returns the grade's check run id when it has one, or
+// claims its creation; after checkRunClaimWait of another's claim it
+// returns neither, for the caller to take over.
+func (q *gradeQueue) checkRunOrClaim(ctx context.Context, grade int64) (id int64, claimed bool, err error) {
+	deadline := time.Now().Add(checkRunClaimWait)
+	for {
+		err = q.db.Tx(ctx, func(tx *db.Tx) error {
+			g, err := tx.Grade(ctx, grade)
+			if err != nil || g.CheckRunID > 0 {
+				id = g.CheckRunID
+				return err
+			}
+			claimed, err = tx.ClaimCheckRun(ctx, grade)
 			return err
+		})
+		if err != nil || id > 0 || claimed || time.Now().After(deadline) {
+			return id, claimed, err
 		}
-		cur.CheckRunID = id
-		return tx.UpdateGrade(ctx, cur)
-	})
+		select {
+		case <-ctx.Done():
+			return 0, false, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // completeCheckRuns completes grade g's check run, and any other run on the
@@ -194,7 +225,7 @@ func (q *gradeQueue) ensureCheckRun(ctx context.Context, gi *github.Installation
 // run of a grade is left in progress.
 func (q *gradeQueue) completeCheckRuns(ctx context.Context, gi *github.Installation, repo db.Repository, g db.Grade, cr github.CheckRun) error {
 	ids := []int64{}
-	if g.CheckRunID != 0 {
+	if g.CheckRunID > 0 {
 		ids = append(ids, g.CheckRunID)
 	}
 	runs, err := gi.CheckRunsFor(ctx, repo.Owner, repo.Name, g.HeadSHA, pipeline.CheckRunName)

@@ -90,14 +90,37 @@ func (t *Tx) Grade(ctx context.Context, id int64) (Grade, error) {
 	return g, nil
 }
 
-// UpdateGrade stores a grade's check run, state, verdict, trust, counts and
-// times (by g.ID). ErrNotFound when there is no such grade.
+// UpdateGrade stores a grade's state, verdict, trust, counts, times and job
+// (by g.ID); never its check run, which only ClaimCheckRun and SetCheckRun
+// write, so a stale copy cannot undo them. ErrNotFound when there is no
+// such grade.
 func (t *Tx) UpdateGrade(ctx context.Context, g Grade) error {
-	return t.updateOne(ctx, fmt.Sprintf("update grade %d", g.ID), `UPDATE grades SET check_run_id = $2, state = $3,
-verdict = $4, trust = $5, total = $6, passed = $7, failed = $8, errored = $9, skipped = $10,
-started_at = $11, finished_at = $12, job_id = $13 WHERE id = $1`,
-		g.ID, g.CheckRunID, g.State, g.Verdict, g.Trust, g.Total, g.Passed, g.Failed, g.Errored, g.Skipped,
+	return t.updateOne(ctx, fmt.Sprintf("update grade %d", g.ID), `UPDATE grades SET state = $2,
+verdict = $3, trust = $4, total = $5, passed = $6, failed = $7, errored = $8, skipped = $9,
+started_at = $10, finished_at = $11, job_id = $12 WHERE id = $1`,
+		g.ID, g.State, g.Verdict, g.Trust, g.Total, g.Passed, g.Failed, g.Errored, g.Skipped,
 		t.dia.time(g.StartedAt), t.dia.time(g.FinishedAt), g.JobID)
+}
+
+// CheckRunClaimed marks, in a grade's check_run_id, that a process is
+// creating the grade's check run.
+const CheckRunClaimed = -1
+
+// ClaimCheckRun claims the creation of a grade's check run: it reports true
+// to the one caller that found none and no other claim. ErrNotFound when
+// there is no such grade.
+func (t *Tx) ClaimCheckRun(ctx context.Context, id int64) (bool, error) {
+	n, err := t.q.exec(ctx, "UPDATE grades SET check_run_id = $2 WHERE id = $1 AND check_run_id = 0", id, CheckRunClaimed)
+	if err != nil {
+		return false, fmt.Errorf("claim check run of grade %d: %w", id, err)
+	}
+	return n == 1, nil
+}
+
+// SetCheckRun records a grade's check run. ErrNotFound when there is no
+// such grade.
+func (t *Tx) SetCheckRun(ctx context.Context, id, checkRun int64) error {
+	return t.updateOne(ctx, fmt.Sprintf("set check run of grade %d", id), "UPDATE grades SET check_run_id = $2 WHERE id = $1", id, checkRun)
 }
 
 // GradesInState lists grades in a state, oldest first: at start-up, the

@@ -100,12 +100,24 @@ func TestPipelineQueries(t *testing.T) {
 				t.Errorf("CreateGrade again = %v, %v; want the existing grade", created, err)
 			}
 			started := time.Date(2025, 1, 2, 3, 4, 5, 123456000, time.UTC)
-			g.CheckRunID, g.State, g.Verdict, g.Trust = 99, "completed", "fail", "isolated"
+			// The check run: claimed once, then recorded; a stale copy of
+			// the grade cannot undo it.
+			if ok, err := tx.ClaimCheckRun(ctx, g.ID); err != nil || !ok {
+				t.Fatalf("ClaimCheckRun = %v, %v; want claimed", ok, err)
+			}
+			if ok, err := tx.ClaimCheckRun(ctx, g.ID); err != nil || ok {
+				t.Fatalf("ClaimCheckRun again = %v, %v; want refused", ok, err)
+			}
+			if err := tx.SetCheckRun(ctx, g.ID, 99); err != nil {
+				return err
+			}
+			g.State, g.Verdict, g.Trust = "completed", "fail", "isolated"
 			g.Total, g.Passed, g.Failed = 14, 12, 2
 			g.StartedAt, g.FinishedAt = started, started.Add(3*time.Second)
 			if err := tx.UpdateGrade(ctx, g); err != nil {
 				return err
 			}
+			g.CheckRunID = 99
 			got, err := tx.Grade(ctx, g.ID)
 			if err != nil {
 				return err
