@@ -46,21 +46,28 @@ func (t *Tx) RecordDelivery(ctx context.Context, del Delivery) (duplicate bool, 
 	if del.ID == "" {
 		return false, fmt.Errorf("record delivery: empty delivery id")
 	}
-	at := del.ReceivedAt
-	if at.IsZero() {
-		at = now()
-	}
-	var payload any // NULL, not an empty blob, when there is none
-	if del.Payload != nil {
-		payload = del.Payload
-	}
 	n, err := t.q.exec(ctx, `INSERT INTO deliveries (id, event, action, installation_id, received_at, payload)
 VALUES ($1, $2, $3, $4, $5, $6)
-ON CONFLICT (id) DO NOTHING`, del.ID, del.Event, del.Action, del.Installation, t.dia.time(at), payload)
+ON CONFLICT (id) DO NOTHING`, t.deliveryRow(del)...)
 	if err != nil {
 		return false, fmt.Errorf("record delivery %s: %w", del.ID, err)
 	}
 	return n == 0, nil
+}
+
+// deliveryRow is a delivery's deliveries columns (id, event, action,
+// installation_id, received_at, payload) as query arguments: received now
+// unless said, and a NULL payload, not an empty blob, when there is none.
+func (t *Tx) deliveryRow(del Delivery) []any {
+	at := del.ReceivedAt
+	if at.IsZero() {
+		at = now()
+	}
+	var payload any
+	if del.Payload != nil {
+		payload = del.Payload
+	}
+	return []any{del.ID, del.Event, del.Action, del.Installation, t.dia.time(at), payload}
 }
 
 // DeliveryPayload returns the payload recorded with delivery id. It returns
@@ -100,14 +107,6 @@ func (t *Tx) RecordDeliveries(ctx context.Context, dels []Delivery) ([]bool, err
 		q.WriteString("INSERT INTO deliveries (id, event, action, installation_id, received_at, payload) VALUES ")
 		args := make([]any, 0, 6*len(chunk))
 		for i, del := range chunk {
-			at := del.ReceivedAt
-			if at.IsZero() {
-				at = now()
-			}
-			var payload any // NULL, not an empty blob, when there is none
-			if del.Payload != nil {
-				payload = del.Payload
-			}
 			if i > 0 {
 				q.WriteString(", ")
 			}
@@ -119,7 +118,7 @@ func (t *Tx) RecordDeliveries(ctx context.Context, dels []Delivery) ([]bool, err
 				q.WriteString("$" + strconv.Itoa(len(args)+j+1))
 			}
 			q.WriteString(")")
-			args = append(args, del.ID, del.Event, del.Action, del.Installation, t.dia.time(at), payload)
+			args = append(args, t.deliveryRow(del)...)
 		}
 		q.WriteString(" ON CONFLICT (id) DO NOTHING RETURNING id")
 		inserted, err := t.insertedIDs(ctx, q.String(), args)

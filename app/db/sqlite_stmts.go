@@ -36,20 +36,24 @@ func (c stmtCachingConnector) Connect(ctx context.Context) (driver.Conn, error) 
 	return newStmtCachingConn(conn)
 }
 
+// fullConn is every interface modernc's connections implement and the
+// statement cache forwards.
+type fullConn interface {
+	driver.Conn
+	driver.ConnBeginTx
+	driver.ConnPrepareContext
+	driver.ExecerContext
+	driver.QueryerContext
+	driver.Pinger
+	driver.SessionResetter
+	driver.Validator
+}
+
 // stmtCachingConn is one connection with its statement cache. It forwards
 // every optional interface modernc's connections implement, as modernc's
 // NewConnector documentation asks of a wrapper.
 type stmtCachingConn struct {
-	conn interface {
-		driver.Conn
-		driver.ConnBeginTx
-		driver.ConnPrepareContext
-		driver.ExecerContext
-		driver.QueryerContext
-		driver.Pinger
-		driver.SessionResetter
-		driver.Validator
-	}
+	conn fullConn
 
 	mu    sync.Mutex
 	stmts map[string]*list.Element // of *cachedStmt
@@ -80,16 +84,7 @@ type cachedStmt struct {
 }
 
 func newStmtCachingConn(conn driver.Conn) (*stmtCachingConn, error) {
-	c, ok := conn.(interface {
-		driver.Conn
-		driver.ConnBeginTx
-		driver.ConnPrepareContext
-		driver.ExecerContext
-		driver.QueryerContext
-		driver.Pinger
-		driver.SessionResetter
-		driver.Validator
-	})
+	c, ok := conn.(fullConn)
 	if !ok {
 		_ = conn.Close()
 		return nil, fmt.Errorf("open SQLite: connection %T lacks an interface the statement cache forwards", conn)
