@@ -171,6 +171,8 @@ type ticketView struct {
 	st   store.Ticket
 	gi   *github.Installation
 	log  *slog.Logger
+	// newest is the number of the ticket's newest version, 0 for none.
+	newest int
 }
 
 func (w *SyncWorker) syncTicket(ctx context.Context, tk db.Ticket) error {
@@ -198,12 +200,18 @@ func (w *SyncWorker) syncTicket(ctx context.Context, tk db.Ticket) error {
 		return err
 	}
 	active := tk.ClosedAt.IsZero() && tk.WithdrawnAt.IsZero()
+	if len(vs) > 0 {
+		t.newest = vs[len(vs)-1].Number
+	}
+	rejection := false // a rejection was announced in this sync
 	for i, v := range vs {
-		if err := w.announce(ctx, t, v, mirrored[i], i == len(vs)-1, active); err != nil {
+		to, err := w.announce(ctx, t, v, mirrored[i], i == len(vs)-1, active)
+		if err != nil {
 			return retryOrCancel(err)
 		}
+		rejection = rejection || to == announcedRejected
 	}
-	return w.settle(ctx, t, vs, mirrored, active)
+	return w.settle(ctx, t, vs, mirrored, active, rejection)
 }
 
 // mirror records every store version and decision in the database, with
@@ -276,13 +284,13 @@ func (w *SyncWorker) mirrorDecision(ctx context.Context, tx *db.Tx, t ticketView
 // and does what the transition asks: an approval labels the issue, cancels
 // grades against other versions and grades the open pull requests; a
 // superseded approval is reopened.
-func (w *SyncWorker) announce(ctx context.Context, t ticketView, v store.Version, dv db.Version, newest, active bool) error {
+func (w *SyncWorker) announce(ctx context.Context, t ticketView, v store.Version, dv db.Version, newest, active bool) (string, error) {
 	var to, body string
 	switch {
 	case v.State == store.StatePending && newest && dv.Check != nil && dv.Announced == announcedNone:
 		var check pipeline.VersionCheck
 		if err := json.Unmarshal(dv.Check, &check); err != nil {
-			return fmt.Errorf("version %d of %s: stored check: %w", v.Number, t.st, err)
+			return "", fmt.Errorf("version %d of %s: stored check: %w", v.Number, t.st, err)
 		}
 		if check.Valid() {
 			to = announcedReady
@@ -298,7 +306,7 @@ func (w *SyncWorker) announce(ctx context.Context, t ticketView, v store.Version
 	case v.State == store.StateSuperseded && dv.Announced == announcedApproved:
 		to = announcedSuperseded
 	default:
-		return nil
+		return "", nil
 	}
 	var claimed bool
 	if err := w.db.Tx(ctx, func(tx *db.Tx) error {
@@ -311,7 +319,7 @@ func (w *SyncWorker) announce(ctx context.Context, t ticketView, v store.Version
 		}
 		return nil
 	}); err != nil || !claimed {
-		return err
+		return "", err
 	}
 	err := w.act(ctx, t, v, dv, to, body, active)
 	if err != nil {
@@ -320,10 +328,10 @@ func (w *SyncWorker) announce(ctx context.Context, t ticketView, v store.Version
 			_, err := tx.ClaimAnnouncement(ctx, dv.ID, to, dv.Announced)
 			return err
 		}))
-		return err
+		return "", err
 	}
 	t.log.InfoContext(ctx, "version announced", "version", v.Number, "announced", to)
-	return nil
+	return to, nil
 }
 
 // act carries out one announcement.
@@ -362,21 +370,19 @@ func (w *SyncWorker) act(ctx context.Context, t ticketView, v store.Version, dv 
 		if err := w.grades.cancelTicket(ctx, t.gi, t.repo, t.tk, "", fmt.Sprintf("The approval of hidden tests v%d was reopened: this grade was cancelled.", v.Number)); err != nil {
 			return err
 		}
-		latest, err := w.store.Versions(ctx, t.st)
-		if err != nil {
-			return err
-		}
-		body = pipeline.ReopenedComment(v.Number, latest[len(latest)-1].Number)
+		body = pipeline.ReopenedComment(v.Number, t.newest)
 	}
 	_, err := t.gi.CreateComment(ctx, owner, name, issue, body)
 	return err
 }
 
 // settle stops a ticket rejected too often and moves the ticket to the
-// state its versions say.
-func (w *SyncWorker) settle(ctx context.Context, t ticketView, vs []store.Version, dvs []db.Version, active bool) error {
+// state its versions say. The cap, in the repository's config, is read
+// only when a rejection is new (announced now, or the state moves on), not
+// on every periodic sync of a ticket that waits for its next version.
+func (w *SyncWorker) settle(ctx context.Context, t ticketView, vs []store.Version, dvs []db.Version, active, rejection bool) error {
 	state := ticketState(vs, dvs)
-	if t.tk.State != TicketStopped && len(vs) > 0 && vs[len(vs)-1].State == store.StateRejected {
+	if t.tk.State != TicketStopped && len(vs) > 0 && vs[len(vs)-1].State == store.StateRejected && (rejection || state != t.tk.State) {
 		cfg, err := repoConfig(ctx, t.gi, t.repo.Owner, t.repo.Name, t.repo.DefaultBranch)
 		if err != nil {
 			var apiErr *github.APIError

@@ -98,6 +98,17 @@ func (f *syncFixture) run(t *testing.T) {
 	}
 }
 
+// configReads counts the requests for the repository's config file.
+func (f *syncFixture) configReads() int {
+	n := 0
+	for _, r := range f.gh.Requests() {
+		if strings.HasSuffix(r.Path, "/contents/.github/testfirst.yml") {
+			n++
+		}
+	}
+	return n
+}
+
 func (f *syncFixture) comments() []string {
 	var out []string
 	for _, c := range f.gh.Comments("octo-org", "app", 7) {
@@ -135,7 +146,13 @@ func TestSyncStopsTicketAfterRejections(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.run(t)
-		f.run(t) // a second sync changes nothing
+		// A second sync changes nothing, and does not read the repository's
+		// config for the cap again.
+		reads := f.configReads()
+		f.run(t)
+		if n := f.configReads(); n != reads {
+			t.Errorf("after v%d: a sync with nothing new read the repo config %d more time(s)", i, n-reads)
+		}
 	}
 	comments := f.comments()
 	want := []string{"**v1** were rejected", "**v2** were rejected", "**v3** were rejected", "rejected 3 times"}
