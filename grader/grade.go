@@ -216,26 +216,21 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	}
 	problems = slices.Concat(pr.problems, problems)
 
-	var contaminated []string
-	for _, s := range rep.Contamination {
-		contaminated = append(contaminated, fmt.Sprintf("the canary of %s appears in %s", s.HiddenFile, s.Where))
-	}
-	switch {
-	case len(invalid) > 0:
-		rep.Verdict, rep.Reasons = VerdictInvalidTask, invalid
-	case len(pr.tampered) > 0:
-		rep.Verdict, rep.Reasons = VerdictTampered, pr.tampered
-	case rep.Contaminated:
-		rep.Verdict, rep.Reasons = VerdictContaminated, contaminated
-	case len(problems) > 0:
-		rep.Verdict, rep.Reasons = VerdictError, problems
-	case !pr.allPassed():
-		rep.Verdict = VerdictFail
-		rep.Reasons = []string{fmt.Sprintf("%d of %d hidden tests did not pass", len(rep.Failed), len(pr.tests))}
-	default:
-		rep.Verdict = VerdictPass
-		rep.Reasons = []string{fmt.Sprintf("all %d hidden tests passed", len(pr.tests))}
-	}
+	// evidence gathers what the runs say about the runner itself, beside
+	// the outcomes: strong evidence makes the grade tampered.
+	var evidence evidenceSet
+
+	rep.Evidence = evidence.list()
+	rep.Verdict, rep.Reasons = judge(verdictInputs{
+		invalid:      invalid,
+		tampered:     pr.tampered,
+		evidence:     rep.Evidence,
+		contaminated: rep.Contamination,
+		problems:     problems,
+		failed:       len(rep.Failed),
+		total:        len(pr.tests),
+		allPassed:    pr.allPassed(),
+	})
 	rep.Reasons = append(rep.Reasons, pr.notes...)
 	rep.DurationSeconds = time.Since(began).Seconds()
 	rep.normalize()
@@ -393,10 +388,62 @@ func (r *Report) normalize() {
 	if r.Contamination == nil {
 		r.Contamination = []CanarySighting{}
 	}
+	if r.Evidence == nil {
+		r.Evidence = []Evidence{}
+	}
+	for i := range r.Evidence {
+		nonNil(&r.Evidence[i].Examples)
+	}
 	if r.BaseCheck != nil {
 		nonNil(&r.BaseCheck.GuardTests)
 	}
 	if r.ReferenceCheck != nil {
 		nonNil(&r.ReferenceCheck.Failed)
 	}
+}
+
+// verdictInputs is what a verdict is decided from.
+type verdictInputs struct {
+	invalid      []string // why the task itself is invalid
+	tampered     []string // why the runner was bent (sentinels, report checks)
+	evidence     []Evidence
+	contaminated []CanarySighting
+	problems     []string // why the run cannot say pass or fail
+	failed       int
+	total        int
+	allPassed    bool
+}
+
+// judge decides the verdict and its reasons, most severe first: an invalid
+// task, then a bent runner (wrong sentinels or strong evidence), then
+// contamination, then a run that could not be judged, then the outcomes.
+// Weak evidence never changes the verdict; it is counted in the reasons.
+func judge(in verdictInputs) (Verdict, []string) {
+	strong := StrongEvidence(in.evidence)
+	var v Verdict
+	var reasons []string
+	switch {
+	case len(in.invalid) > 0:
+		v, reasons = VerdictInvalidTask, slices.Clone(in.invalid)
+	case len(in.tampered) > 0 || len(strong) > 0:
+		v, reasons = VerdictTampered, slices.Clone(in.tampered)
+		for _, e := range strong {
+			reasons = append(reasons, e.describe())
+		}
+	case len(in.contaminated) > 0:
+		v = VerdictContaminated
+		for _, s := range in.contaminated {
+			reasons = append(reasons, fmt.Sprintf("the canary of %s appears in %s", s.HiddenFile, s.Where))
+		}
+	case len(in.problems) > 0:
+		v, reasons = VerdictError, slices.Clone(in.problems)
+	case !in.allPassed:
+		v, reasons = VerdictFail, []string{fmt.Sprintf("%d of %d hidden tests did not pass", in.failed, in.total)}
+	default:
+		v, reasons = VerdictPass, []string{fmt.Sprintf("all %d hidden tests passed", in.total)}
+	}
+	if n := WeakSignals(in.evidence); n > 0 {
+		reasons = append(reasons, fmt.Sprintf("runtime signals: %d", n))
+	}
+	return v, reasons
 }

@@ -130,6 +130,10 @@ type Report struct {
 	Contamination  []CanarySighting `json:"contamination"`
 	BaseCheck      *BaseCheck       `json:"base_check,omitempty"`
 	ReferenceCheck *ReferenceCheck  `json:"reference_check,omitempty"`
+	// Evidence is what the runs showed about the runner itself, one entry
+	// per reason, strongest first. Strong evidence makes the verdict
+	// tampered; weak evidence is counted as runtime signals.
+	Evidence []Evidence `json:"evidence"`
 	// Sentinels is "ok" when every sentinel came out as expected,
 	// "wrong" when one did not, "absent" when the runner gave no evidence
 	// about them, and "none" when the runner does not use them.

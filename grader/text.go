@@ -31,6 +31,11 @@ func WriteText(w io.Writer, r *Report) error {
 		signals = append(signals, s.Path+": "+s.Reason)
 	}
 	rows("tamper signals", signals)
+	var evidence []string
+	for _, e := range r.Evidence {
+		evidence = append(evidence, e.describe())
+	}
+	rows("evidence", evidence)
 	rows("touched tests", r.TouchedTests)
 	var seen []string
 	for _, s := range r.Contamination {
