@@ -21,7 +21,7 @@ import (
 const sampleDir = "testdata/sample"
 
 // minAttacks is the least the adversarial corpus may hold.
-var minAttacks = 25
+var minAttacks = 64
 
 // caseSpec is a case.json: a PR tree as an overlay on the sample's base and
 // what the grade must say about it. See testdata/sample/README.md.
