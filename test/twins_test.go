@@ -35,3 +35,23 @@ func TestTwinAttacks(t *testing.T) {
 func hasEvidence(rep *grader.Report, reason string) bool {
 	return slices.ContainsFunc(rep.Evidence, func(e grader.Evidence) bool { return e.Reason == reason && e.Strength == grader.StrengthStrong })
 }
+
+// checkHonestTwins holds for every honest grade: no strong evidence, no
+// twin contradiction, and the twins of the sample's hidden tests ran.
+func checkHonestTwins(t *testing.T, rep *grader.Report) {
+	t.Helper()
+	if strong := grader.StrongEvidence(rep.Evidence); len(strong) > 0 {
+		t.Errorf("an honest grade has strong evidence: %+v", strong)
+	}
+	tw := rep.Twins
+	if tw == nil {
+		t.Fatalf("a pytest grade has no twins")
+	}
+	if len(tw.Contradictions) > 0 {
+		t.Errorf("twin contradictions on an honest grade: %v (%+v)", tw.Contradictions, tw.Changes)
+	}
+	if tw.Of > 0 && tw.NotRun == "" && tw.Twinned+tw.Untwinnable != tw.Of {
+		t.Errorf("twins %d + untwinnable %d != %d", tw.Twinned, tw.Untwinnable, tw.Of)
+	}
+	t.Logf("twins: %d/%d twinned, not run %q, invalid %v", tw.Twinned, tw.Of, tw.NotRun, tw.InvalidTwins)
+}
