@@ -144,6 +144,9 @@ type sandboxCall struct {
 type fakeSandbox struct {
 	results map[string]sandbox.Result
 	err     error
+	// kindErr fails the runs of one kind ("pr+twin") with the engine
+	// error given.
+	kindErr map[string]error
 
 	mu    sync.Mutex
 	calls []sandboxCall
@@ -175,6 +178,9 @@ func (f *fakeSandbox) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Resul
 	f.mu.Unlock()
 	if f.err != nil {
 		return sandbox.Result{}, f.err
+	}
+	if err := f.kindErr[call.Kind]; err != nil {
+		return sandbox.Result{}, err
 	}
 	res, ok := f.results[call.Kind]
 	if !ok && call.Job.Twins {

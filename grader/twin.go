@@ -246,3 +246,26 @@ func (tw *Twins) normalize() {
 		tw.Changes = []TwinChange{}
 	}
 }
+
+// twinsLine says what the twins showed in one line of text.
+func twinsLine(tw *Twins) string {
+	if tw.Twinned == 0 && tw.NotRun != "" {
+		return "not run (" + tw.NotRun + ")"
+	}
+	v := fmt.Sprintf("%d/%d twinned, %d untwinnable", tw.Twinned, tw.Of, tw.Untwinnable)
+	if tw.Validated {
+		v += ", validated on the reference"
+	}
+	if n := len(tw.InvalidTwins); n > 0 {
+		v += fmt.Sprintf(", %d invalid (the reference passed them)", n)
+	}
+	if len(tw.Contradictions) > 0 {
+		v += "; contradictions: " + strings.Join(tw.Contradictions, ", ")
+	} else {
+		v += "; no contradiction"
+	}
+	if tw.NotRun != "" {
+		v += "; " + tw.NotRun
+	}
+	return EscapeText(v)
+}
