@@ -221,14 +221,18 @@ def literal_edit(rng, display, src, what, approx=False):
     cands = leaves(display, None)
     rng.shuffle(cands)
     for leaf, siblings in cands:
-        got = mutate_constant(rng, leaf, src, approx)
-        if got is None:
+        others = sibling_values(siblings, leaf) if siblings is not None else []
+        if others is None or leaf.value in others:
+            continue
+        # A set element or dict key must stay distinct from its siblings:
+        # a few draws find a value none of them has.
+        for _ in range(8):
+            got = mutate_constant(rng, leaf, src, approx)
+            if got is None or got[1] not in others:
+                break
+        if got is None or got[1] in others:
             continue
         new_text, new = got
-        if siblings is not None:
-            others = sibling_values(siblings, leaf)
-            if others is None or leaf.value in others or new in others:
-                continue
         a, b = src.span(leaf)
         old = src.text(leaf)
         return Edit(a, b, new_text, leaf.lineno, "%s: %s -> %s" % (what, old, new_text), (a, new))
