@@ -347,3 +347,36 @@ func TestTwinsLine(t *testing.T) {
 		}
 	}
 }
+
+// TestGradeReferenceIsRepo: a tree under test that is the reference patch
+// applied (the version's own check) runs once, twin included, and every twin
+// it passes is invalid, not a contradiction.
+func TestGradeReferenceIsRepo(t *testing.T) {
+	sb := &fakeSandbox{results: map[string]sandbox.Result{
+		"ref":            stdout(gradeRun()),
+		"ref" + twinKind: bentTwinResult(),
+		"base":           stdout(gradeRun("test_a", "test_b")),
+	}}
+	req := Request{Repo: gradeRepo(t, "ref"), Hidden: gradeHidden(t), Base: gradeRepo(t, "base"), Reference: []byte(gradeReference)}
+	rep, err := New(sb, gradeImage, gradeImageID).Grade(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Grade: %v", err)
+	}
+	if rep.Verdict != VerdictPass {
+		t.Errorf("Verdict = %q (%q), want pass", rep.Verdict, rep.Reasons)
+	}
+	var kinds []string
+	for _, c := range sb.Calls() {
+		kinds = append(kinds, c.Kind)
+	}
+	if diff := cmp.Diff([]string{"base", "ref", "ref" + twinKind}, kinds); diff != "" {
+		t.Errorf("sandbox runs (-want +got):\n%s", diff)
+	}
+	want := []string{"tests/test_x.py::test_a", "tests/test_x.py::test_b", "tests/test_y.py::test_c"}
+	if tw := rep.Twins; tw == nil || !tw.Validated || len(tw.Contradictions) != 0 || !slices.Equal(tw.InvalidTwins, want) {
+		t.Errorf("Twins = %+v, want validated with every twin invalid", rep.Twins)
+	}
+	if rep.ReferenceCheck == nil || !rep.ReferenceCheck.AllPass {
+		t.Errorf("ReferenceCheck = %+v, want all pass", rep.ReferenceCheck)
+	}
+}
