@@ -437,7 +437,7 @@ def parametrize_edits(rng, fn, src, mod, certain):
 def parametrize_case_edits(rng, cases, src, name):
     edits = []
     for v in cases:
-        e = literal_edit(rng, v, src, "expected %s of every case" % name)
+        e = literal_edit(rng, v, src, "expected %s" % name)
         if e is None:
             return None
         edits.append(e)
@@ -559,14 +559,14 @@ def twin_file(rng, rel, data, exclude, out):
     # file would not parse any more is dropped.
     result = data
     accepted = []
-    for tid, kind, edits in sorted(chosen, key=lambda c: c[2][0].start, reverse=True):
+    for tid, kind, edits in sorted(chosen, key=lambda c: min(e.start for e in c[2]), reverse=True):
         trial = apply_edits(result, edits)
         if not valid_twin(trial, edits, data, result):
             out["untwinnable"].append({"id": tid, "why": "the changed file does not parse as intended"})
             continue
         result = trial
         accepted.append({"id": tid, "file": rel, "line": edits[0].line, "kind": kind,
-                         "change": "; ".join(sorted(set(e.change for e in edits)))})
+                         "change": "; ".join(e.change for e in sorted(edits, key=lambda e: e.start))})
     out["twins"] += sorted(accepted, key=lambda t: t["id"])
     return result
 
