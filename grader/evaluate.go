@@ -30,6 +30,9 @@ type evaluation struct {
 	// notes are facts worth a reviewer's eye that change no verdict.
 	notes     []string
 	sentinels string
+	// cases holds each hidden test's results by its id without
+	// parametrization, in the order the runner reported them.
+	cases map[string][]TestResult
 }
 
 func (e *evaluation) problemf(format string, args ...any) {
@@ -215,6 +218,7 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 		ev.problemf("the runner reported more than %d cases of %d hidden test(s)", maxCasesPerTest, len(tooMany))
 	}
 	var missing []string
+	ev.cases = map[string][]TestResult{}
 	for _, s := range slots {
 		if len(s.results) == 0 {
 			id := testID(s.exp.File, s.exp.Class, s.exp.Name)
@@ -222,6 +226,7 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 			s.results = []TestResult{{ID: id, Outcome: OutcomeNotRun}}
 		}
 		ev.tests = append(ev.tests, s.results...)
+		ev.cases[testID(s.exp.File, s.exp.Class, s.exp.Name)] = s.results
 	}
 	if len(missing) > 0 && err == nil {
 		ev.problemf("%d hidden test(s) missing from the runner's report, e.g. %s", len(missing), missing[0])

@@ -85,6 +85,11 @@ type Request struct {
 	// TestsDigest, when set, is reported as the digest of the hidden tests
 	// (the store's version digest); otherwise Hidden's tree digest is.
 	TestsDigest string
+	// TwinExclude lists hidden test ids never to twin: tests whose twin
+	// the reference patch passed (Twins.InvalidTwins of the version's
+	// check) and tests found flaky. A parametrized test's id without its
+	// case excludes every case.
+	TwinExclude []string
 }
 
 // Grade grades req and returns its report. It returns an error for bad
@@ -134,10 +139,12 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	}
 
 	var prRun, baseRun, refRun *run
+	var prTwin, refTwin twinRun
+	tj := wrapper.TwinJob{TwinSeed: newTwinSeed(), TwinExclude: req.TwinExclude}
 	group, gctx := errgroup.WithContext(ctx)
 	start := func(dst **run, tree *Tree) {
 		group.Go(func() error {
-			r, err := g.run(gctx, req, tree, canaries, deadline)
+			r, err := g.run(gctx, req, tree, canaries, deadline, tj)
 			*dst = r
 			return err
 		})
@@ -146,11 +153,23 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	if req.Base != nil {
 		start(&baseRun, req.Base)
 	}
-	if refTree != nil {
+	// A tree under test that is the reference (the version's own check)
+	// is graded once: its runs are the reference's.
+	refIsRepo := refTree != nil && refTree.Digest() == req.Repo.Digest()
+	if refTree != nil && !refIsRepo {
 		start(&refRun, refTree)
+	}
+	if req.Command == nil {
+		g.startTwin(group, gctx, req, req.Repo, canaries, deadline, tj, &prTwin)
+		if refTree != nil && !refIsRepo {
+			g.startTwin(group, gctx, req, refTree, canaries, deadline, tj, &refTwin)
+		}
 	}
 	if err := group.Wait(); err != nil {
 		return nil, err
+	}
+	if refIsRepo {
+		refRun, refTwin = prRun, prTwin
 	}
 
 	pr := prRun.ev
@@ -219,6 +238,13 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	// evidence gathers what the runs say about the runner itself, beside
 	// the outcomes: strong evidence makes the grade tampered.
 	var evidence evidenceSet
+	if req.Command == nil {
+		in := twinInput{pr: pr, twin: &prTwin, exclude: req.TwinExclude}
+		if refRun != nil {
+			in.ref, in.refTwin = refRun.ev, &refTwin
+		}
+		rep.Twins = compareTwins(in, &evidence)
+	}
 
 	rep.Evidence = evidence.list()
 	rep.Verdict, rep.Reasons = judge(verdictInputs{
@@ -232,6 +258,9 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 		allPassed:    pr.allPassed(),
 	})
 	rep.Reasons = append(rep.Reasons, pr.notes...)
+	if note := twinsNote(rep.Twins); note != "" {
+		rep.Reasons = append(rep.Reasons, note)
+	}
 	rep.DurationSeconds = time.Since(began).Seconds()
 	rep.normalize()
 	return rep, nil
@@ -244,7 +273,7 @@ type run struct {
 }
 
 // run runs the hidden tests against tree in a fresh sandbox.
-func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Canary, deadline time.Time) (*run, error) {
+func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Canary, deadline time.Time, tj wrapper.TwinJob) (*run, error) {
 	timeout := time.Until(deadline)
 	testTimeout := timeout - reportMargin
 	if testTimeout < timeout/2 {
@@ -263,6 +292,8 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 	}
 	if req.Command != nil {
 		job.Mode, job.Command = wrapper.ModeCommand, req.Command
+	} else {
+		job.TwinJob = tj
 	}
 	for _, c := range canaries {
 		job.Canaries = append(job.Canaries, c.Token)
@@ -400,6 +431,7 @@ func (r *Report) normalize() {
 	if r.ReferenceCheck != nil {
 		nonNil(&r.ReferenceCheck.Failed)
 	}
+	r.Twins.normalize()
 }
 
 // verdictInputs is what a verdict is decided from.

@@ -144,6 +144,9 @@ type sandboxCall struct {
 type fakeSandbox struct {
 	results map[string]sandbox.Result
 	err     error
+	// kindErr fails the runs of one kind ("pr+twin") with the engine
+	// error given.
+	kindErr map[string]error
 
 	mu    sync.Mutex
 	calls []sandboxCall
@@ -166,13 +169,24 @@ func (f *fakeSandbox) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Resul
 			call.Kind, _, _ = strings.Cut(v, "'")
 		}
 	}
+	kind := call.Kind
+	if call.Job.Twins {
+		call.Kind += twinKind
+	}
 	f.mu.Lock()
 	f.calls = append(f.calls, call)
 	f.mu.Unlock()
 	if f.err != nil {
 		return sandbox.Result{}, f.err
 	}
+	if err := f.kindErr[call.Kind]; err != nil {
+		return sandbox.Result{}, err
+	}
 	res, ok := f.results[call.Kind]
+	if !ok && call.Job.Twins {
+		res, ok = f.results[kind]
+		res = honestTwinResult(res)
+	}
 	if !ok {
 		return sandbox.Result{}, fmt.Errorf("fake sandbox: no result for a %q run", call.Kind)
 	}
@@ -279,7 +293,7 @@ func TestGradeVerdict(t *testing.T) {
 			prExtra: []File{leak},
 			runs:    map[string]*wrapper.Result{"pr": seen(tamperedRun(), gradeCanaryX)},
 			want:    VerdictTampered,
-			reasons: []string{"a sentinel test that must fail came out passed"},
+			reasons: []string{"a sentinel test that must fail came out passed", "strong evidence: twin_run_tampered"},
 		},
 		{
 			name:    "invalid_task when every test passes on the base beats tampered",
@@ -344,6 +358,9 @@ func TestGradeVerdict(t *testing.T) {
 			var want []string
 			for k := range tt.runs {
 				want = append(want, k)
+				if k != "base" {
+					want = append(want, k+twinKind)
+				}
 			}
 			slices.Sort(want)
 			if diff := cmp.Diff(want, kinds); diff != "" {
@@ -448,8 +465,8 @@ func TestGradeInput(t *testing.T) {
 		t.Errorf("Verdict = %q (%q), want pass", rep.Verdict, rep.Reasons)
 	}
 	calls := sb.Calls()
-	if len(calls) != 3 {
-		t.Fatalf("got %d sandbox runs, want 3", len(calls))
+	if len(calls) != 5 {
+		t.Fatalf("got %d sandbox runs, want 5 (base, pr and ref, and the twins of pr and ref)", len(calls))
 	}
 
 	hiddenEntries := []tarEntry{
@@ -481,7 +498,7 @@ func TestGradeInput(t *testing.T) {
 			if c.Entries[0].Name != wrapper.JobEntry {
 				t.Errorf("first entry = %q, want %q", c.Entries[0].Name, wrapper.JobEntry)
 			}
-			want := append(slices.Clone(hiddenEntries), wantRepo[c.Kind]...)
+			want := append(slices.Clone(hiddenEntries), wantRepo[strings.TrimSuffix(c.Kind, twinKind)]...)
 			if diff := cmp.Diff(want, c.Entries[1:]); diff != "" {
 				t.Errorf("archive entries after job.json (-want +got):\n%s", diff)
 			}
@@ -508,6 +525,12 @@ func TestGradeInput(t *testing.T) {
 				ProcLimit:     job.ProcLimit,
 				OutputLimit:   outputLimit,
 				JUnitLimit:    junitLimit,
+				// Every pytest run gets the grade's seed; only the twin
+				// runs are asked for twins.
+				TwinJob: wrapper.TwinJob{Twins: strings.HasSuffix(c.Kind, twinKind), TwinSeed: calls[0].Job.TwinSeed},
+			}
+			if job.TwinSeed == "" {
+				t.Errorf("job has no twin seed")
 			}
 			if diff := cmp.Diff(wantJob, job); diff != "" {
 				t.Errorf("job (-want +got):\n%s", diff)

@@ -134,6 +134,8 @@ type Report struct {
 	// per reason, strongest first. Strong evidence makes the verdict
 	// tampered; weak evidence is counted as runtime signals.
 	Evidence []Evidence `json:"evidence"`
+	// Twins is what the twin runs showed; nil for a non-pytest command.
+	Twins *Twins `json:"twins,omitempty"`
 	// Sentinels is "ok" when every sentinel came out as expected,
 	// "wrong" when one did not, "absent" when the runner gave no evidence
 	// about them, and "none" when the runner does not use them.

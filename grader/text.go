@@ -59,6 +59,9 @@ func WriteText(w io.Writer, r *Report) error {
 		}
 		row("reference check", v)
 	}
+	if tw := r.Twins; tw != nil {
+		row("twins", twinsLine(tw))
+	}
 	row("sentinels", r.Sentinels)
 	row("tests digest", r.TestsDigest)
 	row("repo digest", r.RepoDigest)

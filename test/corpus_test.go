@@ -291,6 +291,7 @@ func TestSampleCases(t *testing.T) {
 			t.Parallel()
 			c, rep := gradeCase(t, dir)
 			checkExpect(t, c, rep)
+			checkHonestTwins(t, rep)
 		})
 	}
 	t.Cleanup(func() { testenv.CheckSandboxes(t) })

@@ -51,6 +51,9 @@ type Job struct {
 	// and of its JUnit XML.
 	OutputLimit int64 `json:"output_limit"`
 	JUnitLimit  int64 `json:"junit_limit"`
+	// Twins, TwinSeed and TwinExclude ask for twins of the hidden tests:
+	// see TwinJob.
+	TwinJob
 }
 
 // ExpectedTest is a hidden test found by reading the hidden files' syntax
@@ -121,4 +124,7 @@ type Result struct {
 	Leftovers int `json:"leftovers"`
 	// Seconds is how long the test run took.
 	Seconds float64 `json:"seconds"`
+	// Twins is the map of the twins the run's hidden tests were replaced
+	// with; set only when the job asked for twins.
+	Twins *TwinMap `json:"twins,omitempty"`
 }

@@ -81,6 +81,11 @@ func run(stdin io.Reader) *Result {
 		res.Error = err.Error()
 		return res
 	}
+	if sink.j.Mode == ModePytest {
+		if m := makeTwins(rp, sink.j, min(twinTimeout, time.Until(sink.began.Add(time.Duration(sink.j.TimeoutMillis)*time.Millisecond)))); sink.j.Twins {
+			res.Twins = m
+		}
+	}
 	res.Expected, res.ListError = listTests(rp, sink.id, min(listTimeout, time.Until(sink.began.Add(time.Duration(sink.j.TimeoutMillis)*time.Millisecond))))
 	if sink.j.Mode == ModePytest {
 		taken := func(p string) bool {
