@@ -126,7 +126,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 		Image:         g.imageID,
 		TestsDigest:   cmp.Or(req.TestsDigest, req.Hidden.Digest()),
 		RepoDigest:    req.Repo.Digest(),
-		TamperSignals: TamperSignals(req.Repo),
+		TamperSignals: TamperSignals(req.Repo, req.Hidden),
 		Contamination: ScanTree(req.Repo, canaries),
 	}
 	if req.Base != nil {

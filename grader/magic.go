@@ -1,0 +1,91 @@
+package grader
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strings"
+)
+
+// binaryKind is a kind of file known by its magic bytes.
+type binaryKind struct {
+	// reason is the tamper signal it raises.
+	reason string
+	// named reports whether f's name already raises a signal that says as
+	// much, so its content need not.
+	named func(name string) bool
+}
+
+// Kinds of binary content the scan flags whatever the file is called: an
+// archive on sys.path is importable, a shared object is native code, and
+// none of them is read by the pattern scan.
+var (
+	kindZip = binaryKind{reason: "zip archive: Python can import code from it whatever its name"}
+	kindELF = binaryKind{reason: "ELF binary: native code a reviewer cannot read", named: func(n string) bool {
+		return strings.HasSuffix(n, ".so")
+	}}
+	kindPyc = binaryKind{reason: "compiled python bytecode: it can hide code a reviewer cannot read", named: func(n string) bool {
+		return isCompiledPython(n) || underPycache(n)
+	}}
+	kindGzip  = binaryKind{reason: "gzip data: its content is not scanned"}
+	kindBzip2 = binaryKind{reason: "bzip2 data: its content is not scanned"}
+	kindXz    = binaryKind{reason: "xz data: its content is not scanned"}
+	kindZstd  = binaryKind{reason: "zstd data: its content is not scanned"}
+	kind7z    = binaryKind{reason: "7z archive: its content is not scanned"}
+	kindTar   = binaryKind{reason: "tar archive: its content is not scanned"}
+)
+
+// zipTailWindow is how far from the end zipimport looks for the end of a
+// zip's central directory: the record plus the largest comment.
+const zipTailWindow = 22 + 1<<16
+
+// sniffBinary returns the kind of binary content data holds, if any.
+func sniffBinary(data []byte) (binaryKind, bool) {
+	has := func(prefix string) bool { return bytes.HasPrefix(data, []byte(prefix)) }
+	switch {
+	case has("PK\x03\x04"), has("PK\x05\x06"), has("PK\x07\x08"):
+		return kindZip, true
+	case has("\x7fELF"):
+		return kindELF, true
+	case has("\x1f\x8b"):
+		return kindGzip, true
+	case has("BZh") && len(data) > 3 && '1' <= data[3] && data[3] <= '9':
+		return kindBzip2, true
+	case has("\xfd7zXZ\x00"):
+		return kindXz, true
+	case has("\x28\xb5\x2f\xfd"):
+		return kindZstd, true
+	case has("7z\xbc\xaf\x27\x1c"):
+		return kind7z, true
+	case len(data) >= 262 && bytes.Equal(data[257:262], []byte("ustar")):
+		return kindTar, true
+	case isPycHeader(data):
+		return kindPyc, true
+	}
+	// zipimport reads a zip from its end, so data before it does not hide it.
+	tail := data[max(0, len(data)-zipTailWindow):]
+	if bytes.Contains(tail, []byte("PK\x05\x06")) && bytes.Contains(data, []byte("PK\x01\x02")) {
+		return kindZip, true
+	}
+	return binaryKind{}, false
+}
+
+// isPycHeader reports whether data starts like a CPython 3 .pyc: a magic
+// number (3000 and up for Python 3) followed by "\r\n", then at least the
+// flags, date and size words.
+func isPycHeader(data []byte) bool {
+	if len(data) < 16 || data[2] != '\r' || data[3] != '\n' {
+		return false
+	}
+	magic := binary.LittleEndian.Uint16(data)
+	return magic >= 3000 && magic < 4000
+}
+
+// binarySignal flags f by its content when its name does not already say
+// what it is.
+func binarySignal(f *File) string {
+	kind, ok := sniffBinary(f.Data)
+	if !ok || kind.named != nil && kind.named(f.Path) {
+		return ""
+	}
+	return kind.reason
+}
