@@ -34,6 +34,9 @@ var (
 	kindTar   = binaryKind{reason: "tar archive: its content is not scanned"}
 )
 
+// binaryKinds lists every kind, for ranking their signals.
+var binaryKinds = []binaryKind{kindZip, kindELF, kindPyc, kindGzip, kindBzip2, kindXz, kindZstd, kind7z, kindTar}
+
 // zipTailWindow is how far from the end zipimport looks for the end of a
 // zip's central directory: the record plus the largest comment.
 const zipTailWindow = 22 + 1<<16
