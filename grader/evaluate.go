@@ -166,6 +166,11 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 		sentinels[s.ClassName+"::"+s.Name] = s
 	}
 	sentinelSeen := map[string]Outcome{}
+	// failedModules are the modules reported as a whole (they failed to
+	// import, or were skipped); casesOf counts the reported cases of each
+	// module's own tests.
+	failedModules := map[string]bool{}
+	casesOf := map[string]int{}
 	reported := map[string]bool{}
 	tooMany := map[string]bool{}
 	var unknown []string
@@ -191,12 +196,14 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 				continue
 			}
 			reported[id] = true
+			casesOf[junitClass(s.exp.File, "")]++
 			s.results = append(s.results, TestResult{ID: id, Outcome: c.Outcome})
 			continue
 		}
 		// A report about a whole module: it failed to import, or it was
 		// skipped as a whole. Every hidden test in it shares the outcome.
 		if mods, ok := byModule[c.Name]; ok && c.ClassName == "" && c.Outcome != OutcomePassed {
+			failedModules[c.Name] = true
 			for _, s := range mods {
 				if len(s.results) == 0 {
 					s.results = append(s.results, TestResult{ID: testID(s.exp.File, s.exp.Class, s.exp.Name), Outcome: c.Outcome})
@@ -235,17 +242,27 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 	}
 	if len(res.Sentinels) > 0 && len(cases) > 0 {
 		ev.sentinels = SentinelsOK
+		checked := 0
 		for key, s := range sentinels {
 			got, ok := sentinelSeen[key]
 			want := OutcomeFailed
 			if s.MustPass {
 				want = OutcomePassed
 			}
+			if !ok && failedModules[s.ClassName] && casesOf[s.ClassName] == 0 {
+				// The sentinel sits in a hidden module that failed to import
+				// or was skipped as a whole, and none of the module's own
+				// tests was reported either: it shared their fate, and they
+				// count as not passed.
+				continue
+			}
+			checked++
 			switch {
 			case !ok && err == nil:
-				// pytest reports every test it collected, and a sentinel
-				// imports nothing: a well-formed report without one was
-				// not written by an unbent runner.
+				// pytest reports every test it collected, and a
+				// sentinel is collected with its module, or its module is
+				// reported as a whole (above): a well-formed report
+				// without one was not written by an unbent runner.
 				ev.sentinels = SentinelsWrong
 				ev.tampered = append(ev.tampered, "a sentinel test is missing from a well-formed runner report: the report was not the runner's own")
 			case !ok:
@@ -255,6 +272,9 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 				ev.sentinels = SentinelsWrong
 				ev.tampered = append(ev.tampered, fmt.Sprintf("a sentinel test that must %s came out %s: the runner was bent", map[bool]string{true: "pass", false: "fail"}[s.MustPass], got))
 			}
+		}
+		if checked == 0 {
+			ev.sentinels = SentinelsAbsent
 		}
 	}
 
