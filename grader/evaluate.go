@@ -175,11 +175,17 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 	tooMany := map[string]bool{}
 	var unknown []string
 	anyFailure := false
+	// onlyModuleSkips: every case reported is a whole module skipped, so
+	// no test ran, the sentinels in those modules included.
+	onlyModuleSkips := len(cases) > 0
 	for _, c := range cases {
 		if c.Outcome == OutcomeFailed || c.Outcome == OutcomeError {
 			anyFailure = true
 		}
 		key := c.ClassName + "::" + baseName(c.Name)
+		if _, ok := byModule[c.Name]; !ok || c.ClassName != "" || c.Outcome != OutcomeSkipped {
+			onlyModuleSkips = false
+		}
 		if _, ok := sentinels[c.ClassName+"::"+c.Name]; ok {
 			sentinelSeen[c.ClassName+"::"+c.Name] = c.Outcome
 			continue
@@ -204,6 +210,7 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 		// skipped as a whole. Every hidden test in it shares the outcome.
 		if mods, ok := byModule[c.Name]; ok && c.ClassName == "" && c.Outcome != OutcomePassed {
 			failedModules[c.Name] = true
+			onlyModuleSkips = onlyModuleSkips && c.Outcome == OutcomeSkipped
 			for _, s := range mods {
 				if len(s.results) == 0 {
 					s.results = append(s.results, TestResult{ID: testID(s.exp.File, s.exp.Class, s.exp.Name), Outcome: c.Outcome})
@@ -237,6 +244,7 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 
 	// Sentinels: one must pass, one must fail. Either the other way round
 	// means the runner was bent.
+	sentinelsChecked := 0
 	if len(res.Sentinels) == 0 {
 		ev.problemf("the wrapper reported no sentinel tests")
 	}
@@ -276,6 +284,7 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 		if checked == 0 {
 			ev.sentinels = SentinelsAbsent
 		}
+		sentinelsChecked = checked
 	}
 
 	// pytest exits 1 when a test failed and 0 only when none did; the
@@ -286,6 +295,9 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 		ev.problemf("the runner exited 0 although its report shows failures: the exit code disagrees with the JUnit report")
 	case res.ExitCode == 1 && !anyFailure && err == nil:
 		ev.problemf("the runner exited 1 although its report shows no failure: the exit code disagrees with the JUnit report")
+	case res.ExitCode == 5 && onlyModuleSkips && sentinelsChecked == 0:
+		// Every hidden module was skipped as a whole, the sentinels' hosts
+		// with them: pytest ran nothing and says so.
 	case res.ExitCode != 0 && res.ExitCode != 1:
 		ev.problemf("the runner exited %d (%s)", res.ExitCode, pytestExit(res.ExitCode))
 	}

@@ -647,6 +647,16 @@ func TestEvaluateHostedSentinels(t *testing.T) {
 			want: evalWant{tests: allOutcome(OutcomeError, OutcomePassed), sentinels: SentinelsAbsent},
 		},
 		{
+			name: "every hidden module skipped as a whole",
+			res:  hosted(5, skippedCase("", "tests.test_x"), skippedCase("", "tests.test_y")),
+			want: evalWant{tests: allOutcome(OutcomeSkipped, OutcomeSkipped), sentinels: SentinelsAbsent},
+		},
+		{
+			name: "exit 5 with a test that ran",
+			res:  hosted(5, skippedCase("", "tests.test_x"), passedCase("tests.test_y", "test_c")),
+			want: evalWant{tests: allOutcome(OutcomeSkipped, OutcomePassed), sentinels: SentinelsAbsent, problems: []string{"exited 5 (no tests collected)"}},
+		},
+		{
 			name: "a forged collection error beside passing tests of the module",
 			res: hosted(1, passedCase("tests.test_x", "test_a"), passedCase("tests.test_x", "test_b"), passedCase("tests.test_x", "test_p"),
 				passedCase("tests.test_x.TestC", "test_m"), passedCase("tests.test_y", "test_c"), errorCase("", "tests.test_x")),
