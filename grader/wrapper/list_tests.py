@@ -84,15 +84,21 @@ def host_problem(tree, names):
 
 def calls(tree, text, names, imported):
     """The calls of the code under test that the module's plain test
-    functions make as statements, each with the test and the variable it
-    was assigned to."""
+    functions and methods make as statements, each with the test and the
+    variable it was assigned to. A call uses only names bound at module
+    level or builtins (never a method's self), so it means the same in a
+    module-level sentinel."""
     known = names | set(dir(builtins))
     found = []
+    tests = []
     for node in tree.body:
-        if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test"):
-            continue
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+            tests.append((node, 0))
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            tests.extend((item, 1) for item in node.body if isinstance(item, ast.FunctionDef) and item.name.startswith("test"))
+    for node, self_args in tests:
         a = node.args
-        if a.posonlyargs or a.args or a.vararg or a.kwonlyargs or a.kwarg:
+        if a.posonlyargs or len(a.args) != self_args or a.vararg or a.kwonlyargs or a.kwarg:
             continue
         for stmt in node.body:
             target = ""
@@ -123,6 +129,10 @@ def calls(tree, text, names, imported):
             src = ast.get_source_segment(text, value) if text is not None else None
             if not src or "\n" in src or "\r" in src:
                 src = ast.unparse(value)
+            if not src.isascii():
+                # The sentinels are appended as ASCII, whatever the
+                # module's declared encoding.
+                continue
             found.append({"test": node.name, "call": src, "target": target})
             if len(found) >= MAX_CALLS:
                 return found

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -189,6 +190,35 @@ func TestSentinelsInHiddenModules(t *testing.T) {
 	if len(relisted) != len(expected)+2 {
 		t.Errorf("listing after the sentinels has %d tests, want %d", len(relisted), len(expected)+2)
 	}
+	checkOutcomes(t, hidden, sentinels)
+}
+
+// TestSentinelsInTwoHosts: with three hidden modules the first two host
+// sentinels, and they come out as they must there too.
+func TestSentinelsInTwoHosts(t *testing.T) {
+	needPytest(t)
+	hidden := t.TempDir()
+	copyDir(t, filepath.Join("..", "..", "test", "testdata", "sample", "hidden"), hidden)
+	os.WriteFile(filepath.Join(hidden, "tests", "test_zz_last.py"), []byte("from wordstats import stats\n\n\ndef test_last():\n    assert stats\n"), 0o644)
+	expected, modules := listHidden(t, hidden)
+	sentinels, err := writeSentinels(hidden, expected, modules)
+	if err != nil {
+		t.Fatalf("writeSentinels: %v", err)
+	}
+	hosts := map[string]int{}
+	for _, s := range sentinels {
+		hosts[s.ClassName]++
+	}
+	if want := map[string]int{"tests.test_bigrams": 2, "tests.test_wordstats": 2}; !maps.Equal(hosts, want) {
+		t.Fatalf("sentinels per module %v, want %v", hosts, want)
+	}
+	checkOutcomes(t, hidden, sentinels)
+}
+
+// checkOutcomes runs the hidden tests under every implementation and checks
+// that each sentinel comes out as it must.
+func checkOutcomes(t *testing.T, hidden string, sentinels []Sentinel) {
+	t.Helper()
 	for name, impl := range implementations {
 		t.Run(name, func(t *testing.T) {
 			repo := t.TempDir()
