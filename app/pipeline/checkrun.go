@@ -108,7 +108,7 @@ func Summary(g Graded) string {
 					passed++
 				}
 			}
-			fmt.Fprintf(tail, "| %s | %d/%d |\n", code(id), passed, len(g.Criteria[id]))
+			fmt.Fprintf(tail, "| %s | %d/%d |\n", cell(code(grader.EscapeText(id))), passed, len(g.Criteria[id]))
 		}
 	}
 	if len(r.TamperSignals) > 0 || len(r.Evidence) > 0 || len(r.TouchedTests) > 0 || r.Contaminated {
