@@ -186,12 +186,14 @@ func TestTamperSignalsHiddenNames(t *testing.T) {
 		detectorFile("docs/test_wordstats.md", ""),
 	)
 	const named = "named like a hidden test module: it can be imported in its place"
+	const pkg = "package with the import name of a hidden test package: it can be imported in its place"
 	want := []TamperSignal{
 		{"lib/test_bigrams/__init__.py", named},
 		{"lib/test_bigrams/impl.py", named},
 		{"native/test_wordstats.cpython-311-x86_64-linux-gnu.so", named},
 		{"native/test_wordstats.cpython-311-x86_64-linux-gnu.so", "native .so module runs code a reviewer cannot read"},
 		{"test_bigrams.py", named},
+		{"tests/__init__.py", pkg},
 		{"tests/test_wordstats.py", "has the path of a hidden test file"},
 		{"tests/test_wordstats.py", named},
 	}

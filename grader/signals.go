@@ -59,7 +59,7 @@ func GroupTamperSignals(ss []TamperSignal) []SignalGroup {
 // which honest trees have too.
 func signalRank(reason string) int {
 	switch {
-	case reason == reasonHiddenPath, reason == reasonHiddenName,
+	case reason == reasonHiddenPath, reason == reasonHiddenName, reason == reasonHiddenPkg,
 		reason == reasonForeignEncoding, reason == reasonUndecodable, reason == reasonNotNFKC,
 		strings.HasPrefix(reason, "source too large"), strings.HasPrefix(reason, "symlink target"),
 		slices.ContainsFunc(binaryKinds, func(k binaryKind) bool { return k.reason == reason }):

@@ -71,20 +71,27 @@ func TamperSignals(t, hidden *Tree) []TamperSignal {
 const (
 	reasonHiddenPath = "has the path of a hidden test file"
 	reasonHiddenName = "named like a hidden test module: it can be imported in its place"
+	reasonHiddenPkg  = "package with the import name of a hidden test package: it can be imported in its place"
 )
 
-// hiddenNames are the paths and module names of the hidden test modules.
+// hiddenNames are the paths and module names of the hidden test modules,
+// and the top-level packages they are imported from.
 type hiddenNames struct {
-	paths   map[string]bool
-	modules map[string]bool
+	paths    map[string]bool
+	modules  map[string]bool
+	packages map[string]bool
 }
 
 // hiddenModuleNames collects the paths and module basenames of hidden's
 // test modules (test_*.py, *_test.py).
 func hiddenModuleNames(hidden *Tree) hiddenNames {
-	n := hiddenNames{paths: map[string]bool{}, modules: map[string]bool{}}
+	n := hiddenNames{paths: map[string]bool{}, modules: map[string]bool{}, packages: map[string]bool{}}
 	if hidden == nil {
 		return n
+	}
+	hasInit := func(dir string) bool {
+		_, ok := hidden.Lookup(path.Join(dir, "__init__.py"))
+		return ok
 	}
 	for _, f := range hidden.Files {
 		base := path.Base(f.Path)
@@ -93,6 +100,16 @@ func hiddenModuleNames(hidden *Tree) hiddenNames {
 		}
 		n.paths[f.Path] = true
 		n.modules[strings.TrimSuffix(base, ".py")] = true
+		// pytest imports a module inside packages by its dotted name from
+		// the first directory up without an __init__.py: the topmost
+		// package is the name a tree's package can take over.
+		top := ""
+		for dir := path.Dir(f.Path); dir != "." && hasInit(dir); dir = path.Dir(dir) {
+			top = path.Base(dir)
+		}
+		if top != "" {
+			n.packages[top] = true
+		}
 	}
 	return n
 }
@@ -101,9 +118,11 @@ func hiddenModuleNames(hidden *Tree) hiddenNames {
 // from, beside a directory (a package, with or without __init__.py).
 var importableSuffixes = []string{".py", ".pyc", ".pyo", ".pyw", ".so", ".pyd"}
 
-// signals flags p when it has a hidden test file's path, or when it is a
-// module or lies in a package named like a hidden test module: with the
-// tree on sys.path, pytest could import it instead of the hidden file.
+// signals flags p when it has a hidden test file's path, when it is a
+// module or lies in a package named like a hidden test module, or when it
+// makes a package with the name of the hidden tests' top-level package:
+// with the tree on sys.path, pytest could import it instead of the hidden
+// file.
 func (n hiddenNames) signals(p string) []string {
 	if len(n.modules) == 0 {
 		return nil
@@ -119,6 +138,9 @@ func (n hiddenNames) signals(p string) []string {
 		}
 	}
 	base := parts[len(parts)-1]
+	if base == "__init__.py" && len(parts) > 1 && n.packages[parts[len(parts)-2]] {
+		out = append(out, reasonHiddenPkg)
+	}
 	stem, _, _ := strings.Cut(base, ".")
 	if n.modules[stem] && slices.ContainsFunc(importableSuffixes, func(s string) bool { return strings.HasSuffix(base, s) }) {
 		out = append(out, reasonHiddenName)
