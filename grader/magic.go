@@ -1,8 +1,11 @@
 package grader
 
 import (
+	"archive/zip"
 	"bytes"
 	"encoding/binary"
+	"io"
+	"path"
 	"strings"
 )
 
@@ -91,4 +94,48 @@ func binarySignal(f *File) string {
 		return ""
 	}
 	return kind.reason
+}
+
+// Bounds of the scan of a zip archive's members: a zip bomb or an archive of
+// many members costs no more than this, and what is past the bounds is
+// flagged as unscanned.
+const (
+	maxZipMembers    = 1000
+	maxZipTotalBytes = 16 << 20
+)
+
+// reasonZipUnscanned flags an archive the scan could not read to the end.
+const reasonZipUnscanned = "zip archive that could not be read whole: its members are not all scanned"
+
+// zipMemberSignals reads the *.py and *.pth members of a zip archive as
+// Python would import them from it and returns their pattern signals, so
+// that a payload inside an archive under an innocent name is seen.
+func zipMemberSignals(data []byte) []string {
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return []string{reasonZipUnscanned}
+	}
+	var out []string
+	total := 0
+	for i, m := range zr.File {
+		ext := path.Ext(m.Name)
+		if ext != ".py" && ext != ".pth" {
+			continue
+		}
+		if i >= maxZipMembers || m.UncompressedSize64 > MaxPatternScanBytes || total+int(m.UncompressedSize64) > maxZipTotalBytes {
+			return append(out, reasonZipUnscanned)
+		}
+		rc, err := m.Open()
+		if err != nil {
+			return append(out, reasonZipUnscanned)
+		}
+		body, err := io.ReadAll(io.LimitReader(rc, MaxPatternScanBytes+1))
+		rc.Close()
+		if err != nil {
+			return append(out, reasonZipUnscanned)
+		}
+		total += len(body)
+		out = append(out, patternSignals(&File{Path: m.Name, Data: body})...)
+	}
+	return out
 }

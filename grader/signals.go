@@ -61,7 +61,7 @@ func signalRank(reason string) int {
 	switch {
 	case reason == reasonHiddenPath, reason == reasonHiddenName, reason == reasonHiddenPkg,
 		reason == reasonForeignEncoding, reason == reasonUndecodable, reason == reasonNotNFKC,
-		strings.HasPrefix(reason, "source too large"), strings.HasPrefix(reason, "symlink target"),
+		strings.HasPrefix(reason, "source too large"), strings.HasPrefix(reason, "symlink target"), reason == reasonZipUnscanned,
 		slices.ContainsFunc(binaryKinds, func(k binaryKind) bool { return k.reason == reason }):
 		return 0
 	case strings.HasPrefix(reason, "source mentions "):

@@ -57,6 +57,11 @@ func TamperSignals(t, hidden *Tree) []TamperSignal {
 		if reason := binarySignal(f); reason != "" {
 			out = append(out, TamperSignal{Path: f.Path, Reason: reason})
 		}
+		if kind, ok := sniffBinary(f.Data); ok && kind.reason == kindZip.reason {
+			for _, reason := range zipMemberSignals(f.Data) {
+				out = append(out, TamperSignal{Path: f.Path, Reason: reason})
+			}
+		}
 		for _, reason := range patternSignals(f) {
 			out = append(out, TamperSignal{Path: f.Path, Reason: reason})
 		}
