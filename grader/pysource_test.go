@@ -224,3 +224,23 @@ func FuzzReadPython(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTamperSignals: any content, as a source or as a data file, is
+// scanned without a panic.
+func FuzzTamperSignals(f *testing.F) {
+	var zb bytes.Buffer
+	w := zip.NewWriter(&zb)
+	m, _ := w.Create("a.py")
+	m.Write([]byte("import _pytest\n"))
+	w.Close()
+	for _, s := range []string{zb.String(), "PK\x05\x06", "\x7fELF", "# coding: utf-7\n+AF8-"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tree, err := NewTree([]File{{Path: "a.py", Mode: 0o644, Data: data}, {Path: "b.dat", Mode: 0o644, Data: data}})
+		if err != nil {
+			t.Skip()
+		}
+		TamperSignals(tree, tree)
+	})
+}
