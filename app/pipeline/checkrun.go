@@ -136,14 +136,29 @@ func Summary(g Graded) string {
 }
 
 // maxDetectorLines bounds the rows of each list in the detectors section
-// (kinds of signal, kinds of evidence, touched tests, canary sightings), so
-// that the section always fits; every list says its total.
-const maxDetectorLines = 40
+// (kinds of signal, kinds of evidence, touched tests, canary sightings), and
+// detectorDetailBytes the room its example paths and listed paths may take,
+// so that the section always fits; every list says its total.
+const (
+	maxDetectorLines    = 40
+	detectorDetailBytes = 16 << 10
+)
 
 // writeDetectors writes the tamper signals and the runtime evidence
 // grouped by reason with counts, strongest first, and the touched tests and
-// canary sightings; each list with its total, every path escaped.
+// canary sightings; each list with its total, every path escaped. Once the
+// details are out of room, rows keep their counts and reasons and lose their
+// examples, and lists say how many they left out.
 func writeDetectors(b *strings.Builder, r *grader.Report) {
+	room := detectorDetailBytes
+	details := func(es []string) string {
+		s := examples(es)
+		if len(s) > room {
+			return "…"
+		}
+		room -= len(s)
+		return s
+	}
 	if len(r.Evidence) > 0 {
 		strong, weak := 0, grader.WeakSignals(r.Evidence)
 		for _, e := range grader.StrongEvidence(r.Evidence) {
@@ -155,7 +170,7 @@ func writeDetectors(b *strings.Builder, r *grader.Report) {
 				fmt.Fprintf(b, "| … | | %d more kinds | |\n", len(r.Evidence)-i)
 				break
 			}
-			fmt.Fprintf(b, "| %d | %s | %s | %s |\n", e.Count, e.Strength, cell(code(grader.EscapeText(e.Reason))), examples(e.Examples))
+			fmt.Fprintf(b, "| %d | %s | %s | %s |\n", e.Count, e.Strength, cell(code(grader.ShortText(e.Reason, 120))), details(e.Examples))
 		}
 	}
 	if len(r.TamperSignals) > 0 {
@@ -170,25 +185,29 @@ func writeDetectors(b *strings.Builder, r *grader.Report) {
 				fmt.Fprintf(b, "| %d | %d more kinds | |\n", rest, len(groups)-i)
 				break
 			}
-			fmt.Fprintf(b, "| %d | %s | %s |\n", g.Count, cell(code(g.Reason)), examples(g.Examples))
+			fmt.Fprintf(b, "| %d | %s | %s |\n", g.Count, cell(code(g.Reason)), details(g.Examples))
 		}
 	}
 	if len(r.TouchedTests) > 0 || r.Contaminated {
 		b.WriteString("\n")
 	}
 	for i, p := range r.TouchedTests {
-		if i == maxDetectorLines {
+		line := fmt.Sprintf("- touched test: %s\n", code(grader.ShortText(p, 120)))
+		if i == maxDetectorLines || len(line) > room {
 			fmt.Fprintf(b, "- … and %d more touched tests (%d in total)\n", len(r.TouchedTests)-i, len(r.TouchedTests))
 			break
 		}
-		fmt.Fprintf(b, "- touched test: %s\n", code(grader.EscapeText(p)))
+		room -= len(line)
+		b.WriteString(line)
 	}
 	for i, s := range r.Contamination {
-		if i == maxDetectorLines {
+		line := fmt.Sprintf("- contaminated: canary of hidden %s seen in %s\n", code(grader.ShortText(s.HiddenFile, 120)), code(grader.ShortText(s.Where, 120)))
+		if i == maxDetectorLines || len(line) > room {
 			fmt.Fprintf(b, "- … and %d more canary sightings (%d in total)\n", len(r.Contamination)-i, len(r.Contamination))
 			break
 		}
-		fmt.Fprintf(b, "- contaminated: canary of hidden %s seen in %s\n", code(grader.EscapeText(s.HiddenFile)), code(grader.ShortText(s.Where, 200)))
+		room -= len(line)
+		b.WriteString(line)
 	}
 }
 

@@ -221,3 +221,31 @@ func TestSummaryEscapesControlCharacters(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryDetectorsFit: the longest paths and the most kinds of
+// evidence and signal still leave the totals, every kind and the reproduce
+// section in the summary.
+func TestSummaryDetectorsFit(t *testing.T) {
+	r := decoyReport()
+	long := strings.Repeat("\U0001F600", 2000)
+	r.Evidence = nil
+	for i := range 60 {
+		r.Evidence = append(r.Evidence, grader.Evidence{Reason: fmt.Sprintf("reason_%02d", i), Strength: grader.StrengthWeak, Count: 1,
+			Examples: []string{long + "1", long + "2", long + "3", long + "4", long + "5"}})
+	}
+	for i := range 200 {
+		r.TamperSignals = append(r.TamperSignals, grader.TamperSignal{Path: fmt.Sprintf("%s/%d.py", long, i), Reason: "source mentions ctypes (can call into the C library)"})
+		r.TouchedTests = append(r.TouchedTests, fmt.Sprintf("tests/%s%d.py", long, i))
+		r.Contamination = append(r.Contamination, grader.CanarySighting{HiddenFile: fmt.Sprintf("tests/%s%d.py", long, i), Where: "repo:" + long})
+	}
+	r.Contaminated = true
+	s := Summary(Graded{Report: r, Version: 1, Digest: "sha256:cccc"})
+	if len(s) > maxSummaryBytes || !utf8.ValidString(s) {
+		t.Fatalf("summary is %d bytes (valid UTF-8: %v)", len(s), utf8.ValidString(s))
+	}
+	for _, want := range []string{"49201 tamper signals", "`reason_39`", "| … | | 20 more kinds | |", "`source mentions sys._getframe", "`source mentions ctypes", "more touched tests (201 in total)", "more canary sightings (200 in total)", "### Reproduce"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary does not contain %q", want)
+		}
+	}
+}
