@@ -3,7 +3,6 @@ package wrapper
 import (
 	"cmp"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"math/big"
 	"os"
@@ -157,7 +156,7 @@ func writeSentinelModule(dir string, expected []ExpectedTest, modules []ListedMo
 	rel := ""
 	for {
 		rel = path.Join(path.Dir(cmp.Or(neighbour, "x")), sentinelName("", words, nil)+".py")
-		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(rel))); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
 			break
 		}
 	}
