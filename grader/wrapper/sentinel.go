@@ -154,12 +154,11 @@ func writeSentinelModule(dir string, expected []ExpectedTest, modules []ListedMo
 		}
 	}
 	rel := ""
-	for {
-		rel = path.Join(path.Dir(cmp.Or(neighbour, "x")), sentinelName("", words, nil)+".py")
-		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(rel))); err != nil {
-			break
-		}
-	}
+	sentinelName("", words, func(name string) bool {
+		rel = path.Join(path.Dir(cmp.Or(neighbour, "x")), name+".py")
+		_, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(rel)))
+		return err == nil
+	})
 	var b strings.Builder
 	b.WriteString(head)
 	var out []Sentinel
@@ -237,7 +236,7 @@ func sentinelName(donor string, words []string, taken func(string) bool) string 
 			parts = append(parts, w)
 		}
 		name := "test_" + strings.Join(parts, "_")
-		if taken == nil || !taken(name) {
+		if !taken(name) {
 			return name
 		}
 	}

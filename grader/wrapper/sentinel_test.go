@@ -273,3 +273,13 @@ func TestSentinelHosts(t *testing.T) {
 		})
 	}
 }
+
+// TestSentinelNameAlwaysFree: with a single word to make names of and that
+// name taken, a free name is still found.
+func TestSentinelNameAlwaysFree(t *testing.T) {
+	taken := map[string]bool{"test_a": true, "test_a_a": true}
+	name := sentinelName("", []string{"a"}, func(n string) bool { return taken[n] })
+	if taken[name] || !strings.HasPrefix(name, "test_a") {
+		t.Errorf("sentinelName = %q", name)
+	}
+}
