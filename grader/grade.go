@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -131,7 +132,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 		Image:         g.imageID,
 		TestsDigest:   cmp.Or(req.TestsDigest, req.Hidden.Digest()),
 		RepoDigest:    req.Repo.Digest(),
-		TamperSignals: TamperSignals(req.Repo),
+		TamperSignals: TamperSignals(req.Repo, req.Hidden),
 		Contamination: ScanTree(req.Repo, canaries),
 	}
 	if req.Base != nil {
@@ -348,19 +349,19 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 	return &run{res: res, ev: ev(res)}, nil
 }
 
-// maskSentinels replaces the sentinels' random names in the runner output
-// with names that say what they are, for the requester who reads it.
+// maskSentinels replaces the sentinels' names in the runner output with
+// names that say what they are, for the requester who reads it. Sentinels
+// sit in hidden modules, so only their names are replaced, as whole words:
+// a neighbour whose name starts with a sentinel's keeps its own.
 func maskSentinels(out string, sentinels []wrapper.Sentinel) string {
-	var pairs []string
 	for _, s := range sentinels {
 		name := "sentinel_must_fail"
 		if s.MustPass {
 			name = "sentinel_must_pass"
 		}
-		file := strings.ReplaceAll(s.ClassName, ".", "/") + ".py"
-		pairs = append(pairs, file, "testfirst_sentinels.py", s.ClassName, "testfirst_sentinels", s.Name, name)
+		out = regexp.MustCompile(`\b`+regexp.QuoteMeta(s.Name)+`\b`).ReplaceAllLiteralString(out, name)
 	}
-	return strings.NewReplacer(pairs...).Replace(out)
+	return out
 }
 
 func lastLine(s string) string {

@@ -917,3 +917,24 @@ func nullsIn(at string, v any) []string {
 	}
 	return nil
 }
+
+// TestMaskSentinels: the sentinels' names in the runner output are replaced
+// as whole words; their module, a hidden one, and the neighbours whose names
+// start like theirs keep their own.
+func TestMaskSentinels(t *testing.T) {
+	out := "tests/test_bigrams.py::test_bigrams_of_single FAILED\n" +
+		"tests/test_bigrams.py::test_bigrams_of_single_word_is_empty PASSED\n" +
+		"tests/test_bigrams.py::test_bigrams_empty PASSED\n" +
+		"    def test_bigrams_of_single():\n"
+	got := maskSentinels(out, []wrapper.Sentinel{
+		{ClassName: "tests.test_bigrams", Name: "test_bigrams_of_single", MustPass: false},
+		{ClassName: "tests.test_bigrams", Name: "test_bigrams_empty", MustPass: true},
+	})
+	want := "tests/test_bigrams.py::sentinel_must_fail FAILED\n" +
+		"tests/test_bigrams.py::test_bigrams_of_single_word_is_empty PASSED\n" +
+		"tests/test_bigrams.py::sentinel_must_pass PASSED\n" +
+		"    def sentinel_must_fail():\n"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("maskSentinels (-want +got):\n%s", diff)
+	}
+}

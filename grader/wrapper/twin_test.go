@@ -12,9 +12,6 @@ import (
 	"testing"
 )
 
-// hostPython is the host's Debian python3, the same as the grader image's.
-const hostPython = "/usr/bin/python3"
-
 // generate runs the twin generator on root as the wrapper would and
 // returns its map.
 func generate(t *testing.T, root string, apply bool, seed string, exclude []string) *TwinMap {
@@ -349,24 +346,5 @@ func TestTwinsOfTheSample(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		mustWrite(t, filepath.Join(dst, rel), string(data))
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }

@@ -1,7 +1,6 @@
 package wrapper
 
 import (
-	"bytes"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -86,14 +85,11 @@ func run(stdin io.Reader) *Result {
 			res.Twins = m
 		}
 	}
-	res.Expected, res.ListError = listTests(rp, sink.id, min(listTimeout, time.Until(sink.began.Add(time.Duration(sink.j.TimeoutMillis)*time.Millisecond))))
+	var modules []ListedModule
+	res.Expected, modules, res.ListError = listTests(rp, sink.id, min(listTimeout, time.Until(sink.began.Add(time.Duration(sink.j.TimeoutMillis)*time.Millisecond))))
 	if sink.j.Mode == ModePytest {
-		taken := func(p string) bool {
-			_, err := os.Lstat(filepath.Join(HiddenDir, filepath.FromSlash(p)))
-			return err == nil
-		}
-		file, source, sentinels := sentinelModule(res.Expected, sink.j.Canaries, taken)
-		if err := writeFile(HiddenDir, file, 0o644, bytes.NewReader(source)); err != nil {
+		sentinels, err := writeSentinels(HiddenDir, res.Expected, modules)
+		if err != nil {
 			res.Error = err.Error()
 			return res
 		}
@@ -182,29 +178,31 @@ func (a *archiveSink) createSymlinks() error {
 	})
 }
 
-// listTests lists the hidden tests as the test identity, before the
-// sentinels are written and before any code under test has run.
-func listTests(rp *reaper, id identity, timeout time.Duration) ([]ExpectedTest, string) {
+// listTests lists the hidden tests and what each hidden module can hold of
+// the sentinels, as the test identity, before the sentinels are written and
+// before any code under test has run.
+func listTests(rp *reaper, id identity, timeout time.Duration) ([]ExpectedTest, []ListedModule, string) {
 	out := newBoundedScanner(16<<20, nil)
 	p, err := start(rp, id, []string{python, "-I", "-c", listTestsScript, HiddenDir}, baseEnv(), "/", out, nil, nil)
 	if err != nil {
-		return nil, "list hidden tests: " + err.Error()
+		return nil, nil, "list hidden tests: " + err.Error()
 	}
 	st := p.finish(timeout)
 	if st.err != nil {
-		return nil, "list hidden tests: " + st.err.Error()
+		return nil, nil, "list hidden tests: " + st.err.Error()
 	}
 	var listed struct {
-		Tests  []ExpectedTest `json:"tests"`
-		Errors []string       `json:"errors"`
+		Tests   []ExpectedTest `json:"tests"`
+		Modules []ListedModule `json:"modules"`
+		Errors  []string       `json:"errors"`
 	}
 	if st.timedOut || st.ws.ExitStatus() != 0 || json.Unmarshal(out.kept, &listed) != nil {
-		return nil, fmt.Sprintf("list hidden tests: exit %d: %s", st.ws.ExitStatus(), truncate(out.kept, 2000))
+		return nil, nil, fmt.Sprintf("list hidden tests: exit %d: %s", st.ws.ExitStatus(), truncate(out.kept, 2000))
 	}
 	if len(listed.Errors) > 0 {
-		return listed.Tests, fmt.Sprintf("hidden tests do not parse: %q", listed.Errors)
+		return listed.Tests, listed.Modules, fmt.Sprintf("hidden tests do not parse: %q", listed.Errors)
 	}
-	return listed.Tests, ""
+	return listed.Tests, listed.Modules, ""
 }
 
 // runTests runs the job's test command and fills in res.
