@@ -85,6 +85,9 @@ type Request struct {
 	// TestsDigest, when set, is reported as the digest of the hidden tests
 	// (the store's version digest); otherwise Hidden's tree digest is.
 	TestsDigest string
+	// TestStrength, when set with a base tree, also measures the hidden
+	// tests: flaky tests and, with a reference patch, mutants of it.
+	TestStrength *TestStrength
 }
 
 // Grade grades req and returns its report. It returns an error for bad
@@ -135,22 +138,42 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 
 	var prRun, baseRun, refRun *run
 	group, gctx := errgroup.WithContext(ctx)
-	start := func(dst **run, tree *Tree) {
+	start := func(dst **run, tree *Tree, opts ...func(*wrapper.Job)) {
 		group.Go(func() error {
-			r, err := g.run(gctx, req, tree, canaries, deadline)
+			r, err := g.run(gctx, req, tree, canaries, deadline, opts...)
 			*dst = r
 			return err
 		})
 	}
-	start(&prRun, req.Repo)
+	group.Go(func() error {
+		r, err := g.run(gctx, req, req.Repo, canaries, deadline)
+		if err == nil && req.Command == nil {
+			// Failing tests run once more, alone: one that passes then is
+			// reported flaky.
+			if ids := rerunOf(r); ids != nil {
+				if r.rerun, err = g.run(gctx, req, req.Repo, canaries, deadline, selectTests(ids)); err == nil {
+					r.flaky = applyRerun(r.ev, r.rerun.ev)
+				}
+			}
+		}
+		prRun = r
+		return err
+	})
+	// The tree under test may be the reference itself (the base check of a
+	// version): its run is then the reference run.
+	sameAsRef := refTree != nil && refTree.Digest() == req.Repo.Digest()
 	if req.Base != nil {
 		start(&baseRun, req.Base)
 	}
-	if refTree != nil {
+	if refTree != nil && !sameAsRef {
 		start(&refRun, refTree)
 	}
+	strength := g.startStrength(req, refTree, start)
 	if err := group.Wait(); err != nil {
 		return nil, err
+	}
+	if sameAsRef {
+		refRun = prRun
 	}
 
 	pr := prRun.ev
@@ -173,6 +196,10 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	}
 	rep.Contamination = append(rep.Contamination, canarySightings(canaries, prRun.res.CanariesSeen, "output")...)
 	rep.Contamination = append(rep.Contamination, ScanBytes("junit", prRun.res.JUnit, canaries)...)
+	if prRun.rerun != nil {
+		rep.Contamination = append(rep.Contamination, canarySightings(canaries, prRun.rerun.res.CanariesSeen, "output")...)
+		rep.Contamination = append(rep.Contamination, ScanBytes("junit", prRun.rerun.res.JUnit, canaries)...)
+	}
 	rep.Contamination = sortSightings(rep.Contamination)
 	rep.Contaminated = len(rep.Contamination) > 0
 
@@ -201,6 +228,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 		if rep.BaseCheck.AllPass {
 			invalid = append(invalid, "every hidden test already passes on the base tree")
 		}
+		rep.BaseCheck.Flaky = strength.flaky(baseRun, refRun)
 	}
 	if refRun != nil {
 		r := refRun.ev
@@ -213,6 +241,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 		} else if !rep.ReferenceCheck.AllPass {
 			invalid = append(invalid, fmt.Sprintf("the reference patch does not pass every hidden test (%d of %d failed)", len(rep.ReferenceCheck.Failed), len(r.tests)))
 		}
+		rep.ReferenceCheck.Mutation = strength.mutation(rep.ReferenceCheck.AllPass && rep.ReferenceCheck.Error == "")
 	}
 	problems = slices.Concat(pr.problems, problems)
 
@@ -231,6 +260,9 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 		total:        len(pr.tests),
 		allPassed:    pr.allPassed(),
 	})
+	if prRun.flaky > 0 {
+		rep.Reasons = append(rep.Reasons, flakyReason(prRun.flaky))
+	}
 	rep.Reasons = append(rep.Reasons, pr.notes...)
 	rep.DurationSeconds = time.Since(began).Seconds()
 	rep.normalize()
@@ -241,10 +273,17 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 type run struct {
 	res *wrapper.Result
 	ev  *evaluation
+	// rerun is the run of just the failing tests, if there was one; flaky
+	// counts the tests that passed there.
+	rerun *run
+	flaky int
+	// wall is how long the sandbox ran.
+	wall time.Duration
 }
 
-// run runs the hidden tests against tree in a fresh sandbox.
-func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Canary, deadline time.Time) (*run, error) {
+// run runs the hidden tests against tree in a fresh sandbox; opts change
+// its job.
+func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Canary, deadline time.Time, opts ...func(*wrapper.Job)) (*run, error) {
 	timeout := time.Until(deadline)
 	testTimeout := timeout - reportMargin
 	if testTimeout < timeout/2 {
@@ -267,6 +306,9 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 	for _, c := range canaries {
 		job.Canaries = append(job.Canaries, c.Token)
 	}
+	for _, o := range opts {
+		o(&job)
+	}
 	pr, pw := io.Pipe()
 	inputErr := make(chan error, 1)
 	go func() {
@@ -275,6 +317,7 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 		inputErr <- err
 	}()
 	defer pr.Close()
+	began := time.Now()
 	sres, err := g.sb.Run(ctx, sandbox.Spec{
 		Image:       g.image,
 		Entrypoint:  []string{wrapper.BinaryPath},
@@ -314,7 +357,7 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 	if req.Command != nil {
 		ev = evaluateCommand
 	}
-	return &run{res: res, ev: ev(res)}, nil
+	return &run{res: res, ev: ev(res), wall: time.Since(began)}, nil
 }
 
 // maskSentinels replaces the sentinels' random names in the runner output
@@ -360,6 +403,8 @@ func count(tests []TestResult) Counts {
 			c.Failed++
 		case OutcomeSkipped:
 			c.Skipped++
+		case OutcomeFlaky:
+			c.Flaky++
 		default:
 			c.Errors++
 		}
@@ -396,6 +441,7 @@ func (r *Report) normalize() {
 	}
 	if r.BaseCheck != nil {
 		nonNil(&r.BaseCheck.GuardTests)
+		nonNil(&r.BaseCheck.Flaky)
 	}
 	if r.ReferenceCheck != nil {
 		nonNil(&r.ReferenceCheck.Failed)
