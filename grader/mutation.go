@@ -285,3 +285,21 @@ func (sr *strengthRuns) mutation(refPassed bool) *Mutation {
 	}
 	return judgeMutation(sr.shards, refPassed, wall.Seconds())
 }
+
+// writeMutation adds a mutation's rows to a text report: its summary, then
+// each survivor as "file:line change: after".
+func writeMutation(row func(k, v string), rows func(k string, vs []string), m *Mutation) {
+	if m == nil {
+		return
+	}
+	v := m.Summary()
+	if m.Invalid+m.NotRun > 0 {
+		v += fmt.Sprintf(" (%d not counted: %d did not import, %d not run)", m.Invalid+m.NotRun, m.Invalid, m.NotRun)
+	}
+	row("mutation", v)
+	var surv []string
+	for _, s := range m.Survivors {
+		surv = append(surv, fmt.Sprintf("%s:%d %s: %s", s.File, s.Line, s.Change, strings.TrimSpace(s.After)))
+	}
+	rows("survivors", surv)
+}

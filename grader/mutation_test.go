@@ -89,6 +89,16 @@ func TestMutationCounts(t *testing.T) {
 	if got := m.Summary(); got != "these tests miss 1 of 4 changes to the reference" {
 		t.Errorf("summary %q", got)
 	}
+	var text strings.Builder
+	if err := WriteText(&text, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"mutation         these tests miss 1 of 4 changes to the reference (3 not counted: 1 did not import, 2 not run)",
+		"survivors        calc.py:1 'ref' -> 'x': VERSION = 'x'"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, text.String())
+		}
+	}
 	if len(calls) != DefaultMutationSandboxes {
 		t.Fatalf("%d mutation sandboxes, want %d", len(calls), DefaultMutationSandboxes)
 	}

@@ -23,7 +23,11 @@ func WriteText(w io.Writer, r *Report) error {
 	row("verdict", string(r.Verdict))
 	row("trust", string(r.Trust))
 	c := r.Counts
-	row("hidden tests", fmt.Sprintf("%d/%d passed (%d failed, %d errors, %d skipped)", c.Passed, c.Total, c.Failed, c.Errors, c.Skipped))
+	counts := fmt.Sprintf("%d/%d passed (%d failed, %d errors, %d skipped)", c.Passed, c.Total, c.Failed, c.Errors, c.Skipped)
+	if c.Flaky > 0 {
+		counts = strings.Replace(counts, " failed,", fmt.Sprintf(" failed, %d flaky,", c.Flaky), 1)
+	}
+	row("hidden tests", counts)
 	rows("why", r.Reasons)
 	rows("not passed", r.Failed)
 	var signals []string
@@ -51,6 +55,7 @@ func WriteText(w io.Writer, r *Report) error {
 			v += "; error: " + b.Error
 		}
 		row("base check", v)
+		rows("flaky", b.Flaky)
 	}
 	if ref := r.ReferenceCheck; ref != nil {
 		v := fmt.Sprintf("%d/%d pass with the reference patch", ref.Counts.Passed, ref.Counts.Total)
@@ -58,6 +63,7 @@ func WriteText(w io.Writer, r *Report) error {
 			v += "; error: " + ref.Error
 		}
 		row("reference check", v)
+		writeMutation(row, rows, ref.Mutation)
 	}
 	row("sentinels", r.Sentinels)
 	row("tests digest", r.TestsDigest)
