@@ -32,6 +32,8 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
 		{"grade without trees", []string{"grade"}, "--repo is required"},
 		{"grade without tests", []string{"grade", "--repo", "."}, "--tests DIR, or --ticket and --digest"},
+		{"reproduce with trees", []string{"grade", "--reproduce", "3", "--repo", "."}, "--reproduce takes the trees, tests and image from the recorded grade: drop --repo"},
+		{"reproduce without id", []string{"grade", "--config", "x.yml"}, "--reproduce needs a grade id"},
 		{"grade with both", []string{"grade", "--repo", ".", "--tests", ".", "--ticket", "a/b#1", "--digest", "sha256:x"}, "give one"},
 		{"ticket without digest", []string{"grade", "--repo", ".", "--ticket", "a/b#1"}, "--ticket and --digest go together"},
 		{"tests without command", []string{"tests"}, "testfirst tests push"},
