@@ -220,3 +220,51 @@ func TestMutantThatDoesNotImportIsNotCounted(t *testing.T) {
 		t.Errorf("mutation %+v, want 2 invalid and 5 killed of 5", m)
 	}
 }
+
+// TestBaseCheckCost measures what the strength checks add to the base
+// check of the sample version (reference as the tree under test, base,
+// reference patch): wall time and sandbox runs, plain and with
+// TestStrength, alternated. It asserts only what must hold for the figures
+// to mean anything; run it with -v to read them:
+//
+//	TESTFIRST_REQUIRE_DOCKER=1 go test -count=1 -run TestBaseCheckCost -v ./test/
+func TestBaseCheckCost(t *testing.T) {
+	g := testenv.Grading(t)
+	base, patch, ref := sampleVersion(t)
+	hidden := testenv.SampleHidden(t, filepath.Join(sampleDir, "hidden"))
+	const runs = 3
+	var plain, strong []time.Duration
+	var plainRuns, strongRuns int
+	for range runs {
+		for _, s := range []*grader.TestStrength{nil, {}} {
+			before := testenv.CheckSandboxes(t)
+			began := time.Now()
+			rep, err := g.Grader.Grade(t.Context(), grader.Request{Repo: ref, Hidden: hidden, Base: base, Reference: patch, TestStrength: s, Timeout: 3 * time.Minute})
+			wall := time.Since(began)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := testenv.CheckSandboxes(t) - before
+			if rep.Verdict != grader.VerdictPass {
+				t.Fatalf("base check: %s %q", rep.Verdict, rep.Reasons)
+			}
+			if s == nil {
+				plain, plainRuns = append(plain, wall), n
+				continue
+			}
+			strong, strongRuns = append(strong, wall), n
+			if m := rep.ReferenceCheck.Mutation; m == nil || m.Mutants == 0 || len(rep.BaseCheck.Flaky) != 0 {
+				t.Fatalf("mutation %+v, flaky %v", m, rep.BaseCheck.Flaky)
+			} else {
+				t.Logf("mutation: %d mutants, %d killed, longest mutation sandbox %.1fs", m.Mutants, m.Killed, m.Seconds)
+			}
+		}
+	}
+	median := func(ds []time.Duration) time.Duration {
+		ds = slices.Clone(ds)
+		slices.Sort(ds)
+		return ds[len(ds)/2]
+	}
+	t.Logf("base check of the sample, median of %d: plain %.2fs in %d sandbox runs; with TestStrength %.2fs in %d sandbox runs (+%.2fs)",
+		runs, median(plain).Seconds(), plainRuns, median(strong).Seconds(), strongRuns, (median(strong) - median(plain)).Seconds())
+}
