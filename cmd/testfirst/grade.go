@@ -30,6 +30,7 @@ type gradeFlags struct {
 	installation                 int64
 	reproduce                    int64
 	config                       string
+	strength                     bool
 }
 
 func (f *gradeFlags) register(fs *flag.FlagSet) {
@@ -51,6 +52,7 @@ func (f *gradeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.ticket, "ticket", "", "ticket owner/repo#N whose approved tests to grade against (with --digest)")
 	fs.StringVar(&f.digest, "digest", "", "digest of the ticket's approved version, sha256:…")
 	fs.Int64Var(&f.installation, "installation", 0, "GitHub App installation id of the ticket's repository")
+	fs.BoolVar(&f.strength, "strength", false, "with --base: also find flaky hidden tests and, with --reference, grade up to 40 mutants of the reference patch")
 	fs.Int64Var(&f.reproduce, "reproduce", 0, "grade a recorded grade (by id) again from the same trees, tests and image, and show both reports; reads the service's configuration")
 	fs.StringVar(&f.config, "config", "", "with --reproduce: the service's YAML configuration file (also $TESTFIRST_CONFIG)")
 }
@@ -107,6 +109,10 @@ func (f *gradeFlags) request() (app.LocalGradeRequest, error) {
 			return req, usageError{fmt.Sprintf("--base: %v", err)}
 		}
 	}
+	if f.strength && f.base == "" {
+		return req, usageError{"--strength needs --base: the strength checks run the base tree (and the reference patch against it)"}
+	}
+	req.TestStrength = f.strength
 	if f.reference != "" {
 		if req.Reference, err = os.ReadFile(f.reference); err != nil {
 			return req, usageError{fmt.Sprintf("--reference: %v", err)}

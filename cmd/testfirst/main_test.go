@@ -34,6 +34,7 @@ func TestUsageErrors(t *testing.T) {
 		{"grade without tests", []string{"grade", "--repo", "."}, "--tests DIR, or --ticket and --digest"},
 		{"reproduce with trees", []string{"grade", "--reproduce", "3", "--repo", "."}, "--reproduce takes the trees, tests and image from the recorded grade: drop --repo"},
 		{"reproduce without id", []string{"grade", "--config", "x.yml"}, "--reproduce needs a grade id"},
+		{"strength without base", []string{"grade", "--repo", ".", "--tests", ".", "--strength"}, "--strength needs --base"},
 		{"grade with both", []string{"grade", "--repo", ".", "--tests", ".", "--ticket", "a/b#1", "--digest", "sha256:x"}, "give one"},
 		{"ticket without digest", []string{"grade", "--repo", ".", "--ticket", "a/b#1"}, "--ticket and --digest go together"},
 		{"tests without command", []string{"tests"}, "testfirst tests push"},
