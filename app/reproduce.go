@@ -55,10 +55,6 @@ func (r *GradeReproduction) WriteJSON(w io.Writer) error {
 	return enc.Encode(r.rp)
 }
 
-// configNote says what a reproduction cannot hold equal: the grade row
-// does not record the repository configuration it ran with.
-const configNote = "timeout and sandbox limits are read from the repository's configuration now: a grade does not record the ones it ran with"
-
 // Reproduce grades grade id again and compares it with its recorded
 // report. It returns an error when the grade is not completed or has no
 // report, when a tree, the hidden tests or the grader image cannot be had
@@ -114,6 +110,8 @@ func (p *GradeReproducer) Reproduce(ctx context.Context, id int64) (*GradeReprod
 	if err != nil {
 		return nil, fmt.Errorf("reproduce grade %d: %w", id, err)
 	}
+	// The recorded report names the timeout and limits it ran with; the
+	// repository's configuration now is only for reports that do not.
 	cfg, err := repoConfig(ctx, gi, repo.Owner, repo.Name, repo.DefaultBranch)
 	if err != nil {
 		return nil, fmt.Errorf("reproduce grade %d: %w", id, err)
@@ -127,7 +125,6 @@ func (p *GradeReproducer) Reproduce(ctx context.Context, id int64) (*GradeReprod
 	if err != nil {
 		return nil, fmt.Errorf("reproduce grade %d: %w", id, err)
 	}
-	rp.Notes = append(rp.Notes, configNote)
 	return &GradeReproduction{rp: rp}, nil
 }
 

@@ -126,6 +126,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 
 	canaries := Canaries(req.Hidden)
 	rep := &Report{
+		Settings:      settingsOf(req),
 		Image:         g.imageID,
 		TestsDigest:   cmp.Or(req.TestsDigest, req.Hidden.Digest()),
 		RepoDigest:    req.Repo.Digest(),

@@ -160,4 +160,7 @@ type Report struct {
 	Output string `json:"output"`
 	// OutputTruncated is true when the run printed more than was kept.
 	OutputTruncated bool `json:"output_truncated"`
+	// Settings are the bounds the grade ran with, so it can be
+	// reproduced with the same ones.
+	Settings *Settings `json:"settings,omitempty"`
 }

@@ -8,6 +8,9 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
+
+	"github.com/testfirst-app/testfirst/sandbox"
 )
 
 // Reproduction is a recorded grade beside the same grade made again from
@@ -48,11 +51,43 @@ func (g *Grader) Reproduce(ctx context.Context, req Request, recorded *Report) (
 	if g.imageID != recorded.Image {
 		return nil, fmt.Errorf("reproduce: the grader image is %s, the recorded grade ran in %s: %w", g.imageID, recorded.Image, ErrNotReproducible)
 	}
+	note := ""
+	if s := recorded.Settings; s != nil {
+		s.apply(&req)
+	} else {
+		note = "the recorded grade does not say which timeout and sandbox limits it ran with: the ones given now were used"
+	}
 	again, err := g.Grade(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	return CompareReports(recorded, again), nil
+	rp := CompareReports(recorded, again)
+	if note != "" {
+		rp.Notes = append(rp.Notes, note)
+	}
+	return rp, nil
+}
+
+// Settings are the bounds a grade ran with.
+type Settings struct {
+	TimeoutSeconds float64 `json:"timeout_seconds"`
+	// Memory is in bytes, NanoCPUs in billionths of a CPU.
+	Memory   int64 `json:"memory"`
+	NanoCPUs int64 `json:"nano_cpus"`
+	Pids     int64 `json:"pids"`
+}
+
+func settingsOf(req Request) *Settings {
+	return &Settings{TimeoutSeconds: req.Timeout.Seconds(), Memory: req.Limits.Memory, NanoCPUs: req.Limits.NanoCPUs, Pids: req.Limits.Pids}
+}
+
+// apply sets req's timeout and limits to s's.
+func (s *Settings) apply(req *Request) {
+	req.Timeout = time.Duration(s.TimeoutSeconds * float64(time.Second))
+	if req.Limits == (sandbox.Limits{}) {
+		req.Limits = sandbox.DefaultLimits
+	}
+	req.Limits.Memory, req.Limits.NanoCPUs, req.Limits.Pids = s.Memory, s.NanoCPUs, s.Pids
 }
 
 // CompareReports compares a recorded report with a new one of the same

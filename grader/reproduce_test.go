@@ -65,6 +65,31 @@ func TestReproduce(t *testing.T) {
 			t.Errorf("side by side:\n%s", out.String())
 		}
 	})
+	t.Run("with the recorded limits", func(t *testing.T) {
+		rec := *recorded
+		rec.Settings = &Settings{TimeoutSeconds: 90, Memory: 256 << 20, NanoCPUs: 5e8, Pids: 99}
+		sb := &fakeSandbox{results: results(map[string]*wrapper.Result{"pr": gradeRun()})}
+		rp, err := New(sb, gradeImage, gradeImageID).Reproduce(context.Background(), req, &rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := sb.Calls()[0].Spec.Limits
+		if l.Memory != 256<<20 || l.NanoCPUs != 5e8 || l.Pids != 99 || *rp.Again.Settings != *rec.Settings || len(rp.Notes) != 0 {
+			t.Errorf("limits %+v, settings %+v, notes %q: want the recorded ones", l, rp.Again.Settings, rp.Notes)
+		}
+	})
+	t.Run("a report that does not name its limits", func(t *testing.T) {
+		rec := *recorded
+		rec.Settings = nil
+		sb := &fakeSandbox{results: results(map[string]*wrapper.Result{"pr": gradeRun()})}
+		rp, err := New(sb, gradeImage, gradeImageID).Reproduce(context.Background(), req, &rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rp.Notes) != 1 || !strings.Contains(rp.Notes[0], "does not say which timeout") {
+			t.Errorf("notes %q", rp.Notes)
+		}
+	})
 	for name, tc := range map[string]struct {
 		req     Request
 		imageID string
