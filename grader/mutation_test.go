@@ -35,7 +35,6 @@ func TestAddedLines(t *testing.T) {
 // named tests (none: a survivor).
 func mutantShard(candidates int, mutants map[int][]string) *wrapper.Result {
 	r := gradeRun()
-	r.Runner = wrapper.MutantCommand()
 	r.JUnit, r.ExitCode = nil, 0
 	r.MutantCandidates = candidates
 	for i := 0; i < len(mutants); i++ {

@@ -268,3 +268,27 @@ func TestBaseCheckCost(t *testing.T) {
 	t.Logf("base check of the sample, median of %d: plain %.2fs in %d sandbox runs; with TestStrength %.2fs in %d sandbox runs (+%.2fs)",
 		runs, median(plain).Seconds(), plainRuns, median(strong).Seconds(), strongRuns, (median(strong) - median(plain)).Seconds())
 }
+
+// TestMutantsOfOneLineAreToldApart: same-size mutants of one line, run one
+// after another in one sandbox, each run their own code, never the bytecode
+// of the one before (a .pyc's mtime+size check cannot tell two same-size
+// edits within a second apart). "return 1" -> "return 0" is killed by the
+// test; "return 1" -> "return 2", the next mutant, survives.
+func TestMutantsOfOneLineAreToldApart(t *testing.T) {
+	const patch = "diff --git a/m.py b/m.py\nnew file mode 100644\n--- /dev/null\n+++ b/m.py\n@@ -0,0 +1,2 @@\n+def f():\n+    return 1\n"
+	base := tree(t, map[string]string{"README.md": "m\n"})
+	ref, err := grader.ApplyPatch(base, []byte(patch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hidden := tree(t, map[string]string{"test_m.py": "from m import f\n\n\ndef test_f():\n    assert f() != 0\n"})
+	rep := grade(t, grader.Request{Repo: ref, Hidden: hidden, Base: base, Reference: []byte(patch), TestStrength: &grader.TestStrength{MutationSandboxes: 1}})
+	m := rep.ReferenceCheck.Mutation
+	var got []string
+	for _, s := range m.Survivors {
+		got = append(got, s.Change)
+	}
+	if m.Mutants != 3 || m.Killed != 1 || !slices.Equal(got, []string{"1 -> 2", "statement deleted"}) {
+		t.Errorf("mutation %+v: want 3 mutants, 1 -> 0 killed, 1 -> 2 and the deleted return surviving", m)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 )
@@ -75,15 +74,6 @@ type mutant struct {
 	Source string `json:"source"`
 }
 
-// MutantCommand is the runner command line of a mutant's run: pytest as in
-// PytestCommand, with -B so no bytecode of one mutant is ever loaded for
-// the next (a same-size edit within the same second would pass the
-// mtime+size check of a .pyc).
-func MutantCommand() []string {
-	argv := PytestCommand()
-	return slices.Insert(argv, 2, "-B")
-}
-
 // makeMutants runs the generator as the test identity over the tree.
 func makeMutants(rp *reaper, id identity, mj *MutantsJob, timeout time.Duration) (int, []mutant, error) {
 	arg, err := json.Marshal(map[string]any{"root": RepoDir, "added": mj.Added, "max": mj.Max})
@@ -122,9 +112,6 @@ func runMutants(rp *reaper, id identity, job Job, began, deadline time.Time, res
 		return err
 	}
 	res.MutantCandidates = n
-	res.Runner = MutantCommand()
-	env := append(baseEnv(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1")
-	first := true
 	for i, m := range list {
 		if i%mj.Shards != mj.Shard {
 			continue
@@ -140,62 +127,64 @@ func runMutants(rp *reaper, id identity, job Job, began, deadline time.Time, res
 		if !strings.HasPrefix(path, RepoDir+"/") {
 			return fmt.Errorf("mutant of %q: not a path in the tree", m.File)
 		}
-		original, err := readAs(id, path)
+		original, mtime, err := readAs(id, path)
 		if err != nil {
 			return err
 		}
-		if err := writeAs(id, path, []byte(m.Source)); err != nil {
+		// A modification time of its own per mutant: a .pyc of the
+		// original or of another mutant never passes the mtime+size check,
+		// even for a same-size edit within the same second.
+		if err := writeAs(id, path, []byte(m.Source), time.Unix(int64(1_000_000+i), 0)); err != nil {
 			return err
 		}
-		var iso *Isolation
-		if first {
-			iso, first = &res.Isolation, false
-		}
-		out := newBoundedScanner(64<<10, nil)
-		junit := newBoundedScanner(job.JUnitLimit, nil)
-		t0 := time.Now()
-		p, err := start(rp, id, res.Runner, env, RepoDir, out, junit, iso)
-		if err != nil {
+		// The same run as any pytest job, so every check of a run applies.
+		one := &Result{}
+		pj := job
+		pj.Mode, pj.Mutants = ModePytest, nil
+		if err := runTests(rp, id, pj, nil, time.Now().Add(min(time.Duration(mj.MutantMillis)*time.Millisecond, left)), one); err != nil {
 			run.Error = err.Error()
-		} else {
-			st := p.finish(min(time.Duration(mj.MutantMillis)*time.Millisecond, left))
-			run.ExitCode, run.Signal, run.TimedOut = st.ws.ExitStatus(), signalName(st.ws), st.timedOut
-			if st.err != nil {
-				run.Error = st.err.Error()
-			}
 		}
-		run.Seconds = time.Since(t0).Seconds()
-		run.JUnit, run.JUnitTruncated = junit.kept, junit.total > int64(len(junit.kept))
+		if res.Runner == nil {
+			res.Runner, res.Isolation = one.Runner, one.Isolation
+		}
+		run.ExitCode, run.Signal, run.TimedOut, run.Seconds = one.ExitCode, one.Signal, one.TimedOut, one.Seconds
+		run.JUnit, run.JUnitTruncated = one.JUnit, one.JUnitTruncated
 		res.Mutants = append(res.Mutants, run)
-		if err := writeAs(id, path, original); err != nil {
+		if err := writeAs(id, path, original, mtime); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// readAs reads a regular file of the tree as the test identity, never
-// through a symlink.
-func readAs(id identity, path string) ([]byte, error) {
+// readAs reads a regular file of the tree and its modification time as
+// the test identity, never through a symlink.
+func readAs(id identity, path string) ([]byte, time.Time, error) {
 	var data []byte
+	var mtime time.Time
 	err := id.as(func() error {
 		f, err := os.OpenFile(path, os.O_RDONLY|syscallNoFollow, 0)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		mtime = st.ModTime()
 		data, err = io.ReadAll(io.LimitReader(f, maxEntryBytes))
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, time.Time{}, fmt.Errorf("read %s: %w", path, err)
 	}
-	return data, nil
+	return data, mtime, nil
 }
 
-// writeAs replaces the content of a file of the tree as the test
-// identity, never through a symlink.
-func writeAs(id identity, path string, data []byte) error {
+// writeAs replaces the content of a file of the tree and sets its
+// modification time as the test identity, never through a symlink.
+func writeAs(id identity, path string, data []byte, mtime time.Time) error {
 	err := id.as(func() error {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|syscallNoFollow, 0)
 		if err != nil {
@@ -205,7 +194,12 @@ func writeAs(id identity, path string, data []byte) error {
 			f.Close()
 			return err
 		}
-		return f.Close()
+		if err := f.Close(); err != nil {
+			return err
+		}
+		// No process of the test uid runs between the runs, so nothing
+		// can have swapped the file for a symlink since it was opened.
+		return os.Chtimes(path, mtime, mtime)
 	})
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)

@@ -47,10 +47,3 @@ func TestSelectTests(t *testing.T) {
 		})
 	}
 }
-
-func TestMutantCommandWritesNoBytecode(t *testing.T) {
-	argv := MutantCommand()
-	if diff := cmp.Diff(slices.Concat(PytestCommand()[:2], []string{"-B"}, PytestCommand()[2:]), argv); diff != "" {
-		t.Errorf("MutantCommand (-want +got):\n%s", diff)
-	}
-}
