@@ -91,6 +91,9 @@ type Request struct {
 	// check) and tests found flaky. A parametrized test's id without its
 	// case excludes every case.
 	TwinExclude []string
+	// TestStrength, when set with a base tree, also measures the hidden
+	// tests: flaky tests and, with a reference patch, mutants of it.
+	TestStrength *TestStrength
 }
 
 // Grade grades req and returns its report. It returns an error for bad
@@ -129,6 +132,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 
 	canaries := Canaries(req.Hidden)
 	rep := &Report{
+		Settings:      settingsOf(req),
 		Image:         g.imageID,
 		TestsDigest:   cmp.Or(req.TestsDigest, req.Hidden.Digest()),
 		RepoDigest:    req.Repo.Digest(),
@@ -143,33 +147,47 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	var prTwin, refTwin twinRun
 	tj := wrapper.TwinJob{TwinSeed: newTwinSeed(), TwinExclude: req.TwinExclude}
 	group, gctx := errgroup.WithContext(ctx)
-	start := func(dst **run, tree *Tree) {
+	start := func(dst **run, tree *Tree, opts ...func(*wrapper.Job)) {
 		group.Go(func() error {
-			r, err := g.run(gctx, req, tree, canaries, deadline, tj)
+			r, err := g.run(gctx, req, tree, canaries, deadline, tj, opts...)
 			*dst = r
 			return err
 		})
 	}
-	start(&prRun, req.Repo)
+	group.Go(func() error {
+		r, err := g.run(gctx, req, req.Repo, canaries, deadline, tj)
+		if err == nil && req.Command == nil {
+			// Failing tests run once more, alone: one that passes then is
+			// reported flaky.
+			if ids := rerunOf(r); ids != nil {
+				if r.rerun, err = g.run(gctx, req, req.Repo, canaries, deadline, tj, selectTests(ids)); err == nil {
+					r.flaky = applyRerun(r.ev, r.rerun.ev)
+				}
+			}
+		}
+		prRun = r
+		return err
+	})
+	// The tree under test may be the reference itself (the base check of a
+	// version): its run is then the reference run.
+	sameAsRef := refTree != nil && refTree.Digest() == req.Repo.Digest()
 	if req.Base != nil {
 		start(&baseRun, req.Base)
 	}
-	// A tree under test that is the reference (the version's own check)
-	// is graded once: its runs are the reference's.
-	refIsRepo := refTree != nil && refTree.Digest() == req.Repo.Digest()
-	if refTree != nil && !refIsRepo {
+	if refTree != nil && !sameAsRef {
 		start(&refRun, refTree)
 	}
 	if req.Command == nil {
 		g.startTwin(group, gctx, req, req.Repo, canaries, deadline, tj, &prTwin)
-		if refTree != nil && !refIsRepo {
+		if refTree != nil && !sameAsRef {
 			g.startTwin(group, gctx, req, refTree, canaries, deadline, tj, &refTwin)
 		}
 	}
+	strength := g.startStrength(req, refTree, start)
 	if err := group.Wait(); err != nil {
 		return nil, err
 	}
-	if refIsRepo {
+	if sameAsRef {
 		refRun, refTwin = prRun, prTwin
 	}
 
@@ -193,6 +211,10 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	}
 	rep.Contamination = append(rep.Contamination, canarySightings(canaries, prRun.res.CanariesSeen, "output")...)
 	rep.Contamination = append(rep.Contamination, ScanBytes("junit", prRun.res.JUnit, canaries)...)
+	if prRun.rerun != nil {
+		rep.Contamination = append(rep.Contamination, canarySightings(canaries, prRun.rerun.res.CanariesSeen, "output")...)
+		rep.Contamination = append(rep.Contamination, ScanBytes("junit", prRun.rerun.res.JUnit, canaries)...)
+	}
 	rep.Contamination = sortSightings(rep.Contamination)
 	rep.Contaminated = len(rep.Contamination) > 0
 
@@ -221,6 +243,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 		if rep.BaseCheck.AllPass {
 			invalid = append(invalid, "every hidden test already passes on the base tree")
 		}
+		rep.BaseCheck.Flaky = strength.flaky(baseRun, refRun)
 	}
 	if refRun != nil {
 		r := refRun.ev
@@ -233,6 +256,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 		} else if !rep.ReferenceCheck.AllPass {
 			invalid = append(invalid, fmt.Sprintf("the reference patch does not pass every hidden test (%d of %d failed)", len(rep.ReferenceCheck.Failed), len(r.tests)))
 		}
+		rep.ReferenceCheck.Mutation = strength.mutation(rep.ReferenceCheck.AllPass && rep.ReferenceCheck.Error == "")
 	}
 	problems = slices.Concat(pr.problems, problems)
 
@@ -258,6 +282,9 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 		total:        len(pr.tests),
 		allPassed:    pr.allPassed(),
 	})
+	if prRun.flaky > 0 {
+		rep.Reasons = append(rep.Reasons, flakyReason(prRun.flaky))
+	}
 	rep.Reasons = append(rep.Reasons, pr.notes...)
 	if note := twinsNote(rep.Twins); note != "" {
 		rep.Reasons = append(rep.Reasons, note)
@@ -271,10 +298,18 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 type run struct {
 	res *wrapper.Result
 	ev  *evaluation
+	// rerun is the run of just the failing tests, if there was one; flaky
+	// counts the tests that passed there.
+	rerun *run
+	flaky int
+	// wall is how long the sandbox ran.
+	wall time.Duration
 }
 
-// run runs the hidden tests against tree in a fresh sandbox.
-func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Canary, deadline time.Time, tj wrapper.TwinJob) (*run, error) {
+// run runs the hidden tests against tree in a fresh sandbox, with the
+// grade's twin job (every pytest run makes twins, only a twin run keeps
+// them); opts change its job further.
+func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Canary, deadline time.Time, tj wrapper.TwinJob, opts ...func(*wrapper.Job)) (*run, error) {
 	timeout := time.Until(deadline)
 	testTimeout := timeout - reportMargin
 	if testTimeout < timeout/2 {
@@ -299,6 +334,9 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 	for _, c := range canaries {
 		job.Canaries = append(job.Canaries, c.Token)
 	}
+	for _, o := range opts {
+		o(&job)
+	}
 	pr, pw := io.Pipe()
 	inputErr := make(chan error, 1)
 	go func() {
@@ -307,6 +345,7 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 		inputErr <- err
 	}()
 	defer pr.Close()
+	began := time.Now()
 	sres, err := g.sb.Run(ctx, sandbox.Spec{
 		Image:       g.image,
 		Entrypoint:  []string{wrapper.BinaryPath},
@@ -346,7 +385,7 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 	if req.Command != nil {
 		ev = evaluateCommand
 	}
-	return &run{res: res, ev: ev(res)}, nil
+	return &run{res: res, ev: ev(res), wall: time.Since(began)}, nil
 }
 
 // maskSentinels replaces the sentinels' names in the runner output with
@@ -392,6 +431,8 @@ func count(tests []TestResult) Counts {
 			c.Failed++
 		case OutcomeSkipped:
 			c.Skipped++
+		case OutcomeFlaky:
+			c.Flaky++
 		default:
 			c.Errors++
 		}
@@ -428,6 +469,7 @@ func (r *Report) normalize() {
 	}
 	if r.BaseCheck != nil {
 		nonNil(&r.BaseCheck.GuardTests)
+		nonNil(&r.BaseCheck.Flaky)
 	}
 	if r.ReferenceCheck != nil {
 		nonNil(&r.ReferenceCheck.Failed)

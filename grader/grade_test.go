@@ -143,7 +143,9 @@ type sandboxCall struct {
 // run's kind.
 type fakeSandbox struct {
 	results map[string]sandbox.Result
-	err     error
+	// answer, when set, answers a run first; ok false leaves it to results.
+	answer func(sandboxCall) (res sandbox.Result, ok bool)
+	err    error
 	// kindErr fails the runs of one kind ("pr+twin") with the engine
 	// error given.
 	kindErr map[string]error
@@ -181,6 +183,11 @@ func (f *fakeSandbox) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Resul
 	}
 	if err := f.kindErr[call.Kind]; err != nil {
 		return sandbox.Result{}, err
+	}
+	if f.answer != nil {
+		if res, ok := f.answer(call); ok {
+			return res, nil
+		}
 	}
 	res, ok := f.results[call.Kind]
 	if !ok && call.Job.Twins {
@@ -244,8 +251,10 @@ func TestGradeVerdict(t *testing.T) {
 		base      bool
 		reference bool
 		runs      map[string]*wrapper.Result
-		want      Verdict
-		reasons   []string
+		// rerun: the failing tests of the pr run run again alone.
+		rerun   bool
+		want    Verdict
+		reasons []string
 	}{
 		{
 			name:    "pass",
@@ -256,6 +265,7 @@ func TestGradeVerdict(t *testing.T) {
 		{
 			name:    "fail",
 			runs:    map[string]*wrapper.Result{"pr": gradeRun("test_b")},
+			rerun:   true,
 			want:    VerdictFail,
 			reasons: []string{"1 of 3 hidden tests did not pass"},
 		},
@@ -285,6 +295,7 @@ func TestGradeVerdict(t *testing.T) {
 				r.JUnit = bytes.Replace(r.JUnit, []byte(">tb<"), []byte(">"+gradeCanaryX+"<"), 1)
 				return r
 			}()},
+			rerun:   true,
 			want:    VerdictContaminated,
 			reasons: []string{"the canary of tests/test_x.py appears in junit"},
 		},
@@ -362,6 +373,9 @@ func TestGradeVerdict(t *testing.T) {
 					want = append(want, k+twinKind)
 				}
 			}
+			if tt.rerun {
+				want = append(want, "pr")
+			}
 			slices.Sort(want)
 			if diff := cmp.Diff(want, kinds); diff != "" {
 				t.Errorf("sandbox runs (-want +got):\n%s", diff)
@@ -389,6 +403,7 @@ func TestGradeChecks(t *testing.T) {
 	wantBase := &BaseCheck{
 		GuardTests: []string{"tests/test_y.py::test_c"},
 		Counts:     Counts{Passed: 1, Failed: 2, Total: 3},
+		Flaky:      []string{},
 	}
 	if diff := cmp.Diff(wantBase, rep.BaseCheck); diff != "" {
 		t.Errorf("BaseCheck (-want +got):\n%s", diff)

@@ -23,7 +23,11 @@ func WriteText(w io.Writer, r *Report) error {
 	row("verdict", string(r.Verdict))
 	row("trust", string(r.Trust))
 	c := r.Counts
-	row("hidden tests", fmt.Sprintf("%d/%d passed (%d failed, %d errors, %d skipped)", c.Passed, c.Total, c.Failed, c.Errors, c.Skipped))
+	counts := fmt.Sprintf("%d/%d passed (%d failed, %d errors, %d skipped)", c.Passed, c.Total, c.Failed, c.Errors, c.Skipped)
+	if c.Flaky > 0 {
+		counts = strings.Replace(counts, " failed,", fmt.Sprintf(" failed, %d flaky,", c.Flaky), 1)
+	}
+	row("hidden tests", counts)
 	rows("why", escapeAll(r.Reasons))
 	rows("not passed", escapeAll(r.Failed))
 	if len(r.TamperSignals) > 0 {
@@ -64,6 +68,7 @@ func WriteText(w io.Writer, r *Report) error {
 			v += "; error: " + EscapeText(b.Error)
 		}
 		row("base check", v)
+		rows("flaky", escapeAll(b.Flaky))
 	}
 	if ref := r.ReferenceCheck; ref != nil {
 		v := fmt.Sprintf("%d/%d pass with the reference patch", ref.Counts.Passed, ref.Counts.Total)
@@ -71,6 +76,7 @@ func WriteText(w io.Writer, r *Report) error {
 			v += "; error: " + EscapeText(ref.Error)
 		}
 		row("reference check", v)
+		writeMutation(row, rows, ref.Mutation)
 	}
 	if tw := r.Twins; tw != nil {
 		row("twins", twinsLine(tw))

@@ -206,7 +206,7 @@ func gradeCase(t *testing.T, dir string) (caseSpec, *grader.Report) {
 func checkReportInvariants(t *testing.T, rep *grader.Report, hidden *grader.Tree) {
 	t.Helper()
 	c := rep.Counts
-	if c.Passed+c.Failed+c.Errors+c.Skipped != c.Total || c.Total != len(rep.Tests) {
+	if c.Passed+c.Failed+c.Errors+c.Skipped+c.Flaky != c.Total || c.Total != len(rep.Tests) {
 		t.Errorf("counts %+v do not add up over %d tests", c, len(rep.Tests))
 	}
 	var notPassed []string

@@ -121,8 +121,15 @@ func Summary(g Graded) string {
 	if len(r.Failed) > 0 {
 		budget := maxSummaryBytes - b.Len() - tail.Len() - 200
 		fmt.Fprintf(&b, "\n### Hidden tests that did not pass\n\n")
+		flaky := map[string]bool{}
+		for _, t := range r.Tests {
+			flaky[t.ID] = t.Outcome == grader.OutcomeFlaky
+		}
 		for i, id := range r.Failed {
 			line := "- " + code(grader.EscapeText(id)) + "\n"
+			if flaky[id] {
+				line = "- " + code(grader.EscapeText(id)) + " — flaky: failed, then passed when run again alone\n"
+			}
 			if len(line) > budget {
 				fmt.Fprintf(&b, "- … and %d more\n", len(r.Failed)-i)
 				break

@@ -249,3 +249,15 @@ func TestSummaryDetectorsFit(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryMarksFlakyTests: a test that failed and passed when run again
+// alone is listed among those that did not pass, marked flaky.
+func TestSummaryMarksFlakyTests(t *testing.T) {
+	r := &grader.Report{Verdict: grader.VerdictFail, Trust: grader.TrustIsolated, Counts: grader.Counts{Passed: 1, Flaky: 1, Total: 2},
+		Tests:  []grader.TestResult{{ID: "t.py::test_a", Outcome: grader.OutcomePassed}, {ID: "t.py::test_b", Outcome: grader.OutcomeFlaky}},
+		Failed: []string{"t.py::test_b"}}
+	s := Summary(Graded{Report: r, Version: 1, Digest: "sha256:x"})
+	if !strings.Contains(s, "- `t.py::test_b` — flaky: failed, then passed when run again alone") {
+		t.Errorf("summary does not mark the flaky test:\n%s", s)
+	}
+}

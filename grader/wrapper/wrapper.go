@@ -87,16 +87,24 @@ func run(stdin io.Reader) *Result {
 	}
 	var modules []ListedModule
 	res.Expected, modules, res.ListError = listTests(rp, sink.id, min(listTimeout, time.Until(sink.began.Add(time.Duration(sink.j.TimeoutMillis)*time.Millisecond))))
-	if sink.j.Mode == ModePytest {
+	var targets []string
+	if sink.j.Mode == ModePytest || sink.j.Mode == ModeMutants {
 		sentinels, err := writeSentinels(HiddenDir, res.Expected, modules)
 		if err != nil {
 			res.Error = err.Error()
 			return res
 		}
 		res.Sentinels = sentinels
+		res.Expected, targets = selectTests(res.Expected, sentinels, sink.j.Select, sink.j.Reverse)
 	}
 	deadline := sink.began.Add(time.Duration(sink.j.TimeoutMillis) * time.Millisecond)
-	if err := runTests(rp, sink.id, sink.j, deadline, res); err != nil {
+	if sink.j.Mode == ModeMutants {
+		if err := runMutants(rp, sink.id, sink.j, sink.began, deadline, res); err != nil {
+			res.Error = err.Error()
+		}
+		return res
+	}
+	if err := runTests(rp, sink.id, sink.j, targets, deadline, res); err != nil {
 		res.Error = err.Error()
 	}
 	return res
@@ -121,6 +129,10 @@ func (a *archiveSink) job(j Job) error {
 	case ModeCommand:
 		if len(j.Command) == 0 {
 			return errors.New("job: command mode needs a command")
+		}
+	case ModeMutants:
+		if j.Mutants == nil {
+			return errors.New("job: mutants mode needs a mutants job")
 		}
 	default:
 		return fmt.Errorf("job: unknown mode %q", j.Mode)
@@ -205,13 +217,17 @@ func listTests(rp *reaper, id identity, timeout time.Duration) ([]ExpectedTest, 
 	return listed.Tests, listed.Modules, ""
 }
 
-// runTests runs the job's test command and fills in res.
-func runTests(rp *reaper, id identity, job Job, deadline time.Time, res *Result) error {
+// runTests runs the job's test command and fills in res. targets, when
+// set, replace the hidden directory as pytest's arguments.
+func runTests(rp *reaper, id identity, job Job, targets []string, deadline time.Time, res *Result) error {
 	env := baseEnv()
 	var argv []string
 	switch job.Mode {
 	case ModePytest:
 		argv = PytestCommand()
+		if targets != nil {
+			argv = append(argv[:len(argv)-1], targets...)
+		}
 		env = append(env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1")
 	case ModeCommand:
 		bin, err := exec.LookPath(job.Command[0])
