@@ -16,7 +16,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/testfirst-app/testfirst/card"
 	"github.com/testfirst-app/testfirst/github"
+	"github.com/testfirst-app/testfirst/jobs"
 )
 
 // Defaults of the embedded, one-machine setup.
@@ -25,11 +27,16 @@ const (
 	DefaultPublicURL    = "http://localhost:8080"
 	DefaultDatabaseURL  = "sqlite://./var/testfirst.db"
 	DefaultGitHubAPIURL = "https://api.github.com/"
-	DefaultGitHubURL    = "https://github.com/"
+	DefaultGitHubURL    = card.DefaultGitHubURL
 	// DefaultJobRescueAfter is how long a job may run before another
 	// replica takes it for lost (its process died): longer than the
 	// longest grade.
-	DefaultJobRescueAfter = 90 * time.Minute
+	DefaultJobRescueAfter = jobs.DefaultJobRescueAfter
+	// DefaultSyncInterval is how often every active ticket is brought in
+	// line with the store, so that tests pushed and decisions taken
+	// outside the service (testfirst tests push|approve|reject) are picked
+	// up without a restart.
+	DefaultSyncInterval = jobs.DefaultSyncInterval
 	// DefaultSessionKeyFile is where serve keeps the key that signs
 	// session cookies when TESTFIRST_SESSION_KEY_FILE is not set: created
 	// on first use, 0600. Replicas must share one key: set the variable.

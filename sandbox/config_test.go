@@ -72,3 +72,15 @@ func TestContainerConfigSealed(t *testing.T) {
 		})
 	}
 }
+
+func TestLimitsOf(t *testing.T) {
+	l := sandbox.LimitsOf(512<<20, 1.5, 64)
+	want := sandbox.DefaultLimits
+	want.Memory, want.NanoCPUs, want.Pids = 512<<20, 1_500_000_000, 64
+	if l != want {
+		t.Errorf("LimitsOf = %+v, want %+v", l, want)
+	}
+	if got := l.CPUs(); got != 1.5 {
+		t.Errorf("CPUs = %v, want 1.5", got)
+	}
+}

@@ -1,0 +1,81 @@
+package pipeline
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCommentsCarryNoTestText(t *testing.T) {
+	check := VersionCheck{Tests: []string{"tests/test_a.py::test_one", "tests/test_a.py::test_two"},
+		Base:      BaseCheck{AllPass: true, GuardTests: []string{"tests/test_a.py::test_one", "tests/test_a.py::test_two"}},
+		Reference: &ReferenceCheck{Failed: []string{"tests/test_a.py::test_two"}, Counts: Counts{Total: 2}}}
+	tests := []struct {
+		name string
+		got  string
+		want []string
+	}{
+		{"ready", ReadyComment("alice", 2, 14, 3, "https://tf.example/tickets/o/r/12/versions/2"),
+			[]string{"**v2**", "14 tests", "3 tests already pass", "`alice`", "https://tf.example/tickets/o/r/12/versions/2", "never shown"}},
+		{"ready, no guards", ReadyComment("", 1, 1, 0, "u"), []string{"1 test.", "the requester can review"}},
+		{"invalid", InvalidComment(3, check), []string{"**v3**", "all 2 tests already pass", "reference patch fails 1 of 2"}},
+		{"approved", ApprovedComment(12, 2, "sha256:ab", 14, 3, 4, "alice"), []string{"**v2**", "`sha256:ab`", "14 tests", "3 of 4 acceptance criteria", "`Fixes #12`"}},
+		{"rejected", RejectedComment(2), []string{"**v2** were rejected"}},
+		{"stopped", StoppedComment(3), []string{"3 times", "`lane:pair`"}},
+		{"reopened", ReopenedComment(2, 3), []string{"v2 was reopened", "v3 replaces it"}},
+		{"a login cannot inject markdown or mention", ReadyComment("a`[x](y)", 1, 1, 0, "u"), []string{"`a[x](y)`"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, w := range tt.want {
+				if !strings.Contains(tt.got, w) {
+					t.Errorf("comment %q lacks %q", tt.got, w)
+				}
+			}
+			for _, id := range check.Tests {
+				if strings.Contains(tt.got, id) {
+					t.Errorf("comment %q names test %q", tt.got, id)
+				}
+			}
+		})
+	}
+}
+
+func TestVersionCheckProblems(t *testing.T) {
+	tests := []struct {
+		name  string
+		check VersionCheck
+		want  []string
+	}{
+		{"valid", VersionCheck{Tests: []string{"a", "b"}, Base: BaseCheck{GuardTests: []string{"a"}}, Reference: &ReferenceCheck{AllPass: true}}, nil},
+		{"all pass on base", VersionCheck{Tests: []string{"a"}, Base: BaseCheck{AllPass: true}}, []string{"all 1 tests already pass on the base commit"}},
+		{"no tests", VersionCheck{}, []string{"no hidden test was found"}},
+		{"could not run", VersionCheck{Error: "engine down"}, []string{"the base check could not run (the approval card says why)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.check.Problems()
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") || tt.check.Valid() != (len(tt.want) == 0) {
+				t.Errorf("Problems = %q, Valid = %v; want %q", got, tt.check.Valid(), tt.want)
+			}
+		})
+	}
+}
+
+func TestCovered(t *testing.T) {
+	criteria := map[string][]string{"c1": {"t::a"}, "c2": {"t::gone"}, "c3": nil}
+	if got := Covered(criteria, []string{"t::a", "t::b"}); got != 1 {
+		t.Errorf("Covered = %d; want 1 (c2 names a test that does not exist, c3 none)", got)
+	}
+	if got := Covered(criteria, nil); got != 2 {
+		t.Errorf("Covered before the check = %d; want 2", got)
+	}
+}
+
+func TestPaths(t *testing.T) {
+	if got := CardPath("octo-org", "my repo", 12, 3); got != "/tickets/octo-org/my%20repo/12/versions/3" {
+		t.Errorf("CardPath = %q", got)
+	}
+	if got := GradePath(7); got != "/grades/7" {
+		t.Errorf("GradePath = %q", got)
+	}
+}

@@ -1,0 +1,88 @@
+package pipeline
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseCriteria(t *testing.T) {
+	tests := []struct {
+		name, body string
+		want       []string
+	}{
+		{"none", "Just prose.\n\n- a plain bullet\n", nil},
+		{"task list", "- [ ] first\n* [x] second done\n+ [X] third\n", []string{"first", "second done", "third"}},
+		{"numbered", "1. one\n2) two\n10. ten\n", []string{"one", "two", "ten"}},
+		{"mixed and nested", "1. parent\n   - [ ] child task\n   - plain child\n2. next\r\n", []string{"parent", "child task", "next"}},
+		{"fenced code is skipped", "```\n1. code\n```\n~~~python\n- [ ] code\n~~~\n1. real\n", []string{"real"}},
+		{"unclosed fence hides the rest", "```\n1. code\n", nil},
+		{"empty items", "1. \n- [ ]\n- [ ] x\n", []string{"x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for i, c := range ParseCriteria(tt.body) {
+				if c.ID != fmt.Sprintf("AC%d", i+1) {
+					t.Errorf("criterion %d has id %s", i, c.ID)
+				}
+				got = append(got, c.Text)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestMatchCriterion(t *testing.T) {
+	cs := []Criterion{{ID: "AC1", Text: "Sums are exact"}, {ID: "AC2", Text: "Rounds  half to even."}}
+	tests := []struct {
+		key  string
+		want int
+	}{
+		{"AC1", 0}, {"ac2", 1}, {"2", 1}, {"#1", 0}, {"C2", 1}, {"AC-2", 1}, {"criterion 1", 0},
+		{"AC3", -1}, {"0", -1},
+		{"sums are exact", 0}, {"Rounds half to even", 1}, {"rounds half", -1}, {"", -1},
+	}
+	for _, tt := range tests {
+		if got := MatchCriterion(tt.key, cs); got != tt.want {
+			t.Errorf("MatchCriterion(%q) = %d, want %d", tt.key, got, tt.want)
+		}
+	}
+}
+
+func TestCoverage(t *testing.T) {
+	issue := []Criterion{{ID: "AC1", Text: "exact"}, {ID: "AC2", Text: "rounding"}, {ID: "AC3", Text: "empty"}}
+	writer := map[string][]string{
+		"1":     {"t::a"},
+		"AC1":   {"t::a", "t::b"},
+		"empty": {"t::c"},
+		"extra": {"t::d", "t::zz"},
+	}
+	c := CoverageOf(issue, writer, []string{"t::a", "t::b", "t::c", "t::d"})
+	rows, uncovered, unlisted := c.Rows, c.Uncovered, c.Unlisted
+	want := []Criterion{
+		{ID: "AC1", Text: "exact", Tests: []string{"t::a", "t::b"}},
+		{ID: "AC2", Text: "rounding"},
+		{ID: "AC3", Text: "empty", Tests: []string{"t::c"}},
+	}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Criterion{{ID: "AC2", Text: "rounding"}}, uncovered); diff != "" {
+		t.Errorf("uncovered (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Criterion{{ID: "extra", Tests: []string{"t::d", "t::zz"}, Missing: []string{"t::zz"}}}, unlisted); diff != "" {
+		t.Errorf("unlisted (-want +got):\n%s", diff)
+	}
+	// Before the base check nothing is reported missing.
+	unlisted = CoverageOf(issue, writer, nil).Unlisted
+	if unlisted[0].Missing != nil {
+		t.Errorf("missing before the base check: %v", unlisted[0].Missing)
+	}
+	if diff := cmp.Diff(map[string][]string{"t::a": {"AC1"}, "t::b": {"AC1"}, "t::c": {"AC3"}, "t::d": {"extra"}, "t::zz": {"extra"}}, c.ByTest()); diff != "" {
+		t.Errorf("criteriaOf (-want +got):\n%s", diff)
+	}
+}
