@@ -86,3 +86,35 @@ func TestCoverage(t *testing.T) {
 		t.Errorf("criteriaOf (-want +got):\n%s", diff)
 	}
 }
+
+// TestCoverageCounts is the count the approval comment says and the card
+// shows: the issue's criteria an existing test covers, or the writer's
+// when the issue lists none.
+func TestCoverageCounts(t *testing.T) {
+	issue := []Criterion{{ID: "AC1", Text: "exact"}, {ID: "AC2", Text: "rounding"}, {ID: "AC3", Text: "empty"}}
+	tests := []struct {
+		name                string
+		issue               []Criterion
+		writer              map[string][]string
+		known               []string
+		covered, total, unc int
+	}{
+		{"all covered", issue, map[string][]string{"1": {"t::a"}, "2": {"t::b"}, "empty": {"t::c"}}, []string{"t::a", "t::b", "t::c"}, 3, 3, 0},
+		{"one mapped to a test that does not exist", issue, map[string][]string{"1": {"t::a"}, "2": {"t::gone"}}, []string{"t::a"}, 1, 3, 2},
+		{"before the base check any mapped test counts", issue, map[string][]string{"1": {"t::a"}, "2": {"t::gone"}}, nil, 2, 3, 1},
+		{"the issue lists none: the writer's", nil, map[string][]string{"c1": {"t::a"}, "c2": {"t::gone"}, "c3": nil}, []string{"t::a"}, 1, 3, 0},
+		{"nothing mapped", issue, nil, nil, 0, 3, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := CoverageOf(tt.issue, tt.writer, tt.known)
+			covered, total := c.Counts()
+			if covered != tt.covered || total != tt.total || len(c.Uncovered) != tt.unc {
+				t.Errorf("Counts = %d of %d, %d uncovered; want %d of %d, %d", covered, total, len(c.Uncovered), tt.covered, tt.total, tt.unc)
+			}
+			if len(c.Uncovered) != total-covered && len(tt.issue) > 0 {
+				t.Errorf("the card's uncovered list (%d) and the comment's count (%d of %d) disagree", len(c.Uncovered), covered, total)
+			}
+		})
+	}
+}
