@@ -1,7 +1,7 @@
 // Package db owns testfirst's persistence: the pipeline state (installations,
 // repositories, tickets, versions, approvals, grades), webhook delivery
 // records, the audit log, and the durable job queue (River) that shares the
-// same database.
+// same database. Its rows carry the pipeline package's typed states.
 //
 // Two engines sit behind one API: SQLite (modernc.org/sqlite, pure Go, one
 // writer connection in WAL mode) for a single machine, and PostgreSQL (pgx)
