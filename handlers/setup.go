@@ -67,6 +67,9 @@ type SetupConfig struct {
 	PublicURL string
 	// GitHubURL is GitHub's web address, e.g. https://github.com/.
 	GitHubURL string
+	// Events are the webhook events the app subscribes to (the pipeline's
+	// event table says which).
+	Events []string
 }
 
 // Setup serves the registration of the GitHub App from a manifest, for a
@@ -114,7 +117,7 @@ func NewSetup(cfg SetupConfig, conv ManifestConverter, store CredentialStore, lo
 			SetupURL:           home + "/",
 			Public:             false,
 			DefaultPermissions: github.AppPermissions(),
-			DefaultEvents:      github.AppEvents(),
+			DefaultEvents:      cfg.Events,
 		},
 		conv:       conv,
 		store:      store,
