@@ -55,6 +55,6 @@ func mountCard(ctx context.Context, mux *http.ServeMux, cfg Config, d *db.DB, cl
 		return err
 	}
 	h.Register(mux)
-	log.InfoContext(ctx, "approval card on", "sign_in_callback", cfg.PublicURL+"/login/callback")
+	log.InfoContext(ctx, "approval card on", "sign_in_callback", cfg.PublicURL+handlers.OAuthCallbackPath)
 	return nil
 }

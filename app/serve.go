@@ -54,10 +54,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
-	mux.Handle("GET /healthz", handlers.Health())
-	mux.Handle("GET /readyz", handlers.Ready(d.Ready))
-	mux.Handle("GET /metrics", handlers.MetricsHandler(reg))
-	mux.Handle("/webhook", handlers.NewWebhook(cfg.WebhookSecrets, jobs.NewIntake(d), handlers.NewMetrics(reg), log))
+	handlers.RegisterService(mux, handlers.ServiceConfig{Ready: d.Ready, Registry: reg, Secrets: cfg.WebhookSecrets, Intake: jobs.NewIntake(d), Log: log})
 
 	if !cfg.HasApp() {
 		registered, err := mountSetup(ctx, mux, cfg, log)

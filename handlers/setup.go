@@ -21,8 +21,6 @@ import (
 
 // Routes the registration involves.
 const (
-	// WebhookPath is where GitHub delivers webhooks.
-	WebhookPath = "/webhook"
 	// SetupCallbackPath is where GitHub sends the browser back with the
 	// manifest code.
 	SetupCallbackPath = "/setup/callback"

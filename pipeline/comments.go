@@ -2,17 +2,8 @@ package pipeline
 
 import (
 	"fmt"
-	"net/url"
 	"strings"
 )
-
-// CardPath is the path of version k's approval card for an issue.
-func CardPath(owner, repo string, issue, k int) string {
-	return fmt.Sprintf("/tickets/%s/%s/%d/versions/%d", url.PathEscape(owner), url.PathEscape(repo), issue, k)
-}
-
-// GradePath is the path of a grade's page, linked from its check run.
-func GradePath(grade int64) string { return fmt.Sprintf("/grades/%d", grade) }
 
 // The comments testfirst posts on a ticket's issue. None carries a test
 // body, a rejection reason (it might describe the tests) or runner output:

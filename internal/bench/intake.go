@@ -192,10 +192,7 @@ func BenchIntake(ctx context.Context, cfg BenchIntakeConfig) (BenchIntakeResult,
 	intake := jobs.NewIntake(d)
 	reg := prometheus.NewRegistry()
 	mux := http.NewServeMux()
-	mux.Handle("GET /healthz", handlers.Health())
-	mux.Handle("GET /readyz", handlers.Ready(d.Ready))
-	mux.Handle("GET /metrics", handlers.MetricsHandler(reg))
-	mux.Handle("/webhook", handlers.NewWebhook([][]byte{[]byte(benchSecret)}, intake, handlers.NewMetrics(reg), cfg.Log))
+	handlers.RegisterService(mux, handlers.ServiceConfig{Ready: d.Ready, Registry: reg, Secrets: [][]byte{[]byte(benchSecret)}, Intake: intake, Log: cfg.Log})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return res, fmt.Errorf("listen on loopback: %w", err)
@@ -209,7 +206,7 @@ func BenchIntake(ctx context.Context, cfg BenchIntakeConfig) (BenchIntakeResult,
 		_ = srv.Shutdown(sctx)
 		<-served
 	}()
-	endpoint := "http://" + ln.Addr().String() + "/webhook"
+	endpoint := "http://" + ln.Addr().String() + handlers.WebhookPath
 	client := &http.Client{
 		Timeout: benchRequestTimeout,
 		Transport: &http.Transport{
