@@ -77,7 +77,7 @@ func NewCard(cards Cards, signIn SignIn, cfg CardConfig) (*Card, error) {
 		signIn:   signIn,
 		cookies:  &cookies{key: cfg.SessionKey, secure: u.Scheme == "https", now: time.Now},
 		ttl:      ttl,
-		callback: strings.TrimSuffix(cfg.PublicURL, "/") + "/login/callback",
+		callback: strings.TrimSuffix(cfg.PublicURL, "/") + OAuthCallbackPath,
 		csrf:     csrf,
 		pages:    p,
 		log:      log,
