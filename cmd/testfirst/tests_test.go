@@ -1,4 +1,4 @@
-package app
+package main
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/testfirst-app/testfirst/app"
 	"github.com/testfirst-app/testfirst/grader/store"
 )
 
@@ -24,15 +25,16 @@ func TestParseTestsTicket(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseTestsTicket(tt.in, 7)
+			tf := ticketFlags{ticket: tt.in, installation: 7, format: "text"}
+			got, err := tf.parse()
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("ParseTestsTicket(%q) = %v, %v; want an error containing %q", tt.in, got, err, tt.wantErr)
+					t.Fatalf("parse(%q) = %v, %v; want an error containing %q", tt.in, got, err, tt.wantErr)
 				}
 				return
 			}
-			if err != nil || got.String() != tt.want || got.ticket.Installation != 7 {
-				t.Errorf("ParseTestsTicket(%q) = %+v, %v; want %s of installation 7", tt.in, got.ticket, err, tt.want)
+			if err != nil || got.String() != tt.want || got.Installation != 7 {
+				t.Errorf("parse(%q) = %+v, %v; want %s of installation 7", tt.in, got, err, tt.want)
 			}
 		})
 	}
@@ -43,18 +45,18 @@ func TestReadTestsDraftRefusesSymlinks(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "test_a.py"), []byte("def test_a(): pass\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d, err := ReadTestsDraft(dir, "writer-bot")
+	d, err := readDraft(dir, "writer-bot")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []store.File{{Path: "test_a.py", Data: []byte("def test_a(): pass\n")}}
-	if diff := cmp.Diff(want, d.files); diff != "" || d.Author != "writer-bot" {
+	if diff := cmp.Diff(want, d.Files); diff != "" || d.Author != "writer-bot" {
 		t.Errorf("draft author %q, files (-want +got):\n%s", d.Author, diff)
 	}
 	if err := os.Symlink("test_a.py", filepath.Join(dir, "test_b.py")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadTestsDraft(dir, "writer-bot"); err == nil || !strings.Contains(err.Error(), "test_b.py is a symlink") {
+	if _, err := readDraft(dir, "writer-bot"); err == nil || !strings.Contains(err.Error(), "test_b.py is a symlink") {
 		t.Errorf("draft with a symlink: %v, want it refused", err)
 	}
 }
@@ -87,12 +89,11 @@ func TestTestsVersionsOutput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			l := TestsVersions{versions: tt.versions}
-			write := l.WriteText
+			write := writeVersionsText
 			if tt.json {
-				write = l.WriteJSON
+				write = writeVersionsJSON
 			}
-			if err := write(&buf); err != nil {
+			if err := write(&buf, tt.versions); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tt.want, buf.String()); diff != "" {
@@ -103,19 +104,19 @@ func TestTestsVersionsOutput(t *testing.T) {
 }
 
 // TestTestsStoreRoundTrip pushes, lists and decides versions in a real
-// file store with keys made by InitKeys, and sees the installation keep
-// tickets of the same name apart.
+// file store with keys made by app.InitKeys, as the tests commands do, and
+// sees the installation keep tickets of the same name apart.
 func TestTestsStoreRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	graderID, cardID := filepath.Join(dir, "grader-identity.txt"), filepath.Join(dir, "card-identity.txt")
-	graderR, cardR, _, err := InitKeys(graderID, cardID)
+	graderR, cardR, _, err := app.InitKeys(graderID, cardID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(EnvGraderRecipients, graderR)
-	t.Setenv(EnvGraderIdentity, graderID)
-	t.Setenv(EnvCardRecipients, cardR)
-	t.Setenv(EnvCardIdentity, cardID)
+	t.Setenv(app.EnvGraderRecipients, graderR)
+	t.Setenv(app.EnvGraderIdentity, graderID)
+	t.Setenv(app.EnvCardRecipients, cardR)
+	t.Setenv(app.EnvCardIdentity, cardID)
 	tests := filepath.Join(dir, "tests")
 	if err := os.MkdirAll(tests, 0o755); err != nil {
 		t.Fatal(err)
@@ -124,18 +125,18 @@ func TestTestsStoreRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	s, err := OpenTestsStore(ctx, "file://"+filepath.Join(dir, "hidden"))
+	s, closeStore, err := app.OpenStoreWriter(ctx, "file://"+filepath.Join(dir, "hidden"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	tk, err := ParseTestsTicket("octo-org/widgets#12", 7)
+	defer closeStore()
+	tk, err := (&ticketFlags{ticket: "octo-org/widgets#12", installation: 7, format: "text"}).parse()
 	if err != nil {
 		t.Fatal(err)
 	}
-	push := func() TestsVersion {
+	push := func() store.Version {
 		t.Helper()
-		d, err := ReadTestsDraft(tests, "writer-bot")
+		d, err := readDraft(tests, "writer-bot")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +154,7 @@ func TestTestsStoreRoundTrip(t *testing.T) {
 	if _, err := s.Reject(ctx, tk, 1, v1.Digest, "alice", ""); err == nil {
 		t.Error("reject without a reason succeeded")
 	}
-	if got, err := s.Reject(ctx, tk, 1, v1.Digest, "alice", "too few tests"); err != nil || got.State != "rejected" {
+	if got, err := s.Reject(ctx, tk, 1, v1.Digest, "alice", "too few tests"); err != nil || got.State != store.StateRejected {
 		t.Fatalf("reject v1: %+v %v", got, err)
 	}
 	v2 := push()
@@ -161,7 +162,15 @@ func TestTestsStoreRoundTrip(t *testing.T) {
 		t.Error("approve with v1's digest succeeded")
 	}
 	got, err := s.Approve(ctx, tk, 2, v2.Digest, "alice")
-	if diff := cmp.Diff(TestsVersion{Number: 2, Digest: v2.Digest, State: "approved"}, got); diff != "" || err != nil {
+	if diff := cmp.Diff(struct {
+		Number int
+		Digest string
+		State  store.State
+	}{2, v2.Digest, store.StateApproved}, struct {
+		Number int
+		Digest string
+		State  store.State
+	}{got.Number, got.Digest, got.State}); diff != "" || err != nil {
 		t.Fatalf("approve v2: %v (-want +got):\n%s", err, diff)
 	}
 
@@ -170,7 +179,7 @@ func TestTestsStoreRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	var text bytes.Buffer
-	if err := vs.WriteText(&text); err != nil {
+	if err := writeVersionsText(&text, vs); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"v1       rejected", "by alice: too few tests", "v2       approved"} {
@@ -182,7 +191,7 @@ func TestTestsStoreRoundTrip(t *testing.T) {
 		t.Errorf("list shows a test body:\n%s", text.String())
 	}
 
-	other, err := ParseTestsTicket("octo-org/widgets#12", 0)
+	other, err := (&ticketFlags{ticket: "octo-org/widgets#12", format: "text"}).parse()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +200,7 @@ func TestTestsStoreRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	var js bytes.Buffer
-	if err := none.WriteJSON(&js); err != nil || js.String() != "[]\n" {
+	if err := writeVersionsJSON(&js, none); err != nil || js.String() != "[]\n" {
 		t.Errorf("versions of the same ticket in installation 0: %q %v, want none", js.String(), err)
 	}
 }
