@@ -41,7 +41,7 @@ func mountCardOrHome(ctx context.Context, mux *http.ServeMux, cfg Config, d *db.
 // copies and decisions only) and the installations' clients. hook is
 // called after every decision.
 func mountCard(ctx context.Context, mux *http.ServeMux, cfg Config, d *db.DB, clients *github.Clients, st *serviceStore, reg prometheus.Registerer, log *slog.Logger, hook card.Hook) error {
-	key, err := cardSessionKey(cfg, DefaultSessionKeyFile)
+	key, err := cardSessionKey(cfg.SessionKey, DefaultSessionKeyFile)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,10 @@ package jobs
 
 import (
 	"context"
+	"fmt"
 	"slices"
+
+	"github.com/riverqueue/river"
 )
 
 // eventHandler handles the deliveries of one webhook event.
@@ -74,4 +77,24 @@ func HandledEvents() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// Work implements river.Worker: it hands the delivery to its event's
+// handler (see eventHandlers).
+func (w *DeliveryWorker) Work(ctx context.Context, job *river.Job[DeliveryArgs]) error {
+	payload, err := w.payload(ctx, job.Args)
+	if err != nil {
+		return err
+	}
+	job.Args.Payload = payload
+	h, ok := handlerFor(job.Args.Event, job.Args.Action)
+	if !ok {
+		return river.JobCancel(fmt.Errorf("delivery %s: no handler for %s.%s", job.Args.Delivery, job.Args.Event, job.Args.Action))
+	}
+	if err = h(w, ctx, job.Args); err != nil {
+		// The job's edge: logged once here, retried or stopped by River.
+		w.log.ErrorContext(ctx, "delivery job failed", "delivery", job.Args.Delivery, "installation", job.Args.Installation,
+			"event", job.Args.Event, "action", job.Args.Action, "attempt", job.Attempt, "err", err)
+	}
+	return err
 }

@@ -17,26 +17,6 @@ import (
 	"github.com/testfirst-app/testfirst/pipeline"
 )
 
-// QueueSandbox is the job queue of everything that runs the sealed
-// sandbox: grades and base checks. It has its own workers, so deliveries
-// and syncs never wait behind a grade.
-const QueueSandbox = "sandbox"
-
-// gradeMaxAttempts: River retries an engine or GitHub failure a few
-// times, then the check run says the grade failed.
-const gradeMaxAttempts = 5
-
-// sandboxJobTimeout bounds a grade or base check job, given how long a job
-// may run before another replica takes it for lost: a little less, so the
-// job ends itself first. River rescues a job only once its own timeout has
-// passed too, so this is also how soon a crashed replica's grade resumes.
-func sandboxJobTimeout(rescueAfter time.Duration) time.Duration {
-	if rescueAfter <= 0 {
-		rescueAfter = DefaultJobRescueAfter
-	}
-	return rescueAfter * 8 / 9
-}
-
 // gradeQueue starts, re-runs and cancels grades. A grade is a database row
 // and a River job, committed together, and one check run on the head.
 type gradeQueue struct {
@@ -44,28 +24,6 @@ type gradeQueue struct {
 	store     storeVersions
 	publicURL string
 	log       *slog.Logger
-}
-
-// grading is how deliveries start and cancel grades. Whether the service
-// grades is decided when it is built: a *gradeQueue when it has the
-// hidden-test store and the sandbox, notGrading when it has not.
-type grading interface {
-	// cancel and cancelTicket stop grades and complete their check runs.
-	cancel(ctx context.Context, gi *github.Installation, repo db.Repository, gs []db.Grade, why string) error
-	cancelTicket(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket, keep, why string) error
-	// gradeTicket grades a pull request's head against the ticket's
-	// approved tests.
-	gradeTicket(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket, pr int, head string, force bool) error
-	// resume grades the open pull requests of a ticket taken up again.
-	resume(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket) error
-	// regrade grades again the heads of gs in one repository, for by.
-	regrade(ctx context.Context, gh installationClients, installation, repoID int64, gs []db.Grade, by string) error
-	// regradeIssue and regradePull carry out /testfirst regrade and
-	// return the reply ("" for none).
-	regradeIssue(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket) (string, error)
-	regradePull(ctx context.Context, gi *github.Installation, repo db.Repository, pr db.PullRequest, tickets []db.Ticket) (string, error)
-	// enqueueSync asks for the ticket's store sync in tx.
-	enqueueSync(ctx context.Context, tx *db.Tx, ticket int64) error
 }
 
 var (
@@ -98,11 +56,6 @@ func (notGrading) regradePull(context.Context, *github.Installation, db.Reposito
 }
 
 func (notGrading) enqueueSync(context.Context, *db.Tx, int64) error { return nil }
-
-// storeTicket names a ticket in the hidden-test store.
-func storeTicket(repo db.Repository, issue int) store.Ticket {
-	return store.Ticket{Installation: repo.InstallationID, Owner: repo.Owner, Repo: repo.Name, Issue: issue}
-}
 
 // enqueueSync implements grading.
 func (q *gradeQueue) enqueueSync(ctx context.Context, tx *db.Tx, ticket int64) error {
@@ -196,19 +149,6 @@ func (q *gradeQueue) regrade(ctx context.Context, gh installationClients, instal
 		}
 	}
 	return nil
-}
-
-// approvedVersion returns the ticket's approved version, if any: the
-// newest version, when it is approved.
-func approvedVersion(ctx context.Context, s storeVersions, t store.Ticket) (*store.Version, error) {
-	vs, err := s.Versions(ctx, t)
-	if err != nil || len(vs) == 0 {
-		return nil, err
-	}
-	if v := vs[len(vs)-1]; v.State == store.StateApproved {
-		return &v, nil
-	}
-	return nil, nil
 }
 
 // gradeTicket grades head of pull request pr against the ticket's approved

@@ -13,27 +13,11 @@ import (
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/grader"
-	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/pipeline"
 )
 
 // cancelPoll is how often a running grade looks whether it was cancelled.
 const cancelPoll = 2 * time.Second
-
-// GradeArgs is the job that grades one pull request head.
-type GradeArgs struct {
-	Grade int64 `json:"grade"`
-}
-
-// Kind implements river.JobArgs.
-func (GradeArgs) Kind() string { return "grade" }
-
-// approvedTests is what the grade job reads of the store.
-type approvedTests interface {
-	// Open opens the ticket's approved version if digest is its digest,
-	// and refuses anything else.
-	Open(ctx context.Context, t store.Ticket, digest string) (*store.Content, store.Version, error)
-}
 
 // GradeWorker grades: it fetches the base and head trees with the
 // installation token outside the sandbox, opens the approved version fresh

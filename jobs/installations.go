@@ -5,45 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
 
 	"github.com/testfirst-app/testfirst/db"
-	"github.com/testfirst-app/testfirst/github"
 )
-
-// DeliveryArgs is the job of one webhook delivery that needs work. Intake
-// leaves Payload out of the job and records it with the delivery; Work
-// fills it in before dispatch (see DeliveryWorker.payload). Jobs enqueued
-// before payloads moved out of the job carry it inline.
-type DeliveryArgs struct {
-	Delivery     string          `json:"delivery"`
-	Event        string          `json:"event"`
-	Action       string          `json:"action"`
-	Installation int64           `json:"installation"`
-	Payload      json.RawMessage `json:"payload,omitempty"`
-}
-
-// Kind implements river.JobArgs.
-func (DeliveryArgs) Kind() string { return "delivery" }
-
-// installationClients is the slice of GitHub the delivery worker needs.
-type installationClients interface {
-	Installation(id int64) (*github.Installation, error)
-}
-
-// DeliveryWorker handles the deliveries that need work; see NeedsJob.
-type DeliveryWorker struct {
-	river.WorkerDefaults[DeliveryArgs]
-	db     *db.DB
-	github installationClients
-	// grades starts and cancels grades; see grading.
-	grades grading
-	log    *slog.Logger
-}
 
 // installationPayload is the part of installation and
 // installation_repositories payloads the worker reads.
@@ -67,26 +35,6 @@ type repoRef struct {
 	ID       int64  `json:"id"`
 	Name     string `json:"name"`
 	FullName string `json:"full_name"`
-}
-
-// Work implements river.Worker: it hands the delivery to its event's
-// handler (see eventHandlers).
-func (w *DeliveryWorker) Work(ctx context.Context, job *river.Job[DeliveryArgs]) error {
-	payload, err := w.payload(ctx, job.Args)
-	if err != nil {
-		return err
-	}
-	job.Args.Payload = payload
-	h, ok := handlerFor(job.Args.Event, job.Args.Action)
-	if !ok {
-		return river.JobCancel(fmt.Errorf("delivery %s: no handler for %s.%s", job.Args.Delivery, job.Args.Event, job.Args.Action))
-	}
-	if err = h(w, ctx, job.Args); err != nil {
-		// The job's edge: logged once here, retried or stopped by River.
-		w.log.ErrorContext(ctx, "delivery job failed", "delivery", job.Args.Delivery, "installation", job.Args.Installation,
-			"event", job.Args.Event, "action", job.Args.Action, "attempt", job.Attempt, "err", err)
-	}
-	return err
 }
 
 // installation handles installation and installation_repositories events.

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
@@ -23,35 +22,12 @@ import (
 // restart.
 const DefaultSyncInterval = 15 * time.Second
 
-// SyncArgs brings tickets in line with the store: Ticket 0 means every
-// active ticket.
-type SyncArgs struct {
-	Ticket int64 `json:"ticket,omitempty"`
-}
-
-// Kind implements river.JobArgs.
-func (SyncArgs) Kind() string { return "sync" }
-
-// InsertOpts implements river.JobArgsWithInsertOpts: a sync waiting to run
-// makes another one for the same ticket redundant.
-func (SyncArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true,
-		ByState: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning, rivertype.JobStateScheduled}}}
-}
-
 // SyncPeriodicJob syncs every active ticket every interval, and once when
 // the River leader starts.
 func SyncPeriodicJob(interval time.Duration) *river.PeriodicJob {
 	return river.NewPeriodicJob(river.PeriodicInterval(interval), func() (river.JobArgs, *river.InsertOpts) {
 		return SyncArgs{}, nil
 	}, &river.PeriodicJobOpts{ID: "sync", RunOnStart: true})
-}
-
-// storeVersions is what the sync reads of the store.
-type storeVersions interface {
-	// Versions lists a ticket's versions, oldest first, with their derived
-	// states; a ticket with none gives none.
-	Versions(ctx context.Context, t store.Ticket) ([]store.Version, error)
 }
 
 // SyncWorker mirrors the store's versions and decisions into the database

@@ -9,36 +9,12 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/pipeline"
-	"github.com/testfirst-app/testfirst/sandbox"
 )
-
-// VersionCheckArgs is the base check of one version of hidden tests.
-type VersionCheckArgs struct {
-	Version int64 `json:"version"`
-}
-
-// Kind implements river.JobArgs.
-func (VersionCheckArgs) Kind() string { return "version_check" }
-
-// InsertOpts implements river.JobArgsWithInsertOpts: the check runs in the
-// sandbox queue, once per version.
-func (VersionCheckArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueSandbox, MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true,
-		ByState: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning, rivertype.JobStateScheduled, rivertype.JobStateRetryable}}}
-}
-
-// pendingVersions is what the base check reads of the store.
-type pendingVersions interface {
-	// OpenForCheck opens a pending version by its exact digest; it refuses
-	// any other.
-	OpenForCheck(ctx context.Context, t store.Ticket, k int, digest string) (*store.Content, store.Version, error)
-}
 
 // VersionCheckWorker runs a new version's hidden tests on the ticket's base
 // commit (and on the base with the reference patch, when there is one) in
@@ -172,9 +148,4 @@ func (w *VersionCheckWorker) check(ctx context.Context, base *grader.Tree, conte
 	check.Reference = &pipeline.ReferenceCheck{Failed: rep.Failed, Counts: pipeline.Counts(rep.Counts),
 		AllPass: rep.Counts.Total > 0 && rep.Counts.Passed == rep.Counts.Total}
 	return check, nil
-}
-
-// sandboxLimits are the sandbox limits a repository's config asks for.
-func sandboxLimits(cfg pipeline.RepoConfig) sandbox.Limits {
-	return sandbox.LimitsOf(cfg.Memory, cfg.CPUs, cfg.Pids)
 }

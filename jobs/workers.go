@@ -12,10 +12,6 @@ import (
 	"github.com/testfirst-app/testfirst/grader/store"
 )
 
-// DefaultJobRescueAfter is how long a job may run before another replica
-// takes it for lost (its process died): longer than the longest grade.
-const DefaultJobRescueAfter = 90 * time.Minute
-
 // Config is what the pipeline's workers are built from.
 type Config struct {
 	DB     *db.DB
@@ -82,13 +78,4 @@ func newSetup(cfg Config, g grading) Setup {
 	river.AddWorker(workers, NewRedeliverWorker(cfg.DB, cfg.GitHub, cfg.Log))
 	return Setup{Workers: workers, Queues: Queues(cfg.DB.Engine()),
 		Periodic: []*river.PeriodicJob{RedeliverPeriodicJob(DefaultRedeliverInterval)}}
-}
-
-// sandboxWorkers is how many grades and base checks run at once on this
-// replica: each takes a sandbox with its CPU and memory limits.
-func sandboxWorkers(e db.Engine) int {
-	if e == db.SQLite {
-		return 1
-	}
-	return 2
 }

@@ -85,23 +85,19 @@ func main() {
 	fmt.Printf("%-28s %6s %6d\n", "total", "", total)
 }
 
-// moduleOf returns the path of the module the packages belong to: the
-// longest common prefix of their import paths, cut at a slash.
+// moduleOf returns the path of the module the packages belong to, as
+// the go command names it.
 func moduleOf(pkgs []pkg) string {
 	if len(pkgs) == 0 {
 		return ""
 	}
-	prefix := pkgs[0].path
-	for _, p := range pkgs[1:] {
-		for !strings.HasPrefix(p.path+"/", prefix+"/") {
-			i := strings.LastIndex(prefix, "/")
-			if i < 0 {
-				return ""
-			}
-			prefix = prefix[:i]
-		}
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Path}}")
+	cmd.Dir = pkgs[0].dir
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
 	}
-	return prefix
+	return strings.TrimSpace(string(out))
 }
 
 // list asks the go command for the packages matching patterns, and for
