@@ -3,11 +3,124 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/testfirst-app/testfirst/pipeline"
 )
+
+// ErrDigestMismatch is returned by Approve when the digest given is not the
+// version's: an approval binds one exact set of tests.
+var ErrDigestMismatch = errors.New("digest does not match the version")
+
+// ErrAlreadySigned is returned by Approve when the signer has approved the
+// version before.
+var ErrAlreadySigned = errors.New("already signed this version")
+
+// Version is the metadata of one version of a ticket's hidden tests; the
+// files live in the store.
+type Version struct {
+	ID        int64
+	TicketID  int64
+	Number    int
+	Digest    string
+	State     pipeline.VersionState
+	Author    string
+	CreatedAt time.Time
+	// Check is the base check's result as JSON, nil until it ran.
+	Check     json.RawMessage
+	CheckedAt time.Time
+	// ReadyAt is when the version was announced ready for review.
+	ReadyAt time.Time
+	// Announced is the state last told on the issue.
+	Announced       pipeline.Announcement
+	RejectionReason string
+}
+
+// Approval binds one version's digest, by whom and when.
+type Approval struct {
+	ID         int64
+	VersionID  int64
+	ApprovedBy string
+	ApprovedAt time.Time
+	Digest     string
+	// ReviewSeconds is how long the signer had the card: from the
+	// version's ready_at to the approval.
+	ReviewSeconds int64
+	// Fast is true when ReviewSeconds was under the repository's
+	// fast-approval threshold: counted, not blocked.
+	Fast bool
+}
+
+// AddVersion records the ticket's next version (1, 2, …) and returns it with
+// its number. It fails when the ticket does not exist.
+func (t *Tx) AddVersion(ctx context.Context, v Version) (Version, error) {
+	v.CreatedAt = now()
+	err := t.q.queryRow(ctx, `INSERT INTO versions (ticket_id, number, digest, state, author, created_at)
+SELECT $1, COALESCE(MAX(number), 0) + 1, $2, $3, $4, $5 FROM versions WHERE ticket_id = $1
+RETURNING id, number`, v.TicketID, v.Digest, string(v.State), v.Author, t.dia.time(v.CreatedAt)).Scan(&v.ID, &v.Number)
+	if err != nil {
+		return Version{}, fmt.Errorf("add version to ticket %d: %w", v.TicketID, err)
+	}
+	return v, nil
+}
+
+// Versions lists a ticket's versions, oldest first.
+func (t *Tx) Versions(ctx context.Context, ticketID int64) ([]Version, error) {
+	rs, err := t.q.query(ctx, "SELECT "+versionColumns+" FROM versions WHERE ticket_id = $1 ORDER BY number", ticketID)
+	if err != nil {
+		return nil, fmt.Errorf("list versions of ticket %d: %w", ticketID, err)
+	}
+	defer rs.Close()
+	var vs []Version
+	for rs.Next() {
+		v, err := scanVersion(rs)
+		if err != nil {
+			return nil, fmt.Errorf("list versions of ticket %d: %w", ticketID, err)
+		}
+		vs = append(vs, v)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("list versions of ticket %d: %w", ticketID, err)
+	}
+	return vs, nil
+}
+
+// SetVersionState sets a version's state (for example "rejected").
+// ErrNotFound when there is no such version.
+func (t *Tx) SetVersionState(ctx context.Context, id int64, state pipeline.VersionState) error {
+	return t.updateOne(ctx, fmt.Sprintf("set version %d state %s", id, state),
+		"UPDATE versions SET state = $2 WHERE id = $1", id, string(state))
+}
+
+// Approve records an approval (one signature) of a version. It fails with
+// ErrDigestMismatch when a.Digest is not the version's digest (or the
+// version does not exist), and with ErrAlreadySigned when a.ApprovedBy has
+// signed the version before.
+func (t *Tx) Approve(ctx context.Context, a Approval) (Approval, error) {
+	if a.ApprovedAt.IsZero() {
+		a.ApprovedAt = now()
+	}
+	var n int
+	if err := t.q.queryRow(ctx, "SELECT count(*) FROM approvals WHERE version_id = $1 AND lower(approved_by) = lower($2)",
+		a.VersionID, a.ApprovedBy).Scan(&n); err != nil {
+		return Approval{}, fmt.Errorf("approve version %d: %w", a.VersionID, err)
+	}
+	if n > 0 {
+		return Approval{}, fmt.Errorf("approve version %d: %s: %w", a.VersionID, a.ApprovedBy, ErrAlreadySigned)
+	}
+	err := t.q.queryRow(ctx, `INSERT INTO approvals (version_id, approved_by, approved_at, digest, review_seconds, fast)
+SELECT id, $2, $3, digest, $5, $6 FROM versions WHERE id = $1 AND digest = $4
+RETURNING id`, a.VersionID, a.ApprovedBy, t.dia.time(a.ApprovedAt), a.Digest, a.ReviewSeconds, a.Fast).Scan(&a.ID)
+	if errors.Is(err, ErrNotFound) {
+		return Approval{}, fmt.Errorf("approve version %d: %w", a.VersionID, ErrDigestMismatch)
+	}
+	if err != nil {
+		return Approval{}, fmt.Errorf("approve version %d: %w", a.VersionID, err)
+	}
+	return a, nil
+}
 
 const versionColumns = `id, ticket_id, number, digest, state, author, created_at,
 check_result, checked_at, ready_at, announced, rejection_reason`
