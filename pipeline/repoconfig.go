@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docker/go-units"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -123,7 +122,7 @@ func ParseRepoConfig(data []byte) (RepoConfig, error) {
 		c.Timeout = d
 	}
 	if s := f.Grading.Memory; s != nil {
-		m, err := units.RAMInBytes(*s)
+		m, err := parseMemory(*s)
 		if err != nil || m < minMemory || m > maxMemory {
 			bad("grading.memory %q: want a size from 64m to 8g, e.g. 1g", *s)
 		}
