@@ -45,7 +45,7 @@ test: image vet
 ## fuzz: every fuzz test for FUZZTIME each (intake, configuration, links)
 FUZZTIME ?= 10s
 FUZZ := handlers:FuzzWebhook github:FuzzVerifyDelivery github:FuzzReadEnvelope \
-	app:FuzzParseConfigYAML app/pipeline:FuzzParseRepoConfig app/pipeline:FuzzLinks
+	app:FuzzParseConfigYAML pipeline:FuzzParseRepoConfig pipeline:FuzzLinks
 
 fuzz:
 	@for t in $(FUZZ); do \

@@ -1,10 +1,8 @@
 package app
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,48 +34,6 @@ type appFile struct {
 	WebhookSecretFile      string `yaml:"webhook_secret_file"`
 	GitHubClientID         string `yaml:"github_client_id,omitempty"`
 	GitHubClientSecretFile string `yaml:"github_client_secret_file,omitempty"`
-}
-
-// applyAppFile takes the app's credentials from the app file when neither
-// the config file nor the environment names an app: settings given there
-// win. A missing app file is no app.
-func (c *Config) applyAppFile() error {
-	if c.GitHubAppID != 0 || c.GitHubPrivateKeyFile != "" || c.GitHubAppFile == "" {
-		return nil
-	}
-	data, err := os.ReadFile(c.GitHubAppFile)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("github_app_file: %w", err)
-	}
-	var f appFile
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("github_app_file %s: %w (it holds github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file; move it away to register the app again)", c.GitHubAppFile, err)
-	}
-	if f.GitHubAppID <= 0 || f.GitHubPrivateKeyFile == "" {
-		return fmt.Errorf("github_app_file %s: want github_app_id and github_private_key_file; move it away to register the app again", c.GitHubAppFile)
-	}
-	dir := filepath.Dir(c.GitHubAppFile)
-	resolve := func(p string) string {
-		if p == "" || filepath.IsAbs(p) {
-			return p
-		}
-		return filepath.Join(dir, p)
-	}
-	c.GitHubAppID = f.GitHubAppID
-	c.GitHubPrivateKeyFile = resolve(f.GitHubPrivateKeyFile)
-	if c.WebhookSecretFile == "" {
-		c.WebhookSecretFile = resolve(f.WebhookSecretFile)
-	}
-	if c.GitHubClientID == "" && c.GitHubClientSecretFile == "" {
-		c.GitHubClientID = f.GitHubClientID
-		c.GitHubClientSecretFile = resolve(f.GitHubClientSecretFile)
-	}
-	return nil
 }
 
 // CredentialFiles stores a registered app's credentials as an app file

@@ -7,42 +7,54 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/testfirst-app/testfirst/app/db"
+	"github.com/testfirst-app/testfirst/card"
+	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/handlers"
+	"github.com/testfirst-app/testfirst/jobs"
 )
+
+// mountCardOrHome adds the approval card's pages to mux when the app has
+// its OAuth client and the store's keys, and otherwise the installed
+// app's home page saying so.
+func mountCardOrHome(ctx context.Context, mux *http.ServeMux, cfg Config, d *db.DB, clients *github.Clients, st *serviceStore, storeErr error,
+	reg prometheus.Registerer, log *slog.Logger, app github.AppInfo) error {
+	switch {
+	case !cfg.HasLogin():
+		mux.Handle("GET /{$}", handlers.Installed(app))
+		log.WarnContext(ctx, "no OAuth client: the approval card is off; set TESTFIRST_GITHUB_CLIENT_ID and TESTFIRST_GITHUB_CLIENT_SECRET_FILE")
+		return nil
+	case storeErr != nil:
+		// Like grading, the card needs the store's keys.
+		mux.Handle("GET /{$}", handlers.Installed(app))
+		log.WarnContext(ctx, "the approval card is off", "err", "approval card: "+storeErr.Error())
+		return nil
+	}
+	// A decision on the card is announced, labelled and acted on by the
+	// ticket's sync, at once rather than at the next tick.
+	sync := func(ctx context.Context, ticket int64) error { return jobs.EnqueueSync(ctx, d, ticket) }
+	return mountCard(ctx, mux, cfg, d, clients, st, reg, log, sync)
+}
 
 // mountCard adds the approval card's pages to mux: sign-in with the app's
 // OAuth client, the card service on the database, the store (masked
 // copies and decisions only) and the installations' clients. hook is
-// called after every decision; nil calls nothing. The returned function
-// closes the store.
-func mountCard(ctx context.Context, mux *http.ServeMux, cfg Config, d *db.DB, clients *github.Clients, reg prometheus.Registerer, log *slog.Logger, hook CardHook) (func(), error) {
-	key, err := cardSessionKey(cfg, DefaultSessionKeyFile)
+// called after every decision.
+func mountCard(ctx context.Context, mux *http.ServeMux, cfg Config, d *db.DB, clients *github.Clients, st *serviceStore, reg prometheus.Registerer, log *slog.Logger, hook card.Hook) error {
+	key, err := cardSessionKey(cfg.SessionKey, DefaultSessionKeyFile)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	oauth, err := github.NewOAuthApp(github.OAuthConfig{ClientID: cfg.GitHubClientID, ClientSecret: cfg.ClientSecret, WebURL: cfg.WebURL(), APIURL: cfg.GitHubAPIURL})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	w, closeStore, err := OpenStoreWriter(ctx, cfg.StoreURL)
+	svc := card.NewService(d, st.writer, clients, hook, card.WithMetrics(reg), card.WithLogger(log), card.WithGitHubURL(cfg.WebURL()))
+	h, err := handlers.NewCard(svc, oauth, handlers.CardConfig{PublicURL: cfg.PublicURL, SessionKey: key, Log: log})
 	if err != nil {
-		return nil, &cardStoreError{err}
+		return err
 	}
-	svc := NewCardService(d, w, clients, hook, WithCardMetrics(reg), WithCardLogger(log), WithCardGitHubURL(cfg.WebURL()))
-	card, err := handlers.NewCard(svc, oauth, handlers.CardConfig{PublicURL: cfg.PublicURL, SessionKey: key, Log: log})
-	if err != nil {
-		closeStore()
-		return nil, err
-	}
-	card.Register(mux)
-	log.InfoContext(ctx, "approval card on", "sign_in_callback", cfg.PublicURL+"/login/callback")
-	return func() { closeStore() }, nil
+	h.Register(mux)
+	log.InfoContext(ctx, "approval card on", "sign_in_callback", cfg.PublicURL+handlers.OAuthCallbackPath)
+	return nil
 }
-
-// cardStoreError says the card cannot open the hidden test store.
-type cardStoreError struct{ err error }
-
-func (e *cardStoreError) Error() string { return "approval card: hidden test store: " + e.err.Error() }
-func (e *cardStoreError) Unwrap() error { return e.err }

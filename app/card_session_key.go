@@ -29,9 +29,9 @@ func readSessionKey(path string) ([]byte, error) {
 
 // cardSessionKey returns the configured session key, or the one at path,
 // creating it (0600, in a 0700 directory) on first use.
-func cardSessionKey(cfg Config, path string) ([]byte, error) {
-	if len(cfg.SessionKey) > 0 {
-		return cfg.SessionKey, nil
+func cardSessionKey(configured []byte, path string) ([]byte, error) {
+	if len(configured) > 0 {
+		return configured, nil
 	}
 	key, err := readSessionKey(path)
 	if err == nil || !errors.Is(err, os.ErrNotExist) {

@@ -2,21 +2,22 @@ package app
 
 import (
 	"bytes"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/testfirst-app/testfirst/card"
 	"github.com/testfirst-app/testfirst/github"
+	"github.com/testfirst-app/testfirst/jobs"
 )
 
 // Defaults of the embedded, one-machine setup.
@@ -25,11 +26,16 @@ const (
 	DefaultPublicURL    = "http://localhost:8080"
 	DefaultDatabaseURL  = "sqlite://./var/testfirst.db"
 	DefaultGitHubAPIURL = "https://api.github.com/"
-	DefaultGitHubURL    = "https://github.com/"
+	DefaultGitHubURL    = card.DefaultGitHubURL
 	// DefaultJobRescueAfter is how long a job may run before another
 	// replica takes it for lost (its process died): longer than the
 	// longest grade.
-	DefaultJobRescueAfter = 90 * time.Minute
+	DefaultJobRescueAfter = jobs.DefaultJobRescueAfter
+	// DefaultSyncInterval is how often every active ticket is brought in
+	// line with the store, so that tests pushed and decisions taken
+	// outside the service (testfirst tests push|approve|reject) are picked
+	// up without a restart.
+	DefaultSyncInterval = jobs.DefaultSyncInterval
 	// DefaultSessionKeyFile is where serve keeps the key that signs
 	// session cookies when TESTFIRST_SESSION_KEY_FILE is not set: created
 	// on first use, 0600. Replicas must share one key: set the variable.
@@ -317,21 +323,44 @@ func (c *Config) readSecrets() []error {
 	return errs
 }
 
-// checkRSAKey checks that key is a PEM RSA private key, as GitHub issues.
-func checkRSAKey(key []byte) error {
-	block, _ := pem.Decode(key)
-	if block == nil {
-		return errors.New("not a PEM file: download the private key from the app's settings")
-	}
-	if _, err := x509.ParsePKCS1PrivateKey(block.Bytes); err == nil {
+// applyAppFile takes the app's credentials from the app file when neither
+// the config file nor the environment names an app: settings given there
+// win. A missing app file is no app.
+func (c *Config) applyAppFile() error {
+	if c.GitHubAppID != 0 || c.GitHubPrivateKeyFile != "" || c.GitHubAppFile == "" {
 		return nil
 	}
-	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
-	if err != nil {
-		return fmt.Errorf("not an RSA private key: %w", err)
+	data, err := os.ReadFile(c.GitHubAppFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
-	if _, ok := k.(interface{ Size() int }); !ok {
-		return errors.New("not an RSA private key")
+	if err != nil {
+		return fmt.Errorf("github_app_file: %w", err)
+	}
+	var f appFile
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("github_app_file %s: %w (it holds github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file; move it away to register the app again)", c.GitHubAppFile, err)
+	}
+	if f.GitHubAppID <= 0 || f.GitHubPrivateKeyFile == "" {
+		return fmt.Errorf("github_app_file %s: want github_app_id and github_private_key_file; move it away to register the app again", c.GitHubAppFile)
+	}
+	dir := filepath.Dir(c.GitHubAppFile)
+	resolve := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	c.GitHubAppID = f.GitHubAppID
+	c.GitHubPrivateKeyFile = resolve(f.GitHubPrivateKeyFile)
+	if c.WebhookSecretFile == "" {
+		c.WebhookSecretFile = resolve(f.WebhookSecretFile)
+	}
+	if c.GitHubClientID == "" && c.GitHubClientSecretFile == "" {
+		c.GitHubClientID = f.GitHubClientID
+		c.GitHubClientSecretFile = resolve(f.GitHubClientSecretFile)
 	}
 	return nil
 }

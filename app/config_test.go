@@ -200,7 +200,7 @@ func TestLoadConfigLogin(t *testing.T) {
 // TestCardSessionKey: the key is made once, 0600, and read back after.
 func TestCardSessionKey(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "var", "session-key")
-	k1, err := cardSessionKey(DefaultConfig(), path)
+	k1, err := cardSessionKey(DefaultConfig().SessionKey, path)
 	if err != nil || len(k1) < minSessionKey {
 		t.Fatalf("first key %q, %v", k1, err)
 	}
@@ -208,13 +208,13 @@ func TestCardSessionKey(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("key file mode %v, %v; want 0600", fi.Mode(), err)
 	}
-	k2, err := cardSessionKey(DefaultConfig(), path)
+	k2, err := cardSessionKey(DefaultConfig().SessionKey, path)
 	if err != nil || string(k1) != string(k2) {
 		t.Errorf("second key %q, %v; want the first", k2, err)
 	}
 	cfg := DefaultConfig()
 	cfg.SessionKey = []byte(strings.Repeat("x", 32))
-	if k, _ := cardSessionKey(cfg, path); string(k) != string(cfg.SessionKey) {
+	if k, _ := cardSessionKey(cfg.SessionKey, path); string(k) != string(cfg.SessionKey) {
 		t.Errorf("configured key not used: %q", k)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/testfirst-app/testfirst/grader"
-	"github.com/testfirst-app/testfirst/sandbox"
+	"github.com/testfirst-app/testfirst/sandbox/docker"
 )
 
 // WrapperName is the file name of the sandbox wrapper binary.
@@ -29,13 +29,13 @@ type GradingConfig struct {
 	Progress io.Writer
 	// Docker is the engine connection to use; one is opened from the
 	// environment (DOCKER_HOST) when nil.
-	Docker *sandbox.Docker
+	Docker *docker.Engine
 }
 
 // Grading is a connected grader and the engine behind it.
 type Grading struct {
 	Grader  *grader.Grader
-	Docker  *sandbox.Docker
+	Docker  *docker.Engine
 	Image   string
 	ImageID string
 }
@@ -51,21 +51,24 @@ func OpenGrading(ctx context.Context, cfg GradingConfig) (*Grading, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read wrapper binary: %w", err)
 	}
-	docker := cfg.Docker
-	if docker == nil {
-		if docker, err = sandbox.NewDocker(ctx); err != nil {
+	engine := cfg.Docker
+	if engine == nil {
+		if engine, err = docker.New(ctx); err != nil {
 			return nil, err
 		}
 	}
 	if cfg.Progress == nil {
 		cfg.Progress = io.Discard
 	}
-	ref, id, err := grader.EnsureImage(ctx, docker, cfg.BaseImage, bin, cfg.Progress)
+	ref, id, err := grader.EnsureImage(ctx, engine, cfg.BaseImage, bin, cfg.Progress)
 	if err != nil {
 		return nil, fmt.Errorf("grader image: %w", err)
 	}
-	return &Grading{Grader: grader.New(docker, ref, id), Docker: docker, Image: ref, ImageID: id}, nil
+	return &Grading{Grader: grader.New(engine, ref, id), Docker: engine, Image: ref, ImageID: id}, nil
 }
+
+// The engine adapter is what the grader runs its sandboxes on.
+var _ grader.Sandbox = (*docker.Engine)(nil)
 
 // FindWrapper locates the wrapper binary: explicit, else $TESTFIRST_WRAPPER,
 // else beside the running executable, else on PATH.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/handlers"
+	"github.com/testfirst-app/testfirst/jobs"
 )
 
 // ErrConfigured is what Serve returns after an app was registered from its
@@ -26,7 +27,7 @@ func mountSetup(ctx context.Context, mux *http.ServeMux, cfg Config, log *slog.L
 	}
 	registered := make(chan struct{})
 	var once sync.Once
-	setup, err := handlers.NewSetup(handlers.SetupConfig{PublicURL: cfg.PublicURL, GitHubURL: cfg.WebURL()}, conv, NewCredentialFiles(cfg.GitHubAppFile), log,
+	setup, err := handlers.NewSetup(handlers.SetupConfig{PublicURL: cfg.PublicURL, GitHubURL: cfg.WebURL(), Events: jobs.Events()}, conv, NewCredentialFiles(cfg.GitHubAppFile), log,
 		func(github.AppRegistration) { once.Do(func() { close(registered) }) })
 	if err != nil {
 		return nil, err

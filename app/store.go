@@ -81,23 +81,11 @@ func identities(env, defaultIdentity string) ([]age.Identity, error) {
 // OpenStoreWriter opens the store at url as the web side does: it seals to
 // the grader's recipients and reads card copies with the card's identity.
 func OpenStoreWriter(ctx context.Context, url string) (*store.Writer, func() error, error) {
-	graderR, err := recipients(EnvGraderRecipients, DefaultGraderIdentity)
-	if err != nil {
-		return nil, nil, err
-	}
-	cardR, err := recipients(EnvCardRecipients, DefaultCardIdentity)
-	if err != nil {
-		return nil, nil, err
-	}
-	cardID, err := identities(EnvCardIdentity, DefaultCardIdentity)
-	if err != nil {
-		return nil, nil, err
-	}
 	blobs, closeFn, err := store.OpenBlobs(ctx, url)
 	if err != nil {
 		return nil, nil, err
 	}
-	w, err := store.NewWriter(blobs, graderR, cardR, cardID)
+	w, err := storeWriter(blobs)
 	if err != nil {
 		closeFn()
 		return nil, nil, err
@@ -108,18 +96,71 @@ func OpenStoreWriter(ctx context.Context, url string) (*store.Writer, func() err
 // OpenStoreReader opens the store at url as the grader does, with the
 // grader's identity.
 func OpenStoreReader(ctx context.Context, url string) (*store.Reader, func() error, error) {
-	ids, err := identities(EnvGraderIdentity, DefaultGraderIdentity)
-	if err != nil {
-		return nil, nil, err
-	}
 	blobs, closeFn, err := store.OpenBlobs(ctx, url)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := store.NewReader(blobs, ids)
+	r, err := storeReader(blobs)
 	if err != nil {
 		closeFn()
 		return nil, nil, err
 	}
 	return r, closeFn, nil
+}
+
+// storeWriter is the web side of the store on blobs, with the keys the
+// environment names.
+func storeWriter(blobs store.Blobs) (*store.Writer, error) {
+	graderR, err := recipients(EnvGraderRecipients, DefaultGraderIdentity)
+	if err != nil {
+		return nil, err
+	}
+	cardR, err := recipients(EnvCardRecipients, DefaultCardIdentity)
+	if err != nil {
+		return nil, err
+	}
+	cardID, err := identities(EnvCardIdentity, DefaultCardIdentity)
+	if err != nil {
+		return nil, err
+	}
+	return store.NewWriter(blobs, graderR, cardR, cardID)
+}
+
+// storeReader is the grader's side of the store on blobs.
+func storeReader(blobs store.Blobs) (*store.Reader, error) {
+	ids, err := identities(EnvGraderIdentity, DefaultGraderIdentity)
+	if err != nil {
+		return nil, err
+	}
+	return store.NewReader(blobs, ids)
+}
+
+// serviceStore is the hidden-test store as serve opens it, once: the web
+// side, for the card and the store sync, and the grader's side when the
+// grader's identity is there.
+type serviceStore struct {
+	writer *store.Writer
+	reader *store.Reader
+	// readerErr says why there is no reader.
+	readerErr error
+	close     func() error
+}
+
+// openServiceStore opens the store at url for serve. It fails when the web
+// side cannot be had; a missing grader identity leaves reader nil.
+func openServiceStore(ctx context.Context, url string) (*serviceStore, error) {
+	blobs, closeFn, err := store.OpenBlobs(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("hidden test store: %w", err)
+	}
+	w, err := storeWriter(blobs)
+	if err != nil {
+		closeFn()
+		return nil, fmt.Errorf("hidden test store: %w", err)
+	}
+	s := &serviceStore{writer: w, close: closeFn}
+	if s.reader, err = storeReader(blobs); err != nil {
+		s.readerErr = fmt.Errorf("hidden test store: %w", err)
+	}
+	return s, nil
 }

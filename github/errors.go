@@ -3,6 +3,7 @@ package github
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"strconv"
 	"time"
@@ -11,8 +12,18 @@ import (
 )
 
 // ErrNotFound is wrapped by errors for things GitHub says do not exist (or
-// that the installation cannot see).
-var ErrNotFound = errors.New("not found on GitHub")
+// that the installation cannot see). It is also fs.ErrNotExist, so code
+// that reads files through a narrow interface can tell a missing file from
+// a failed call without importing this package.
+var ErrNotFound error = notFound{}
+
+// notFound is ErrNotFound's type.
+type notFound struct{}
+
+func (notFound) Error() string { return "not found on GitHub" }
+
+// Is makes ErrNotFound match fs.ErrNotExist.
+func (notFound) Is(target error) bool { return target == fs.ErrNotExist }
 
 // APIError is a failed GitHub call.
 type APIError struct {

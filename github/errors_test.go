@@ -2,6 +2,7 @@ package github
 
 import (
 	"errors"
+	"io/fs"
 	"net/http"
 	"strconv"
 	"testing"
@@ -50,6 +51,9 @@ func TestClassify(t *testing.T) {
 			}
 			if got := errors.Is(err, ErrNotFound); got != tt.notFound {
 				t.Errorf("errors.Is(err, ErrNotFound) = %v", got)
+			}
+			if got := errors.Is(err, fs.ErrNotExist); got != tt.notFound {
+				t.Errorf("errors.Is(err, fs.ErrNotExist) = %v", got)
 			}
 			if !errors.Is(err, tt.err) && !tt.notFound {
 				t.Errorf("the cause is lost: %v", err)

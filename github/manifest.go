@@ -61,13 +61,6 @@ func AppPermissions() map[string]string {
 	}
 }
 
-// AppEvents are the webhook events testfirst subscribes to. installation
-// and installation_repositories are sent to every app and cannot be
-// subscribed to, so they are not listed; ping is sent on registration.
-func AppEvents() []string {
-	return []string{"check_run", "check_suite", "issue_comment", "issues", "pull_request"}
-}
-
 // WebURL derives GitHub's web address from its REST API address:
 // https://api.github.com/ is https://github.com/, GitHub Enterprise
 // Server's https://HOST/api/v3/ is https://HOST/, GHE.com's

@@ -26,8 +26,6 @@ type Sandbox interface {
 	Run(ctx context.Context, spec sandbox.Spec) (sandbox.Result, error)
 }
 
-var _ Sandbox = (*sandbox.Docker)(nil)
-
 // Defaults of a grade.
 const (
 	DefaultTimeout = 10 * time.Minute

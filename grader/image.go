@@ -34,8 +34,6 @@ type imageBuilder interface {
 	EnsureLayer(ctx context.Context, l sandbox.Layer) (ref, id string, err error)
 }
 
-var _ imageBuilder = (*sandbox.Docker)(nil)
-
 // EnsureImage returns the grader image built from base (BaseRecipe's image
 // when base is empty) plus the wrapper binary and the pytest plugin,
 // building what is missing. Progress goes to progress.

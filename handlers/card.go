@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/testfirst-app/testfirst/pipeline"
 )
 
 // CardConfig configures the approval card's pages.
@@ -75,7 +77,7 @@ func NewCard(cards Cards, signIn SignIn, cfg CardConfig) (*Card, error) {
 		signIn:   signIn,
 		cookies:  &cookies{key: cfg.SessionKey, secure: u.Scheme == "https", now: time.Now},
 		ttl:      ttl,
-		callback: strings.TrimSuffix(cfg.PublicURL, "/") + "/login/callback",
+		callback: strings.TrimSuffix(cfg.PublicURL, "/") + OAuthCallbackPath,
 		csrf:     csrf,
 		pages:    p,
 		log:      log,
@@ -93,13 +95,13 @@ func (c *Card) Register(mux *http.ServeMux) {
 	post := func(pattern string, h http.HandlerFunc) { mux.Handle("POST "+pattern, headers(c.csrf.Handler(h))) }
 	get("/{$}", c.home)
 	get("/login", c.login)
-	get("/login/callback", c.loginCallback)
+	get(OAuthCallbackPath, c.loginCallback)
 	post("/logout", c.logout)
-	get("/tickets/{owner}/{repo}/{issue}", c.card)
-	get("/tickets/{owner}/{repo}/{issue}/versions/{version}", c.card)
-	post("/tickets/{owner}/{repo}/{issue}/versions/{version}/approve", c.approve)
-	post("/tickets/{owner}/{repo}/{issue}/versions/{version}/reject", c.reject)
-	get("/grades/{id}", c.grade)
+	get(pipeline.TicketRoute, c.card)
+	get(pipeline.VersionRoute, c.card)
+	post(pipeline.ApproveRoute, c.approve)
+	post(pipeline.RejectRoute, c.reject)
+	get(pipeline.GradeRoute, c.grade)
 	get("/static/{file}", c.static)
 }
 

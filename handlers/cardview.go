@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/testfirst-app/testfirst/github"
+	"github.com/testfirst-app/testfirst/pipeline"
 )
 
 // Cards is what the approval card's pages need from the app. Every method
@@ -82,12 +82,10 @@ type TicketRef struct {
 func (t TicketRef) String() string { return fmt.Sprintf("%s/%s#%d", t.Owner, t.Repo, t.Issue) }
 
 // Path is the ticket's card.
-func (t TicketRef) Path() string {
-	return fmt.Sprintf("/tickets/%s/%s/%d", url.PathEscape(t.Owner), url.PathEscape(t.Repo), t.Issue)
-}
+func (t TicketRef) Path() string { return pipeline.TicketPath(t.Owner, t.Repo, t.Issue) }
 
 // VersionPath is the card of version k.
-func (t TicketRef) VersionPath(k int) string { return fmt.Sprintf("%s/versions/%d", t.Path(), k) }
+func (t TicketRef) VersionPath(k int) string { return pipeline.CardPath(t.Owner, t.Repo, t.Issue, k) }
 
 // TicketItem is one line of the ticket list.
 type TicketItem struct {

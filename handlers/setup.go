@@ -21,8 +21,6 @@ import (
 
 // Routes the registration involves.
 const (
-	// WebhookPath is where GitHub delivers webhooks.
-	WebhookPath = "/webhook"
 	// SetupCallbackPath is where GitHub sends the browser back with the
 	// manifest code.
 	SetupCallbackPath = "/setup/callback"
@@ -67,6 +65,9 @@ type SetupConfig struct {
 	PublicURL string
 	// GitHubURL is GitHub's web address, e.g. https://github.com/.
 	GitHubURL string
+	// Events are the webhook events the app subscribes to (the pipeline's
+	// event table says which).
+	Events []string
 }
 
 // Setup serves the registration of the GitHub App from a manifest, for a
@@ -114,7 +115,7 @@ func NewSetup(cfg SetupConfig, conv ManifestConverter, store CredentialStore, lo
 			SetupURL:           home + "/",
 			Public:             false,
 			DefaultPermissions: github.AppPermissions(),
-			DefaultEvents:      github.AppEvents(),
+			DefaultEvents:      cfg.Events,
 		},
 		conv:       conv,
 		store:      store,

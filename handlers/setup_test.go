@@ -41,6 +41,9 @@ func newSetupHarness(t *testing.T, cfg handlers.SetupConfig) *setupHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if cfg.Events == nil {
+		cfg.Events = []string{"check_run", "check_suite", "issue_comment", "issues", "pull_request"}
+	}
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = "https://tf.example.com/"
 	}

@@ -38,6 +38,18 @@ var DefaultLimits = Limits{
 	TmpSize:    256 << 20,
 }
 
+// LimitsOf returns the default limits with memory (bytes), CPUs (1.5 is
+// one and a half) and pids set: the one place a grade's configured limits
+// become the engine's.
+func LimitsOf(memory int64, cpus float64, pids int64) Limits {
+	l := DefaultLimits
+	l.Memory, l.NanoCPUs, l.Pids = memory, int64(cpus*1e9), pids
+	return l
+}
+
+// CPUs is the limits' CPU quota in CPUs.
+func (l Limits) CPUs() float64 { return float64(l.NanoCPUs) / 1e9 }
+
 // Spec describes one sandboxed run.
 type Spec struct {
 	// Image is the image reference or id to run.

@@ -8,7 +8,9 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,37 +19,83 @@ import (
 	"github.com/testfirst-app/testfirst/test/testenv"
 )
 
-// layoutRule is one row of DESIGN.md's Layout table: the packages of this
-// module that the non-test Go files below dir may import. A folder may
-// always import its own subpackages (and they it). An entry ending in
-// "/..." allows that folder and everything below it; "..." allows anything.
+// architectureDoc is the page whose Layout table says what each package
+// of this module may import.
+const architectureDoc = "docs/architecture.md"
+
+// layoutRule is one row of docs/architecture.md's Layout table: the
+// packages of this module that the non-test Go files below dir may import.
+// A folder may always import its own subpackages (and they it). An entry
+// ending in "/..." allows that folder and everything below it; "..."
+// allows anything.
 type layoutRule struct {
 	dir string
 	may []string
 }
 
-// layoutRules are DESIGN.md's Layout table as it holds today.
-var layoutRules = []layoutRule{
-	{dir: "cmd/testfirst", may: []string{"app"}},
-	// Not in the table: this binary is the sandbox wrapper, a static
-	// program that must not pull in the rest of testfirst.
-	{dir: "cmd/testfirst-wrapper", may: []string{"grader/wrapper"}},
-	{dir: "app", may: []string{"handlers", "github", "grader/...", "sandbox"}},
-	// "app interfaces" in the table are interfaces handlers declares and
-	// app satisfies: app imports handlers, never the other way.
-	{dir: "handlers", may: []string{"github"}},
-	{dir: "github"},
-	{dir: "sandbox"},
-	{dir: "grader", may: []string{"sandbox"}},
-	{dir: "test", may: []string{"..."}},
+// codeSpan matches one `code span` of a table cell.
+var codeSpan = regexp.MustCompile("`([^`]+)`")
+
+// readLayoutRules reads the Layout table of the architecture page: the
+// rows under "## Layout" whose first cell names a folder in a code span,
+// and whose last cell lists, in code spans, what it may import ("—" for
+// nothing).
+func readLayoutRules(path string) ([]layoutRule, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var rules []layoutRule
+	inLayout := false
+	for n, line := range strings.Split(string(data), "\n") {
+		switch {
+		case strings.HasPrefix(line, "## "):
+			inLayout = strings.TrimSpace(line) == "## Layout"
+			continue
+		case !inLayout || !strings.HasPrefix(line, "|"):
+			continue
+		}
+		cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
+		if len(cells) < 3 {
+			return nil, fmt.Errorf("%s:%d: a Layout row needs package, owns and may import cells", path, n+1)
+		}
+		first := codeSpan.FindStringSubmatch(cells[0])
+		if first == nil {
+			continue // the header or its rule
+		}
+		r := layoutRule{dir: strings.TrimSuffix(first[1], "/")}
+		last := strings.TrimSpace(cells[len(cells)-1])
+		for _, m := range codeSpan.FindAllStringSubmatch(last, -1) {
+			r.may = append(r.may, strings.TrimSuffix(m[1], "/"))
+		}
+		if len(r.may) == 0 && last != "—" {
+			return nil, fmt.Errorf("%s:%d: %s may import %q: list packages in code spans, or — for none", path, n+1, r.dir, last)
+		}
+		rules = append(rules, r)
+	}
+	if len(rules) == 0 {
+		return nil, fmt.Errorf("%s has no Layout table", path)
+	}
+	return rules, nil
+}
+
+// layoutRules reads the architecture page's rules, failing the test when
+// it cannot.
+func layoutRules(t *testing.T) []layoutRule {
+	t.Helper()
+	rules, err := readLayoutRules(filepath.Join(testenv.RepoRoot(), architectureDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rules
 }
 
 // ruleFor returns the rule of the package in dir (relative to the module
 // root, slash-separated): the one of the longest folder that holds it.
-func ruleFor(dir string) (layoutRule, bool) {
+func ruleFor(rules []layoutRule, dir string) (layoutRule, bool) {
 	var found layoutRule
 	ok := false
-	for _, r := range layoutRules {
+	for _, r := range rules {
 		if within(dir, r.dir) && len(r.dir) > len(found.dir) {
 			found, ok = r, true
 		}
@@ -89,25 +137,46 @@ func (r layoutRule) String() string {
 	return r.dir + " may import only " + strings.Join(r.may, ", ")
 }
 
+// TestLayoutRule checks the table as the architecture page holds it:
+// the domain imports nothing of the module, adapters import the domain,
+// and only the composition root and the commands reach the sandbox.
 func TestLayoutRule(t *testing.T) {
+	rules := layoutRules(t)
 	tests := []struct {
 		pkg, imp string
 		want     bool
 	}{
 		{"cmd/testfirst", "app", true},
-		{"cmd/testfirst", "app/db", false},
-		{"cmd/testfirst", "grader", false},
-		{"cmd/testfirst", "grader/store", false},
-		{"cmd/testfirst", "sandbox", false},
+		{"cmd/testfirst", "internal/bench", true},
+		{"cmd/testfirst", "grader/store", true},
+		{"cmd/testfirst", "db", false},
+		{"cmd/testfirst", "jobs", false},
 		{"cmd/testfirst-wrapper", "grader/wrapper", true},
 		{"cmd/testfirst-wrapper", "grader", false},
-		{"app", "grader/store", true},
-		{"app/pipeline", "github", true},
-		{"app/pipeline", "app/db", true},
-		{"app", "cmd/testfirst", false},
-		{"app", "test/fakegithub", false},
+		{"pipeline", "grader", true},
+		{"pipeline", "grader/store", false},
+		{"pipeline", "sandbox/docker", false},
+		{"grader", "sandbox/docker", false},
+		{"sandbox/docker", "grader", false},
+		{"pipeline", "github", false},
+		{"pipeline", "db", false},
+		{"db", "pipeline", true},
+		{"db", "github", false},
+		{"jobs", "db", true},
+		{"jobs", "handlers", false},
+		{"jobs", "card", false},
+		{"card", "handlers", true},
+		{"card", "jobs", false},
+		{"card", "sandbox", false},
 		{"handlers", "github", true},
 		{"handlers", "app", false},
+		{"handlers", "db", false},
+		{"app", "grader/store", true},
+		{"app", "jobs", true},
+		{"app", "cmd/testfirst", false},
+		{"app", "internal/bench", false},
+		{"app", "test/fakegithub", false},
+		{"internal/bench", "app", true},
 		{"github", "grader", false},
 		{"sandbox", "grader", false},
 		{"grader", "sandbox", true},
@@ -119,7 +188,7 @@ func TestLayoutRule(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg+" imports "+tt.imp, func(t *testing.T) {
-			r, ok := ruleFor(tt.pkg)
+			r, ok := ruleFor(rules, tt.pkg)
 			if !ok {
 				t.Fatalf("no rule for %s", tt.pkg)
 			}
@@ -128,14 +197,39 @@ func TestLayoutRule(t *testing.T) {
 			}
 		})
 	}
-	if _, ok := ruleFor("charts"); ok {
+	if _, ok := ruleFor(rules, "charts"); ok {
 		t.Error("a folder outside the table has a rule")
 	}
 }
 
+// TestReadLayoutRules reads a table as the architecture page writes it,
+// and refuses a row whose imports are not spelled as code spans.
+func TestReadLayoutRules(t *testing.T) {
+	dir := t.TempDir()
+	page := "# x\n\n## Layout\n\n| package | owns | may import |\n|---|---|---|\n" +
+		"| `pipeline/` | the domain, `TicketState` | — |\n| `db/` | rows | `pipeline` |\n| `test/` | tests | `...` |\n\n## Other\n\n| `x` | y | `z` |\n"
+	path := filepath.Join(dir, "architecture.md")
+	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rules, err := readLayoutRules(path)
+	want := []layoutRule{{dir: "pipeline"}, {dir: "db", may: []string{"pipeline"}}, {dir: "test", may: []string{"..."}}}
+	if err != nil || fmt.Sprint(rules) != fmt.Sprint(want) {
+		t.Errorf("readLayoutRules = %v, %v; want %v", rules, err, want)
+	}
+	bad := strings.Replace(page, "| `pipeline` |\n", "| pipeline |\n", 1)
+	if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readLayoutRules(path); err == nil || !strings.Contains(err.Error(), "code spans") {
+		t.Errorf("a row without code spans: %v, want it refused", err)
+	}
+}
+
 // TestLayoutImports parses every non-test Go file of the module and fails
-// on an import of this module that DESIGN.md's Layout table does not
-// allow, on a package no rule covers, and on a rule that covers no package.
+// on an import of this module that docs/architecture.md's Layout table
+// does not allow, on a package no row covers, and on a row that covers no
+// package.
 // Test files are left out: tests may use anything, as test/ does.
 func TestLayoutImports(t *testing.T) {
 	root := testenv.RepoRoot()
@@ -147,21 +241,22 @@ func TestLayoutImports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rules := layoutRules(t)
 	used := map[string]bool{}
 	for _, dir := range sortedKeys(imports) {
-		r, ok := ruleFor(dir)
+		r, ok := ruleFor(rules, dir)
 		if !ok {
-			t.Errorf("package %s is in no row of DESIGN.md's Layout table: add it there and to layoutRules", dir)
+			t.Errorf("package %s is in no row of %s's Layout table: add it there", dir, architectureDoc)
 			continue
 		}
 		used[r.dir] = true
 		for _, imp := range imports[dir] {
 			if !r.allows(imp.path) {
-				t.Errorf("%s imports %s: %s (DESIGN.md, Layout)", imp.file, imp.path, r)
+				t.Errorf("%s imports %s: %s (%s, Layout)", imp.file, imp.path, r, architectureDoc)
 			}
 		}
 	}
-	for _, r := range layoutRules {
+	for _, r := range rules {
 		if !used[r.dir] {
 			t.Errorf("layout rule for %s covers no package: the folder moved, or the rule is mistyped", r.dir)
 		}
@@ -251,4 +346,29 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// TestDomainHoldsNoAdapter: everything the domain and the grader's values
+// pull in, down to the standard library, holds no database, GitHub, River,
+// Docker or HTTP package (docs/architecture.md, Layout).
+func TestDomainHoldsNoAdapter(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "./pipeline", "./grader")
+	cmd.Dir = testenv.RepoRoot()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	forbidden := []string{
+		"net/http", "database/sql", "github.com/docker/", "github.com/riverqueue/",
+		"github.com/google/go-github/", "cloud.google.com/",
+		"github.com/testfirst-app/testfirst/db", "github.com/testfirst-app/testfirst/github",
+		"github.com/testfirst-app/testfirst/sandbox/docker", "github.com/testfirst-app/testfirst/grader/store",
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, f := range forbidden {
+			if dep == f || strings.HasPrefix(dep, f) {
+				t.Errorf("pipeline or grader depends on %s", dep)
+			}
+		}
+	}
 }

@@ -12,10 +12,12 @@ import (
 	"filippo.io/age"
 
 	"github.com/testfirst-app/testfirst/app"
-	"github.com/testfirst-app/testfirst/app/db"
+	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/store"
+	"github.com/testfirst-app/testfirst/jobs"
+	"github.com/testfirst-app/testfirst/pipeline"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
 	"github.com/testfirst-app/testfirst/test/testenv"
 )
@@ -116,14 +118,14 @@ func newReproduceEnv(t *testing.T, g *app.Grading) *reproduceEnv {
 		if err := tx.UpsertRepository(ctx, db.Repository{ID: 500, InstallationID: 1, Owner: pipeOwner, Name: pipeRepo, DefaultBranch: pipeBranch}); err != nil {
 			return err
 		}
-		tk, _, err := tx.OpenTicket(ctx, db.Ticket{RepositoryID: 500, IssueNumber: 1, Requester: "alice", BaseSHA: baseSHA, State: app.TicketApproved, Label: "test-first", Title: "Word statistics"})
+		tk, _, err := tx.OpenTicket(ctx, db.Ticket{RepositoryID: 500, IssueNumber: 1, Requester: "alice", BaseSHA: baseSHA, State: pipeline.TicketApproved, Label: "test-first", Title: "Word statistics"})
 		if err != nil {
 			return err
 		}
-		if e.grade, _, err = tx.CreateGrade(ctx, db.Grade{TicketID: tk.ID, PRNumber: 2, HeadSHA: headSHA, Digest: v.Digest, VersionNumber: v.Number, InstallationID: 1, State: db.GradeQueued}); err != nil {
+		if e.grade, _, err = tx.CreateGrade(ctx, db.Grade{TicketID: tk.ID, PRNumber: 2, HeadSHA: headSHA, Digest: v.Digest, VersionNumber: v.Number, InstallationID: 1, State: pipeline.GradeQueued}); err != nil {
 			return err
 		}
-		e.grade.State, e.grade.Verdict, e.grade.Trust = db.GradeCompleted, string(e.report.Verdict), string(e.report.Trust)
+		e.grade.State, e.grade.Verdict, e.grade.Trust = pipeline.GradeCompleted, string(e.report.Verdict), string(e.report.Trust)
 		return tx.UpdateGrade(ctx, e.grade)
 	}); err != nil {
 		t.Fatal(err)
@@ -171,7 +173,7 @@ func (e *reproduceEnv) setReport(t *testing.T, rep *grader.Report) {
 func TestReproduceGrade(t *testing.T) {
 	g := testenv.Grading(t)
 	e := newReproduceEnv(t, g)
-	rp := app.NewGradeReproducer(e.d, e.clients, e.reader, g)
+	rp := jobs.NewReproducer(e.d, e.clients, e.reader, g.Grader, g.ImageID, g.Docker)
 	check := func(t *testing.T) {
 		t.Helper()
 		got, err := rp.Reproduce(t.Context(), e.grade.ID)
@@ -179,11 +181,11 @@ func TestReproduceGrade(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out strings.Builder
-		if err := got.WriteText(&out); err != nil {
+		if err := grader.WriteSideBySide(&out, got); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("\n%s", out.String())
-		if !got.Same() || !strings.Contains(out.String(), "reproduced: the same verdict") {
+		if !got.Same || !strings.Contains(out.String(), "reproduced: the same verdict") {
 			t.Errorf("not reproduced:\n%s", out.String())
 		}
 	}
@@ -219,7 +221,7 @@ func TestReproduceGrade(t *testing.T) {
 	t.Run("a grade with no report", func(t *testing.T) {
 		if err := e.d.Tx(t.Context(), func(tx *db.Tx) error {
 			g := e.grade
-			g.State = db.GradeRunning
+			g.State = pipeline.GradeRunning
 			return tx.UpdateGrade(t.Context(), g)
 		}); err != nil {
 			t.Fatal(err)

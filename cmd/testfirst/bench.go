@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/testfirst-app/testfirst/app"
+	"github.com/testfirst-app/testfirst/internal/bench"
 )
 
 func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
@@ -26,11 +27,11 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if *repo == "" || *tests == "" || *runs < 1 {
 		return exitUsage, usageError{"--repo and --tests are required and --runs must be at least 1"}
 	}
-	res, err := app.BenchGradeLocal(ctx, app.GradingConfig{Wrapper: *wrapper, Progress: stderr}, *repo, *tests, *runs, stdout)
+	res, err := bench.BenchGradeLocal(ctx, app.GradingConfig{Wrapper: *wrapper, Progress: stderr}, *repo, *tests, *runs, stdout)
 	if err != nil {
 		return exitUsage, err
 	}
 	fmt.Fprintf(stdout, "median  sealed %.3fs  bare %.3fs  ratio %.2fx  overhead %+.3fs  (%d runs each, image %s)\n",
-		app.Median(res.Sealed).Seconds(), app.Median(res.Bare).Seconds(), res.Ratio(), res.Overhead().Seconds(), *runs, res.ImageID)
+		bench.Median(res.Sealed).Seconds(), bench.Median(res.Bare).Seconds(), res.Ratio(), res.Overhead().Seconds(), *runs, res.ImageID)
 	return exitPass, nil
 }

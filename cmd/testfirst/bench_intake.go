@@ -9,7 +9,7 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"github.com/testfirst-app/testfirst/app"
+	"github.com/testfirst-app/testfirst/internal/bench"
 )
 
 // benchIntakeCmd runs testfirst bench intake: the webhook stack on a
@@ -37,7 +37,7 @@ func benchIntakeCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	res, err := app.BenchIntake(ctx, app.BenchIntakeConfig{
+	res, err := bench.BenchIntake(ctx, bench.BenchIntakeConfig{
 		DatabaseURL: *database, Deliveries: *deliveries, Concurrency: *concurrency, Burst: *burst, Fixtures: *fixtures, Log: log,
 	})
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -13,6 +14,9 @@ import (
 	"github.com/docker/go-units"
 
 	"github.com/testfirst-app/testfirst/app"
+	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/grader/store"
+	"github.com/testfirst-app/testfirst/sandbox"
 )
 
 // gradeFlags are the flags of "testfirst grade".
@@ -38,10 +42,10 @@ func (f *gradeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.tests, "tests", "", "directory of hidden pytest files (required)")
 	fs.StringVar(&f.base, "base", "", "base tree: enables the base check and touched_tests")
 	fs.StringVar(&f.reference, "reference", "", "reference patch (git diff) against --base that must pass every hidden test")
-	limits := app.DefaultSandboxLimits()
-	fs.DurationVar(&f.timeout, "timeout", app.DefaultGradeTimeout, "wall clock for the whole grade")
+	limits := sandbox.DefaultLimits
+	fs.DurationVar(&f.timeout, "timeout", grader.DefaultTimeout, "wall clock for the whole grade")
 	fs.StringVar(&f.memory, "memory", units.BytesSize(float64(limits.Memory)), "memory limit of each sandbox, e.g. 512m or 2g")
-	fs.Float64Var(&f.cpus, "cpus", limits.CPUs, "CPU limit of each sandbox")
+	fs.Float64Var(&f.cpus, "cpus", limits.CPUs(), "CPU limit of each sandbox")
 	fs.Int64Var(&f.pids, "pids", limits.Pids, "process limit of each sandbox")
 	fs.StringVar(&f.image, "image", "", "base image with python3 and pytest (default: built from Debian packages)")
 	fs.StringVar(&f.wrapper, "wrapper", "", "path of the testfirst-wrapper binary (default: beside testfirst, then PATH)")
@@ -57,9 +61,32 @@ func (f *gradeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.config, "config", "", "with --reproduce: the service's YAML configuration file (also $TESTFIRST_CONFIG)")
 }
 
-// request checks the flags and reads the trees they name.
-func (f *gradeFlags) request() (app.LocalGradeRequest, error) {
-	var req app.LocalGradeRequest
+// approvedTests names a ticket's approved version of hidden tests in the
+// store: the grader reads it with its identity and verifies digest.
+type approvedTests struct {
+	storeURL string
+	ticket   store.Ticket
+	digest   string
+}
+
+// request checks the flags and reads the trees they name. approved is set
+// when the hidden tests are to come from the store.
+func (f *gradeFlags) request() (req grader.Request, approved *approvedTests, err error) {
+	req, err = f.readRequest()
+	if err != nil || f.ticket == "" {
+		return req, nil, err
+	}
+	t, err := store.ParseTicket(f.ticket)
+	if err != nil {
+		return req, nil, usageError{"--ticket: " + err.Error()}
+	}
+	t.Installation = f.installation
+	return req, &approvedTests{storeURL: f.store, ticket: t, digest: f.digest}, nil
+}
+
+// readRequest checks the flags and reads the trees they name.
+func (f *gradeFlags) readRequest() (grader.Request, error) {
+	var req grader.Request
 	fromStore := f.ticket != "" || f.digest != ""
 	switch {
 	case f.repo == "":
@@ -90,42 +117,60 @@ func (f *gradeFlags) request() (app.LocalGradeRequest, error) {
 	if f.pids < 16 {
 		return req, usageError{"--pids must be at least 16"}
 	}
-	req = app.LocalGradeRequest{
-		Timeout: f.timeout, Limits: app.SandboxLimits{Memory: mem, CPUs: f.cpus, Pids: f.pids}, NoUIDSplit: f.noUIDSplit,
-	}
+	req = grader.Request{Timeout: f.timeout, Limits: sandbox.LimitsOf(mem, f.cpus, f.pids), NoUIDSplit: f.noUIDSplit}
 	if f.command != "" {
 		req.Command = strings.Fields(f.command)
 	}
-	if req.Repo, err = app.ReadLocalTree(f.repo); err != nil {
+	// Trees are read into memory; no symlink inside them is followed, any
+	// .git directory is left out, and trees over the grader's limits are
+	// refused.
+	if req.Repo, err = grader.LoadTree(f.repo); err != nil {
 		return req, usageError{fmt.Sprintf("--repo: %v", err)}
 	}
 	if f.tests != "" {
-		if req.Tests, err = app.ReadLocalTree(f.tests); err != nil {
+		if req.Hidden, err = grader.LoadTree(f.tests); err != nil {
 			return req, usageError{fmt.Sprintf("--tests: %v", err)}
 		}
 	}
 	if f.base != "" {
-		if req.Base, err = app.ReadLocalTree(f.base); err != nil {
+		if req.Base, err = grader.LoadTree(f.base); err != nil {
 			return req, usageError{fmt.Sprintf("--base: %v", err)}
 		}
 	}
 	if f.strength && f.base == "" {
 		return req, usageError{"--strength needs --base: the strength checks run the base tree (and the reference patch against it)"}
 	}
-	req.TestStrength = f.strength
+	if f.strength {
+		req.TestStrength = &grader.TestStrength{}
+	}
 	if f.reference != "" {
 		if req.Reference, err = os.ReadFile(f.reference); err != nil {
 			return req, usageError{fmt.Sprintf("--reference: %v", err)}
 		}
 	}
-	if f.ticket != "" {
-		t, err := app.ParseTestsTicket(f.ticket, f.installation)
-		if err != nil {
-			return req, usageError{"--ticket: " + err.Error()}
-		}
-		req.Approved = &app.ApprovedTests{StoreURL: f.store, Ticket: t, Digest: f.digest}
-	}
 	return req, nil
+}
+
+// fill sets req's hidden tests (and, with a base and no reference, the
+// reference patch) from the approved version, verified against a.digest.
+func (a *approvedTests) fill(ctx context.Context, req *grader.Request) error {
+	r, closeFn, err := app.OpenStoreReader(ctx, a.storeURL)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	content, _, err := r.Open(ctx, a.ticket, a.digest)
+	if err != nil {
+		return err
+	}
+	if req.Hidden, err = content.HiddenTree(); err != nil {
+		return err
+	}
+	req.TestsDigest = a.digest
+	if req.Base != nil && req.Reference == nil && len(content.Reference) > 0 {
+		req.Reference = content.Reference
+	}
+	return nil
 }
 
 func gradeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
@@ -138,23 +183,36 @@ func gradeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if f.reproduce != 0 || f.config != "" {
 		return reproduceCmd(ctx, fs, f, stdout)
 	}
-	req, err := f.request()
+	req, approved, err := f.request()
 	if err != nil {
 		return exitUsage, err
 	}
-	rep, err := app.GradeLocal(ctx, app.GradingConfig{Wrapper: f.wrapper, BaseImage: f.image, Progress: stderr}, req)
+	if approved != nil {
+		if err := approved.fill(ctx, &req); err != nil {
+			return exitUsage, err
+		}
+	}
+	g, err := app.OpenGrading(ctx, app.GradingConfig{Wrapper: f.wrapper, BaseImage: f.image, Progress: stderr})
+	if err != nil {
+		return exitUsage, err
+	}
+	// An error is bad input or an engine failure; whatever the code under
+	// test does ends in the report.
+	rep, err := g.Grader.Grade(ctx, req)
 	if err != nil {
 		return exitUsage, err
 	}
 	if f.format == "json" {
-		err = rep.WriteJSON(stdout)
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(rep)
 	} else {
-		err = rep.WriteText(stdout)
+		err = grader.WriteText(stdout, rep)
 	}
 	if err != nil {
 		return exitUsage, err
 	}
-	if rep.Passed() {
+	if rep.Verdict == grader.VerdictPass {
 		return exitPass, nil
 	}
 	return exitOther, nil
@@ -184,14 +242,16 @@ func reproduceCmd(ctx context.Context, fs *flag.FlagSet, f gradeFlags, stdout io
 		return exitUsage, err
 	}
 	if f.format == "json" {
-		err = rp.WriteJSON(stdout)
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(rp)
 	} else {
-		err = rp.WriteText(stdout)
+		err = grader.WriteSideBySide(stdout, rp)
 	}
 	if err != nil {
 		return exitUsage, err
 	}
-	if rp.Same() {
+	if rp.Same {
 		return exitPass, nil
 	}
 	return exitOther, nil

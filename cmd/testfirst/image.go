@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/testfirst-app/testfirst/app"
+	"github.com/testfirst-app/testfirst/sandbox/docker"
 )
 
 func imageCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
@@ -33,11 +35,11 @@ func sandboxCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	if err := parse(newFlags("sandbox sweep", stderr), args[1:]); err != nil {
 		return exitUsage, err
 	}
-	e, err := app.OpenSandboxEngine(ctx)
+	engine, err := docker.New(ctx)
 	if err != nil {
 		return exitUsage, err
 	}
-	n, err := e.Sweep(ctx)
+	n, err := engine.Sweep(ctx, time.Now())
 	fmt.Fprintf(stdout, "removed %d leftover sandbox container(s)\n", n)
 	if err != nil {
 		return exitUsage, err

@@ -23,13 +23,6 @@ import (
 	"syscall"
 )
 
-// Exit statuses.
-const (
-	exitPass  = 0
-	exitOther = 1
-	exitUsage = 2
-)
-
 const usage = `testfirst grades pull requests against hidden tests in a sealed sandbox.
 
 Usage:
@@ -50,11 +43,6 @@ func main() {
 	stop()
 	os.Exit(code)
 }
-
-// usageError is a mistake in the command line.
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
@@ -97,25 +85,4 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	return code
-}
-
-// newFlags returns a flag set that reports errors instead of exiting.
-func newFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("testfirst "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
-}
-
-// parse parses args and refuses positional arguments.
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err.Error()}
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
-	}
-	return nil
 }

@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"text/tabwriter"
 
 	"github.com/testfirst-app/testfirst/app"
+	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/grader/store"
 )
 
 const testsUsage = `usage:
@@ -31,18 +34,66 @@ func (f *ticketFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.format, "format", "text", "output: json or text")
 }
 
-func (f *ticketFlags) parse() (app.TestsTicket, error) {
+// parse checks the flags and reads the ticket, "owner/repo#N" of the
+// given installation (0 for a ticket made from the command line before
+// the app knows it).
+func (f *ticketFlags) parse() (store.Ticket, error) {
 	if f.format != "json" && f.format != "text" {
-		return app.TestsTicket{}, usageError{fmt.Sprintf("--format %q: want json or text", f.format)}
+		return store.Ticket{}, usageError{fmt.Sprintf("--format %q: want json or text", f.format)}
 	}
 	if f.ticket == "" {
-		return app.TestsTicket{}, usageError{"--ticket is required, e.g. --ticket octo-org/widgets#12"}
+		return store.Ticket{}, usageError{"--ticket is required, e.g. --ticket octo-org/widgets#12"}
 	}
-	t, err := app.ParseTestsTicket(f.ticket, f.installation)
+	t, err := store.ParseTicket(f.ticket)
 	if err != nil {
 		return t, usageError{"--ticket: " + err.Error()}
 	}
+	t.Installation = f.installation
 	return t, nil
+}
+
+// readDraft reads the test files below dir into a draft by author. It
+// refuses a symlink: a version holds regular files only.
+func readDraft(dir, author string) (store.Draft, error) {
+	tree, err := grader.LoadTree(dir)
+	if err != nil {
+		return store.Draft{}, err
+	}
+	d := store.Draft{Author: author}
+	for _, f := range tree.Files {
+		if f.IsSymlink() {
+			return store.Draft{}, fmt.Errorf("%s is a symlink: a version holds regular files only", f.Path)
+		}
+		d.Files = append(d.Files, store.File{Path: f.Path, Data: f.Data})
+	}
+	return d, nil
+}
+
+// writeVersionsJSON writes versions as a JSON array, empty when there are
+// none: what anyone may know of them, never a test body.
+func writeVersionsJSON(w io.Writer, vs []store.Version) error {
+	if vs == nil {
+		vs = []store.Version{}
+	}
+	return json.NewEncoder(w).Encode(vs)
+}
+
+// writeVersionsText writes a table of versions: number, state, digest,
+// author, when created, and who decided and why.
+func writeVersionsText(w io.Writer, vs []store.Version) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "version\tstate\tdigest\tauthor\tcreated\tdecision")
+	for _, v := range vs {
+		decision := ""
+		if d := v.Decision; d != nil {
+			decision = "by " + d.By
+			if d.Reason != "" {
+				decision += ": " + d.Reason
+			}
+		}
+		fmt.Fprintf(tw, "v%d\t%s\t%s\t%s\t%s\t%s\n", v.Number, v.State, v.Digest, v.Author, v.Created.Format("2006-01-02 15:04"), decision)
+	}
+	return tw.Flush()
 }
 
 func testsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
@@ -80,7 +131,7 @@ func testsPush(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	if err != nil {
 		return exitUsage, err
 	}
-	d, err := app.ReadTestsDraft(fs.Arg(0), *author)
+	d, err := readDraft(fs.Arg(0), *author)
 	if err != nil {
 		return exitUsage, usageError{err.Error()}
 	}
@@ -98,11 +149,11 @@ func testsPush(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 			return exitUsage, usageError{"--reference: " + err.Error()}
 		}
 	}
-	s, err := app.OpenTestsStore(ctx, tf.store)
+	s, closeStore, err := app.OpenStoreWriter(ctx, tf.store)
 	if err != nil {
 		return exitUsage, err
 	}
-	defer s.Close()
+	defer closeStore()
 	v, err := s.Push(ctx, t, d)
 	if err != nil {
 		return exitUsage, err
@@ -125,19 +176,19 @@ func testsList(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	if err != nil {
 		return exitUsage, err
 	}
-	s, err := app.OpenTestsStore(ctx, tf.store)
+	s, closeStore, err := app.OpenStoreWriter(ctx, tf.store)
 	if err != nil {
 		return exitUsage, err
 	}
-	defer s.Close()
+	defer closeStore()
 	vs, err := s.Versions(ctx, t)
 	if err != nil {
 		return exitUsage, err
 	}
 	if tf.format == "json" {
-		return exitPass, vs.WriteJSON(stdout)
+		return exitPass, writeVersionsJSON(stdout, vs)
 	}
-	return exitPass, vs.WriteText(stdout)
+	return exitPass, writeVersionsText(stdout, vs)
 }
 
 func testsDecide(ctx context.Context, verb string, args []string, stdout, stderr io.Writer) (int, error) {
@@ -161,12 +212,12 @@ func testsDecide(ctx context.Context, verb string, args []string, stdout, stderr
 	if verb == "reject" && *reason == "" {
 		return exitUsage, usageError{"--reason is required to reject"}
 	}
-	s, err := app.OpenTestsStore(ctx, tf.store)
+	s, closeStore, err := app.OpenStoreWriter(ctx, tf.store)
 	if err != nil {
 		return exitUsage, err
 	}
-	defer s.Close()
-	var v app.TestsVersion
+	defer closeStore()
+	var v store.Version
 	if verb == "approve" {
 		v, err = s.Approve(ctx, t, *number, *digest, *by)
 	} else {

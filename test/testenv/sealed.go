@@ -13,24 +13,25 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/testfirst-app/testfirst/sandbox"
+	"github.com/testfirst-app/testfirst/sandbox/docker"
 )
 
 // inspectingEngine passes every call to the real engine and, for each
 // sandbox container created, reads back the configuration the engine
 // applied and checks the sealing invariants on it.
 type inspectingEngine struct {
-	sandbox.Engine
+	docker.Client
 	mu         sync.Mutex
 	created    int
 	violations []string
 }
 
 func (e *inspectingEngine) ContainerCreate(ctx context.Context, cfg *container.Config, host *container.HostConfig, netCfg *network.NetworkingConfig, platform *ocispec.Platform, name string) (container.CreateResponse, error) {
-	resp, err := e.Engine.ContainerCreate(ctx, cfg, host, netCfg, platform, name)
+	resp, err := e.Client.ContainerCreate(ctx, cfg, host, netCfg, platform, name)
 	if err != nil || cfg.Labels[sandbox.LabelSandbox] != "1" {
 		return resp, err
 	}
-	info, ierr := e.Engine.ContainerInspect(ctx, resp.ID)
+	info, ierr := e.Client.ContainerInspect(ctx, resp.ID)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.created++

@@ -19,7 +19,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/testfirst-app/testfirst/app"
-	"github.com/testfirst-app/testfirst/sandbox"
+	"github.com/testfirst-app/testfirst/sandbox/docker"
 )
 
 var (
@@ -69,13 +69,13 @@ func Grading(t testing.TB) *app.Grading {
 			openErr = err
 			return
 		}
-		recorder = &inspectingEngine{Engine: cli}
-		docker, err := sandbox.NewDockerEngine(ctx, recorder)
+		recorder = &inspectingEngine{Client: cli}
+		engine, err := docker.NewWithClient(ctx, recorder)
 		if err != nil {
 			openErr = err
 			return
 		}
-		grading, openErr = app.OpenGrading(ctx, app.GradingConfig{Wrapper: wrapper, Progress: os.Stderr, Docker: docker})
+		grading, openErr = app.OpenGrading(ctx, app.GradingConfig{Wrapper: wrapper, Progress: os.Stderr, Docker: engine})
 	})
 	if openErr != nil {
 		Unavailable(t, openErr)
@@ -84,9 +84,9 @@ func Grading(t testing.TB) *app.Grading {
 }
 
 // Docker returns a connection to the local Docker engine.
-func Docker(t testing.TB) *sandbox.Docker {
+func Docker(t testing.TB) *docker.Engine {
 	t.Helper()
-	d, err := sandbox.NewDocker(context.Background())
+	d, err := docker.New(context.Background())
 	if err != nil {
 		Unavailable(t, err)
 	}

@@ -1,0 +1,594 @@
+package card
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/testfirst-app/testfirst/db"
+	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/grader/store"
+	"github.com/testfirst-app/testfirst/handlers"
+	"github.com/testfirst-app/testfirst/pipeline"
+)
+
+// realCanary matches a canary token as the store makes it; no page may
+// ever show one.
+var realCanary = regexp.MustCompile(`tfc-[0-9a-f]{32}`)
+
+// writerCriteria maps two of the issue's three criteria (by number and by
+// text) and one the issue does not list.
+var writerCriteria = map[string][]string{
+	"AC1":                         {"tests/hidden/test_totals.py::test_whole"},
+	"an empty list sums to zero.": {"tests/hidden/test_totals.py::test_empty"},
+	"keeps old totals":            {"tests/hidden/test_totals.py::test_existing", "tests/hidden/test_totals.py::test_gone"},
+}
+
+const cardPath = "/tickets/" + cardOwner + "/" + cardRepo + "/1"
+
+// TestCardAccess walks every page for every kind of person: the requester
+// and the repository's admins and maintainers see the ticket; a
+// collaborator who may only write, someone who may only read, and someone
+// GitHub does not know get the same 404 as for a ticket that does not
+// exist; a signed-out browser is sent to sign in.
+func TestCardAccess(t *testing.T) {
+	f := newCardFixture(t, "")
+	v := f.push(t, writerCriteria)
+	f.sync(t, v, &defaultCheck, true)
+	grade := f.addGrade(t, v, `{"verdict":"fail","trust":"isolated","counts":{"passed":1,"failed":1,"total":2},"tests":[{"id":"tests/hidden/test_totals.py::test_whole","outcome":"passed"}],"output":"ran"}`)
+	gradePath := fmt.Sprintf("/grades/%d", grade)
+
+	tests := []struct {
+		login string
+		sees  bool
+	}{
+		{"dev", true}, {"ada", true}, {"max", true},
+		{"wes", false}, {"sam", false}, {"ghost", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.login, func(t *testing.T) {
+			b := f.signIn(t, tt.login)
+			_, missing, _ := b.get(t, "/tickets/"+cardOwner+"/"+cardRepo+"/99")
+			_, home, _ := b.get(t, "/")
+			if got := strings.Contains(home, cardPath); got != tt.sees {
+				t.Errorf("home lists the ticket: %v, want %v", got, tt.sees)
+			}
+			for _, path := range []string{cardPath, cardPath + "/versions/1", gradePath} {
+				code, body, _ := b.get(t, path)
+				if tt.sees {
+					if code != http.StatusOK {
+						t.Errorf("GET %s: %d, want 200", path, code)
+					}
+					continue
+				}
+				if code != http.StatusNotFound || body != missing {
+					t.Errorf("GET %s: %d, want the 404 of a ticket that does not exist", path, code)
+				}
+			}
+			if tt.sees {
+				return
+			}
+			form := url.Values{"digest": {v.Digest}, "reason": {"no"}}
+			for _, action := range []string{"approve", "reject"} {
+				if code, body, _ := b.post(t, cardPath+"/versions/1/"+action, form); code != http.StatusNotFound || body != missing {
+					t.Errorf("POST %s: %d, want 404", action, code)
+				}
+			}
+		})
+	}
+	if got, _ := f.store.Version(t.Context(), f.st, 1); got.Decision != nil {
+		t.Fatalf("someone without access decided: %+v", got.Decision)
+	}
+	// Those who see the ticket may decide.
+	if code, _, _ := f.signIn(t, "max").post(t, cardPath+"/versions/1/reject", url.Values{"digest": {v.Digest}, "reason": {"no"}}); code != http.StatusSeeOther {
+		t.Errorf("a maintainer rejects: %d", code)
+	}
+
+	t.Run("signed out", func(t *testing.T) {
+		b := f.signIn(t, "")
+		code, body, _ := b.get(t, "/")
+		if code != http.StatusOK || !strings.Contains(body, `href="/login"`) || strings.Contains(body, cardPath) {
+			t.Errorf("home: %d, want the sign-in page", code)
+		}
+		for _, path := range []string{cardPath, gradePath, "/tickets/" + cardOwner + "/" + cardRepo + "/99"} {
+			code, _, resp := b.get(t, path)
+			if loc := resp.Header.Get("Location"); code != http.StatusSeeOther || loc != "/login?next="+url.QueryEscape(path) {
+				t.Errorf("GET %s: %d to %q, want to sign in and come back", path, code, loc)
+			}
+		}
+		if code, _, _ := b.post(t, cardPath+"/versions/1/approve", url.Values{"digest": {v.Digest}}); code != http.StatusNotFound {
+			t.Errorf("POST approve: %d, want 404", code)
+		}
+	})
+}
+
+// TestCardShowsVersion: the card shows the criteria map with the
+// uncovered one flagged first, the guard test, the ids as the implementer
+// sees them, the masked files and never the real canary.
+func TestCardShowsVersion(t *testing.T) {
+	f := newCardFixture(t, "")
+	b := f.signIn(t, requester)
+	if _, body, _ := b.get(t, cardPath); !strings.Contains(body, "No hidden tests yet") {
+		t.Errorf("before any version: %s", body)
+	}
+	v := f.push(t, writerCriteria)
+	_, body, _ := b.get(t, cardPath)
+	for _, want := range []string{"Base check not run yet", "not ready for review yet"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("unchecked card lacks %q", want)
+		}
+	}
+	f.sync(t, v, &defaultCheck, true)
+	code, body, resp := b.get(t, cardPath)
+	if code != 200 {
+		t.Fatalf("card: %d", code)
+	}
+	for _, want := range []string{
+		"1 acceptance criterion has no test", "Sums round half to even",
+		"this is all the implementer learns", "tests/hidden/test_totals.py::test_whole",
+		"1 guard test", "keeps old totals", "Not among the hidden tests", "tests/hidden/test_totals.py::test_gone",
+		"tfc-masked", v.Digest, "writer-bot", "Approve v1", "Reject v1", "Policy <strong>single</strong>",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("card lacks %q", want)
+		}
+	}
+	if strings.Index(body, "has no test") > strings.Index(body, "this is all the implementer learns") {
+		t.Error("the uncovered criteria are not flagged above the rest")
+	}
+	if strings.Contains(body, "not a criterion") {
+		t.Error("a numbered line inside a code block was taken for a criterion")
+	}
+	if realCanary.MatchString(body) {
+		t.Error("the card shows a real canary token")
+	}
+	if resp.Header.Get("Content-Security-Policy") == "" || resp.Header.Get("X-Frame-Options") != "DENY" || resp.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("headers %v", resp.Header)
+	}
+	if code, _, _ := b.get(t, cardPath+"/versions/2"); code != http.StatusNotFound {
+		t.Errorf("a version that does not exist: %d", code)
+	}
+	if code, css, _ := b.get(t, "/static/card.css"); code != 200 || !strings.Contains(css, ".chroma") {
+		t.Errorf("stylesheet: %d", code)
+	}
+}
+
+// TestCardDecisions: reject with a reason, refuse what was not seen, and
+// approve the newest version with its review time; the grader then accepts
+// the approved digest.
+func TestCardDecisions(t *testing.T) {
+	f := newCardFixture(t, "")
+	ctx := t.Context()
+	b := f.signIn(t, requester)
+	v1 := f.push(t, writerCriteria)
+	f.sync(t, v1, &defaultCheck, true)
+
+	// A rejection needs a reason.
+	code, body, _ := b.post(t, cardPath+"/versions/1/reject", url.Values{"digest": {v1.Digest}, "reason": {"  "}})
+	if code != http.StatusConflict || !strings.Contains(body, "needs a reason") {
+		t.Errorf("reject without reason: %d", code)
+	}
+	code, _, resp := b.post(t, cardPath+"/versions/1/reject", url.Values{"digest": {v1.Digest}, "reason": {"Rounding is not tested"}})
+	if code != http.StatusSeeOther || resp.Header.Get("Location") != cardPath+"/versions/1?decided=rejected" {
+		t.Fatalf("reject: %d to %q", code, resp.Header.Get("Location"))
+	}
+	if got, _ := f.store.Version(ctx, f.st, 1); got.State != store.StateRejected || got.Decision.Reason != "Rounding is not tested" || got.Decision.By != requester {
+		t.Errorf("store after reject: %+v", got)
+	}
+	f.checkDB(t, 1, "rejected", "Rounding is not tested")
+	if _, body, _ := b.get(t, cardPath+"/versions/1?decided=rejected"); !strings.Contains(body, "Rejected. The reason goes to the writer") || strings.Contains(body, "Approve v1") {
+		t.Error("the rejected card does not say so, or still offers approval")
+	}
+
+	// v2 is pushed but not ready: no approval yet.
+	v2 := f.push(t, writerCriteria)
+	f.sync(t, v2, nil, false)
+	code, body, _ = b.post(t, cardPath+"/versions/2/approve", url.Values{"digest": {v2.Digest}})
+	if code != http.StatusConflict || !strings.Contains(body, "not ready for review yet") {
+		t.Errorf("approve before ready: %d", code)
+	}
+	f.sync(t, v2, &defaultCheck, true)
+
+	// The card of v2 is open; v3 arrives before the form is posted.
+	v3 := f.push(t, writerCriteria)
+	code, body, _ = b.post(t, cardPath+"/versions/2/approve", url.Values{"digest": {v2.Digest}})
+	if code != http.StatusConflict || !strings.Contains(body, "v3 was pushed after you opened the card of v2") || !strings.Contains(body, v3.Digest) {
+		t.Errorf("approve a superseded version: %d", code)
+	}
+	f.sync(t, v3, &defaultCheck, true)
+
+	// A digest that is not the version's is refused.
+	code, body, _ = b.post(t, cardPath+"/versions/3/approve", url.Values{"digest": {v2.Digest}})
+	if code != http.StatusConflict || !strings.Contains(body, "Review the card again") {
+		t.Errorf("approve with another digest: %d", code)
+	}
+
+	// Approved after a minute on the card: fast.
+	f.clock.advance(time.Minute)
+	code, _, resp = b.post(t, cardPath+"/versions/3/approve", url.Values{"digest": {v3.Digest}})
+	if code != http.StatusSeeOther || resp.Header.Get("Location") != cardPath+"/versions/3?decided=approved" {
+		t.Fatalf("approve: %d to %q", code, resp.Header.Get("Location"))
+	}
+	if got, _ := f.store.Version(ctx, f.st, 3); got.State != store.StateApproved || got.Decision.By != requester || got.Decision.Digest != v3.Digest {
+		t.Errorf("store after approve: %+v", got)
+	}
+	if _, _, err := f.reader.Open(ctx, f.st, v3.Digest); err != nil {
+		t.Errorf("the grader refuses the approved version: %v", err)
+	}
+	row := f.checkDB(t, 3, "approved", "")
+	var sigs []db.Approval
+	f.db.Tx(ctx, func(tx *db.Tx) error { sigs, _ = tx.Approvals(ctx, row.ID); return nil })
+	if len(sigs) != 1 || sigs[0].ApprovedBy != requester || sigs[0].ReviewSeconds != 60 || !sigs[0].Fast {
+		t.Errorf("signatures %+v; want dev after 60s, fast", sigs)
+	}
+	if n := testutil.ToFloat64(f.svc.metrics.approvals.WithLabelValues("true")); n != 1 {
+		t.Errorf("fast approvals metric %v", n)
+	}
+	// Once approved, nothing more to decide.
+	if code, body, _ := b.post(t, cardPath+"/versions/3/approve", url.Values{"digest": {v3.Digest}}); code != http.StatusConflict || !strings.Contains(body, "approved already") {
+		t.Errorf("second approval: %d", code)
+	}
+
+	kinds := f.audit(t)
+	if diff := cmp.Diff([]string{"version.rejected", "version.approved"}, kinds); diff != "" {
+		t.Errorf("audit (-want +got):\n%s", diff)
+	}
+	if f.hooks.count() != 2 {
+		t.Errorf("hook called %d times, want 2", f.hooks.count())
+	}
+	// The history keeps every version, with the rejection's reason.
+	_, body, _ = b.get(t, cardPath)
+	for _, want := range []string{"v1", "rejected by dev", "Rounding is not tested", "v2", "superseded", "approved by dev"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("history lacks %q", want)
+		}
+	}
+
+	// A new version reopens the approval: the card shows it, pending,
+	// and the approved one is superseded.
+	v4 := f.push(t, writerCriteria)
+	f.sync(t, v4, &defaultCheck, true)
+	_, body, _ = b.get(t, cardPath)
+	if !strings.Contains(body, "Hidden tests v4") || !strings.Contains(body, "Approve v4") || !strings.Contains(body, v4.Digest) {
+		t.Error("the card does not show the new version for approval")
+	}
+	if got, _ := f.store.Version(ctx, f.st, 3); got.State != store.StateSuperseded {
+		t.Errorf("v3 is %s after v4, want superseded", got.State)
+	}
+	if _, _, err := f.reader.Open(ctx, f.st, v3.Digest); err == nil {
+		t.Error("the grader still opens the superseded approval")
+	}
+}
+
+// TestCardEnforce: under policy enforce the requester's signature waits
+// for a second approver with write access who is not the requester; the
+// card shows who signed; slow approvals are not fast.
+func TestCardEnforce(t *testing.T) {
+	f := newCardFixture(t, "approval:\n  policy: enforce\n  fast_approval: 5m\n")
+	ctx := t.Context()
+	v := f.push(t, writerCriteria)
+	f.sync(t, v, &defaultCheck, true)
+	form := url.Values{"digest": {v.Digest}}
+
+	// An admin cannot stand in for the requester.
+	f.clock.advance(10 * time.Minute)
+	ada := f.signIn(t, "ada")
+	if code, _, _ := ada.post(t, cardPath+"/versions/1/approve", form); code != http.StatusSeeOther {
+		t.Fatalf("ada signs: %d", code)
+	}
+	maxi := f.signIn(t, "max")
+	if code, body, _ := maxi.post(t, cardPath+"/versions/1/approve", form); code != http.StatusConflict || !strings.Contains(body, "the requester, dev, must sign too") {
+		t.Errorf("a second non-requester: %d", code)
+	}
+	if got, _ := f.store.Version(ctx, f.st, 1); got.State != store.StatePending {
+		t.Fatalf("approved with one signature: %+v", got)
+	}
+	dev := f.signIn(t, requester)
+	if _, body, _ := dev.get(t, cardPath); !strings.Contains(body, "<strong>ada</strong>") || !strings.Contains(body, "Policy <strong>enforce</strong>") {
+		t.Error("the card does not show ada's signature and the policy")
+	}
+	code, _, resp := dev.post(t, cardPath+"/versions/1/approve", form)
+	if code != http.StatusSeeOther || !strings.HasSuffix(resp.Header.Get("Location"), "decided=approved") {
+		t.Fatalf("dev completes: %d %q", code, resp.Header.Get("Location"))
+	}
+	got, _ := f.store.Version(ctx, f.st, 1)
+	if got.State != store.StateApproved || got.Decision.By != "ada, dev" {
+		t.Errorf("store: %+v", got.Decision)
+	}
+	if diff := cmp.Diff([]string{"version.signed", "version.approved"}, f.audit(t)); diff != "" {
+		t.Errorf("audit (-want +got):\n%s", diff)
+	}
+	if n := testutil.ToFloat64(f.svc.metrics.approvals.WithLabelValues("false")); n != 2 {
+		t.Errorf("slow signatures %v, want 2", n)
+	}
+
+	// The requester first, then a maintainer.
+	f2 := newCardFixture(t, "approval:\n  policy: enforce\n")
+	v = f2.push(t, writerCriteria)
+	f2.sync(t, v, &defaultCheck, true)
+	form = url.Values{"digest": {v.Digest}}
+	dev = f2.signIn(t, requester)
+	if code, _, resp := dev.post(t, cardPath+"/versions/1/approve", form); code != http.StatusSeeOther || !strings.HasSuffix(resp.Header.Get("Location"), "decided=signed") {
+		t.Fatalf("dev signs: %d", code)
+	}
+	if code, body, _ := dev.post(t, cardPath+"/versions/1/approve", form); code != http.StatusConflict || !strings.Contains(body, "You signed v1") {
+		t.Errorf("dev twice: %d", code)
+	}
+	if code, _, _ := f2.signIn(t, "max").post(t, cardPath+"/versions/1/approve", form); code != http.StatusSeeOther {
+		t.Errorf("max completes: %d", code)
+	}
+	if got, _ := f2.store.Version(ctx, f2.st, 1); got.State != store.StateApproved || got.Decision.By != "dev, max" {
+		t.Errorf("store: %+v", got)
+	}
+}
+
+// TestCardCrossOrigin: an approval posted from another site is refused,
+// and a GET cannot approve.
+func TestCardCrossOrigin(t *testing.T) {
+	f := newCardFixture(t, "")
+	v := f.push(t, writerCriteria)
+	f.sync(t, v, &defaultCheck, true)
+	b := f.signIn(t, requester)
+	form := url.Values{"digest": {v.Digest}}
+	for _, h := range [][]string{
+		{"Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"},
+		{"Origin", "https://evil.example", "Sec-Fetch-Site", ""},
+	} {
+		code, body, _ := b.post(t, cardPath+"/versions/1/approve", form, h...)
+		if code != http.StatusForbidden || !strings.Contains(body, "posted from another site") {
+			t.Errorf("cross-origin post %v: %d", h, code)
+		}
+	}
+	if code, _, _ := b.get(t, cardPath+"/versions/1/approve?digest="+url.QueryEscape(v.Digest)); code != http.StatusMethodNotAllowed {
+		t.Errorf("GET approve: %d, want 405", code)
+	}
+	if got, _ := f.store.Version(t.Context(), f.st, 1); got.Decision != nil {
+		t.Fatalf("approved from another site: %+v", got.Decision)
+	}
+	if code, _, _ := b.post(t, cardPath+"/versions/1/approve", form); code != http.StatusSeeOther {
+		t.Errorf("same-origin post: %d", code)
+	}
+}
+
+// TestCardRejectionCap: after max_rejections the card says the ticket
+// stopped, and the count is there for the store sync.
+func TestCardRejectionCap(t *testing.T) {
+	f := newCardFixture(t, "approval:\n  max_rejections: 2\n")
+	b := f.signIn(t, requester)
+	for k := 1; k <= 2; k++ {
+		v := f.push(t, writerCriteria)
+		f.sync(t, v, &defaultCheck, true)
+		if code, _, _ := b.post(t, fmt.Sprintf("%s/versions/%d/reject", cardPath, k), url.Values{"digest": {v.Digest}, "reason": {fmt.Sprint("try ", k)}}); code != http.StatusSeeOther {
+			t.Fatalf("reject v%d: %d", k, code)
+		}
+	}
+	_, body, _ := b.get(t, cardPath)
+	if !strings.Contains(body, "This ticket stopped after 2 rejections") {
+		t.Error("the card does not say the ticket stopped")
+	}
+	_, home, _ := b.get(t, "/")
+	if !strings.Contains(home, "stopped after 2 rejections") {
+		t.Error("the list does not say the ticket stopped")
+	}
+	vs, _ := f.store.Versions(t.Context(), f.st)
+	cfg, _ := f.svc.repoConfig(t.Context(), db.Repository{InstallationID: cardInst, Owner: cardOwner, Name: cardRepo, DefaultBranch: "main"})
+	if n, stopped := rejections(vs), cfg.Config.RejectionCapReached(rejections(vs)); n != 2 || !stopped {
+		t.Errorf("TicketStopped = %d, %v; want 2, true", n, stopped)
+	}
+	var n int
+	f.db.Tx(t.Context(), func(tx *db.Tx) error { n, _ = tx.Rejections(t.Context(), f.tk.ID); return nil })
+	if n != 2 {
+		t.Errorf("db rejections %d", n)
+	}
+}
+
+// TestCardBrokenConfig: a config that does not parse blocks approvals
+// (the policy is unknown) but not rejections.
+func TestCardBrokenConfig(t *testing.T) {
+	f := newCardFixture(t, "approval:\n  policy: anyone\n")
+	v := f.push(t, writerCriteria)
+	f.sync(t, v, &defaultCheck, true)
+	b := f.signIn(t, requester)
+	code, body, _ := b.post(t, cardPath+"/versions/1/approve", url.Values{"digest": {v.Digest}})
+	if code != http.StatusConflict || !strings.Contains(body, "approval.policy") {
+		t.Errorf("approve under a broken config: %d", code)
+	}
+	if code, _, _ := b.post(t, cardPath+"/versions/1/reject", url.Values{"digest": {v.Digest}, "reason": {"x"}}); code != http.StatusSeeOther {
+		t.Errorf("reject under a broken config: %d", code)
+	}
+}
+
+// TestCardInvalidVersion: tests that all pass on base, or fail with the
+// reference patch, cannot be approved.
+func TestCardInvalidVersion(t *testing.T) {
+	for name, check := range map[string]pipeline.VersionCheck{
+		"all pass on base": {Tests: defaultCheck.Tests, Base: grader.BaseCheck{AllPass: true, Counts: grader.Counts{Passed: 3, Total: 3}}},
+		"reference fails":  {Tests: defaultCheck.Tests, Base: defaultCheck.Base, Reference: &grader.ReferenceCheck{Failed: []string{"tests/hidden/test_totals.py::test_whole"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newCardFixture(t, "")
+			v := f.push(t, writerCriteria)
+			f.sync(t, v, &check, true)
+			b := f.signIn(t, requester)
+			if _, body, _ := b.get(t, cardPath); strings.Contains(body, "Approve v1") || !strings.Contains(body, "cannot be approved") {
+				t.Error("the card offers to approve an invalid version")
+			}
+			if code, _, _ := b.post(t, cardPath+"/versions/1/approve", url.Values{"digest": {v.Digest}}); code != http.StatusConflict {
+				t.Errorf("approve: %d", code)
+			}
+		})
+	}
+}
+
+// TestCardGradePage: the full report, output included, canaries masked.
+func TestCardGradePage(t *testing.T) {
+	f := newCardFixture(t, "")
+	v := f.push(t, writerCriteria)
+	f.sync(t, v, &defaultCheck, true)
+	rep := grader.Report{Verdict: grader.VerdictFail, Trust: grader.TrustIsolated, Counts: grader.Counts{Passed: 1, Failed: 1, Total: 2},
+		Tests:  []grader.TestResult{{ID: "tests/hidden/test_totals.py::test_whole", Outcome: grader.OutcomePassed}, {ID: "tests/hidden/test_totals.py::test_empty", Outcome: grader.OutcomeFailed}},
+		Output: "# testfirst-canary: tfc-0123456789abcdef0123456789abcdef\nE   assert total([]) == 0\nseen tfc-fedcba9876543210fedcba9876543210 here\n",
+		Runner: []string{"python", "-m", "pytest"}, Sentinels: "ok"}
+	data, _ := json.Marshal(rep)
+	id := f.addGrade(t, v, string(data))
+	b := f.signIn(t, requester)
+	code, body, _ := b.get(t, fmt.Sprintf("/grades/%d", id))
+	if code != 200 {
+		t.Fatalf("grade page: %d", code)
+	}
+	for _, want := range []string{"fail", "trust isolated", "tests/hidden/test_totals.py::test_empty", "failed", "assert total([]) == 0", "tfc-masked", "AC1", "python -m pytest"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("grade page lacks %q", want)
+		}
+	}
+	if realCanary.MatchString(body) {
+		t.Error("the grade page shows a canary token")
+	}
+	if code, _, _ := b.get(t, "/grades/9999"); code != http.StatusNotFound {
+		t.Errorf("missing grade: %d", code)
+	}
+	// A grade without its report yet.
+	id2 := f.addGrade(t, v, "")
+	if _, body, _ := b.get(t, fmt.Sprintf("/grades/%d", id2)); !strings.Contains(body, "No report yet") {
+		t.Error("a running grade does not say so")
+	}
+}
+
+// TestCardPermissionCache: GitHub is asked once a minute per person and
+// repository, not on every page.
+func TestCardPermissionCache(t *testing.T) {
+	f := newCardFixture(t, "")
+	asked := func() int {
+		n := 0
+		for _, r := range f.gh.Requests() {
+			if strings.HasSuffix(r.Path, "/collaborators/ada/permission") {
+				n++
+			}
+		}
+		return n
+	}
+	b := f.signIn(t, "ada")
+	for range 3 {
+		b.get(t, cardPath)
+	}
+	if n := asked(); n != 1 {
+		t.Errorf("asked %d times within a minute, want 1", n)
+	}
+	f.clock.advance(2 * time.Minute)
+	b.get(t, cardPath)
+	if n := asked(); n != 2 {
+		t.Errorf("asked %d times after the cache expired, want 2", n)
+	}
+}
+
+// addGrade records a grade of version v with a report ("" for none).
+func (f *cardFixture) addGrade(t *testing.T, v store.Version, report string) int64 {
+	t.Helper()
+	ctx := t.Context()
+	var id int64
+	if err := f.db.Tx(ctx, func(tx *db.Tx) error {
+		g, _, err := tx.CreateGrade(ctx, db.Grade{TicketID: f.tk.ID, PRNumber: 2, HeadSHA: fmt.Sprintf("h%d", time.Now().UnixNano()), Digest: v.Digest, VersionNumber: v.Number, InstallationID: cardInst, State: pipeline.GradeCompleted})
+		if err != nil {
+			return err
+		}
+		id = g.ID
+		if report == "" {
+			return nil
+		}
+		return tx.SetGradeReport(ctx, g.ID, json.RawMessage(report))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// checkDB checks version k's row after a decision.
+func (f *cardFixture) checkDB(t *testing.T, k int, state, reason string) db.Version {
+	t.Helper()
+	var row db.Version
+	if err := f.db.Tx(t.Context(), func(tx *db.Tx) error {
+		var err error
+		row, err = tx.Version(t.Context(), f.tk.ID, k)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if string(row.State) != state || row.RejectionReason != reason {
+		t.Errorf("db v%d: state %q reason %q, want %q %q", k, row.State, row.RejectionReason, state, reason)
+	}
+	return row
+}
+
+// audit lists the kinds of the ticket's audit events.
+func (f *cardFixture) audit(t *testing.T) []string {
+	t.Helper()
+	var kinds []string
+	f.db.Tx(t.Context(), func(tx *db.Tx) error {
+		es, err := tx.AuditLog(t.Context(), f.tk.ID)
+		for _, e := range es {
+			kinds = append(kinds, e.Kind)
+		}
+		return err
+	})
+	return kinds
+}
+
+// TestCardEnforceConcurrentSigners: the requester and an admin sign at the
+// same moment, each before seeing the other's signature; the version still
+// ends approved, once.
+func TestCardEnforceConcurrentSigners(t *testing.T) {
+	f := newCardFixture(t, "approval:\n  policy: enforce\n")
+	ctx := t.Context()
+	ref := handlers.TicketRef{Owner: cardOwner, Repo: cardRepo, Issue: 1}
+	const rounds = 20
+	for k := 1; k <= rounds; k++ {
+		v := f.push(t, writerCriteria)
+		f.sync(t, v, &defaultCheck, true)
+		var wg sync.WaitGroup
+		results := make([]string, 2)
+		for i, login := range []string{requester, "ada"} {
+			wg.Go(func() {
+				d, err := f.svc.Approve(ctx, login, ref, k, v.Digest)
+				results[i] = fmt.Sprint(d, err)
+			})
+		}
+		wg.Wait()
+		got, _ := f.store.Version(ctx, f.st, k)
+		if got.State != store.StateApproved {
+			t.Fatalf("round %d: v%d is %s after both signed (%q)", k, k, got.State, results)
+		}
+		f.checkDB(t, k, "approved", "")
+	}
+	approved := 0
+	for _, kind := range f.audit(t) {
+		if kind == "version.approved" {
+			approved++
+		}
+	}
+	if approved != rounds {
+		t.Errorf("%d version.approved events for %d approvals", approved, rounds)
+	}
+}
+
+// TestCardRequesterWithoutAccess: a requester who can no longer read the
+// repository sees nothing.
+func TestCardRequesterWithoutAccess(t *testing.T) {
+	f := newCardFixture(t, "")
+	f.gh.SetPermission(cardOwner, cardRepo, requester, "none")
+	b := f.signIn(t, requester)
+	if code, _, _ := b.get(t, cardPath); code != http.StatusNotFound {
+		t.Errorf("card: %d, want 404", code)
+	}
+	if _, home, _ := b.get(t, "/"); strings.Contains(home, cardPath) {
+		t.Error("the list shows the ticket")
+	}
+}

@@ -1,0 +1,134 @@
+package card
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/testfirst-app/testfirst/db"
+	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/grader/store"
+	"github.com/testfirst-app/testfirst/handlers"
+)
+
+// canaryToken matches a canary token the store makes ("tfc-" and hex),
+// and any other token-shaped "tfc-" word: the grade page masks them.
+var canaryToken = regexp.MustCompile(`tfc-[A-Za-z0-9_-]{8,}`)
+
+// maskCanaries replaces canary tokens in text: whole canary lines keep
+// their marker and lose their token.
+func maskCanaries(text string) string {
+	text = grader.CanaryLine.ReplaceAllStringFunc(text, func(line string) string {
+		m := grader.CanaryLine.FindStringSubmatch(line)
+		return strings.Replace(line, m[1], store.CanaryMask, 1)
+	})
+	return canaryToken.ReplaceAllStringFunc(text, func(tok string) string {
+		if tok == store.CanaryMask {
+			return tok
+		}
+		return store.CanaryMask
+	})
+}
+
+// Grade implements handlers.Cards: one grade with the grader's full
+// report, output included, for those who may see the ticket.
+func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers.GradePage, error) {
+	var (
+		g      db.Grade
+		ct     cardTicket
+		report json.RawMessage
+	)
+	err := s.db.Tx(ctx, func(tx *db.Tx) error {
+		var err error
+		if g, err = tx.Grade(ctx, id); err != nil {
+			return err
+		}
+		if ct.tk, err = tx.Ticket(ctx, g.TicketID); err != nil {
+			return err
+		}
+		if ct.repo, err = tx.Repository(ctx, ct.tk.RepositoryID); err != nil {
+			return err
+		}
+		report, err = tx.GradeReport(ctx, id)
+		return err
+	})
+	if errors.Is(err, db.ErrNotFound) {
+		return nil, handlers.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	ok, err := s.authorize(ctx, viewer, &ct)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || !ct.repo.RemovedAt.IsZero() {
+		return nil, handlers.ErrNotFound
+	}
+	page := &handlers.GradePage{ID: g.ID, Ticket: s.ticketInfo(ct), PR: g.PRNumber, HeadSHA: g.HeadSHA, Digest: g.Digest, Version: g.VersionNumber,
+		State: string(g.State), Started: g.StartedAt, Finished: g.FinishedAt,
+		PRURL: fmt.Sprintf("%s%s/%s/pull/%d", s.webURL, ct.repo.Owner, ct.repo.Name, g.PRNumber)}
+	if len(report) == 0 {
+		return page, nil
+	}
+	var r grader.Report
+	if err := json.Unmarshal(report, &r); err != nil {
+		return nil, fmt.Errorf("read the report of grade %d: %w", id, err)
+	}
+	var criteria map[string][]string
+	if g.VersionNumber > 0 {
+		v, err := s.store.Version(ctx, ct.st, g.VersionNumber)
+		if err != nil {
+			s.log.WarnContext(ctx, "grade page: version metadata", "grade", id, "err", err)
+		}
+		criteria = v.Criteria
+	}
+	page.Report = reportView(&r, criteria)
+	return page, nil
+}
+
+// reportView is a report as the grade page shows it, canaries masked.
+func reportView(r *grader.Report, criteria map[string][]string) *handlers.ReportView {
+	rv := &handlers.ReportView{Verdict: string(r.Verdict), Trust: string(r.Trust), Reasons: r.Reasons,
+		Passed: r.Counts.Passed, Failed: r.Counts.Failed, Errors: r.Counts.Errors, Skipped: r.Counts.Skipped, Total: r.Counts.Total,
+		TouchedTests: r.TouchedTests, Contaminated: r.Contaminated, Sentinels: r.Sentinels, UIDSplit: r.Isolation.UIDSplit,
+		Image: r.Image, TestsDigest: r.TestsDigest, RepoDigest: r.RepoDigest, Runner: strings.Join(r.Runner, " "), ExitCode: r.ExitCode,
+		Duration: time.Duration(r.DurationSeconds * float64(time.Second)).Round(time.Millisecond),
+		Output:   maskCanaries(r.Output), OutputTruncated: r.OutputTruncated}
+	for i, reason := range rv.Reasons {
+		rv.Reasons[i] = maskCanaries(reason)
+	}
+	byTest := map[string][]string{}
+	for c, tests := range criteria {
+		for _, t := range tests {
+			byTest[t] = append(byTest[t], c)
+		}
+	}
+	outcome := map[string]grader.Outcome{}
+	for _, t := range r.Tests {
+		outcome[t.ID] = t.Outcome
+		rv.Tests = append(rv.Tests, handlers.TestOutcome{ID: t.ID, Outcome: string(t.Outcome), Criteria: byTest[t.ID]})
+	}
+	for c, tests := range criteria {
+		score := handlers.CriterionScore{ID: c, Total: len(tests)}
+		for _, t := range tests {
+			if outcome[t] == grader.OutcomePassed {
+				score.Passed++
+			}
+		}
+		rv.Criteria = append(rv.Criteria, score)
+	}
+	slices.SortFunc(rv.Criteria, func(a, b handlers.CriterionScore) int { return strings.Compare(a.ID, b.ID) })
+	for _, t := range r.TamperSignals {
+		rv.TamperSignals = append(rv.TamperSignals, handlers.PathReason{Path: t.Path, Reason: t.Reason})
+	}
+	for _, c := range r.Contamination {
+		rv.Contamination = append(rv.Contamination, handlers.PathReason{Path: c.HiddenFile, Reason: c.Where})
+	}
+	return rv
+}

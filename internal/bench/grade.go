@@ -1,0 +1,86 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"time"
+
+	"github.com/testfirst-app/testfirst/grader"
+)
+
+// BareInterpreter runs the bare side of the benchmark: Debian's python3,
+// which has the same pytest as the grader image.
+const BareInterpreter = "/usr/bin/python3"
+
+// BenchResult holds the timings of a grading benchmark.
+type BenchResult struct {
+	Sealed, Bare []time.Duration
+}
+
+// Median returns the median of d.
+func Median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// Ratio is median sealed over median bare.
+func (r BenchResult) Ratio() float64 {
+	return Median(r.Sealed).Seconds() / Median(r.Bare).Seconds()
+}
+
+// Overhead is median sealed minus median bare.
+func (r BenchResult) Overhead() time.Duration {
+	return Median(r.Sealed) - Median(r.Bare)
+}
+
+// BenchGrade grades repo against hidden sealed and runs the same tests
+// bare on the host, alternately, runs times each. A sealed grade must pass:
+// the benchmark measures a working grade, not a failing one.
+func BenchGrade(ctx context.Context, g *grader.Grader, repoDir, hiddenDir string, runs int, progress io.Writer) (BenchResult, error) {
+	var res BenchResult
+	if _, err := exec.LookPath(BareInterpreter); err != nil {
+		return res, fmt.Errorf("bare runs need %s with pytest: apt-get install python3-pytest", BareInterpreter)
+	}
+	for i := range runs {
+		began := time.Now()
+		repo, err := grader.LoadTree(repoDir)
+		if err != nil {
+			return res, err
+		}
+		hidden, err := grader.LoadTree(hiddenDir)
+		if err != nil {
+			return res, err
+		}
+		rep, err := g.Grade(ctx, grader.Request{Repo: repo, Hidden: hidden})
+		if err != nil {
+			return res, err
+		}
+		if rep.Verdict != grader.VerdictPass {
+			return res, fmt.Errorf("sealed run %d: verdict %s (%v): the benchmark needs a passing suite", i+1, rep.Verdict, rep.Reasons)
+		}
+		sealed := time.Since(began)
+
+		began = time.Now()
+		cmd := exec.CommandContext(ctx, BareInterpreter, "-I", "-m", "pytest", "-c", "/dev/null", "-p", "no:cacheprovider",
+			"--rootdir", hiddenDir, "-o", "pythonpath="+repoDir, "-q", hiddenDir)
+		cmd.Dir = repoDir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return res, fmt.Errorf("bare run %d: %w\n%s", i+1, err, out)
+		}
+		bare := time.Since(began)
+		res.Sealed = append(res.Sealed, sealed)
+		res.Bare = append(res.Bare, bare)
+		fmt.Fprintf(progress, "run %2d  sealed %6.3fs  bare %6.3fs\n", i+1, sealed.Seconds(), bare.Seconds())
+	}
+	return res, nil
+}

@@ -1,0 +1,398 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/testfirst-app/testfirst/db"
+	"github.com/testfirst-app/testfirst/github"
+	"github.com/testfirst-app/testfirst/grader/store"
+	"github.com/testfirst-app/testfirst/pipeline"
+)
+
+// gradeQueue starts, re-runs and cancels grades. A grade is a database row
+// and a River job, committed together, and one check run on the head.
+type gradeQueue struct {
+	db        *db.DB
+	store     storeVersions
+	publicURL string
+	log       *slog.Logger
+}
+
+var (
+	_ grading = (*gradeQueue)(nil)
+	_ grading = notGrading{}
+)
+
+// notGrading is the grading of a service without the hidden-test store
+// or the sandbox: it records and cancels, and grades nothing.
+type notGrading struct{ *gradeQueue }
+
+func (notGrading) gradeTicket(context.Context, *github.Installation, db.Repository, db.Ticket, int, string, bool) error {
+	return nil
+}
+
+func (notGrading) resume(context.Context, *github.Installation, db.Repository, db.Ticket) error {
+	return nil
+}
+
+func (notGrading) regrade(context.Context, installationClients, int64, int64, []db.Grade, string) error {
+	return nil
+}
+
+func (notGrading) regradeIssue(context.Context, *github.Installation, db.Repository, db.Ticket) (string, error) {
+	return "", nil
+}
+
+func (notGrading) regradePull(context.Context, *github.Installation, db.Repository, db.PullRequest, []db.Ticket) (string, error) {
+	return "", nil
+}
+
+func (notGrading) enqueueSync(context.Context, *db.Tx, int64) error { return nil }
+
+// enqueueSync implements grading.
+func (q *gradeQueue) enqueueSync(ctx context.Context, tx *db.Tx, ticket int64) error {
+	return tx.InsertJob(ctx, SyncArgs{Ticket: ticket}, nil)
+}
+
+// resume implements grading: the open pull requests that close a ticket
+// taken up again are graded, when it has approved tests and is neither
+// closed nor withdrawn.
+func (q *gradeQueue) resume(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket) error {
+	if !pipeline.Active(!tk.ClosedAt.IsZero(), !tk.WithdrawnAt.IsZero()) {
+		return nil
+	}
+	v, err := approvedVersion(ctx, q.store, storeTicket(repo, tk.IssueNumber))
+	if err != nil || v == nil {
+		return err
+	}
+	_, err = q.gradeOpenPulls(ctx, gi, repo, tk, *v, false)
+	return err
+}
+
+// regradeIssue implements grading: every open pull request that closes
+// the ticket is graded again.
+func (q *gradeQueue) regradeIssue(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket) (string, error) {
+	v, err := approvedVersion(ctx, q.store, storeTicket(repo, tk.IssueNumber))
+	if err != nil {
+		return "", err
+	}
+	if v == nil {
+		return fmt.Sprintf("#%d has no approved hidden tests yet: nothing to grade against.", tk.IssueNumber), nil
+	}
+	n, err := q.gradeOpenPulls(ctx, gi, repo, tk, *v, true)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("Grading %d open pull request(s) again against hidden tests v%d.", n, v.Number), nil
+}
+
+// regradePull implements grading: the pull request's head is graded again
+// against every ticket it closes.
+func (q *gradeQueue) regradePull(ctx context.Context, gi *github.Installation, repo db.Repository, pr db.PullRequest, tickets []db.Ticket) (string, error) {
+	for _, t := range tickets {
+		if err := q.gradeTicket(ctx, gi, repo, t, pr.Number, pr.HeadSHA, true); err != nil {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("Grading `%.12s` again.", pr.HeadSHA), nil
+}
+
+// regrade implements grading: the heads of gs are graded again, each once
+// per (ticket, pull request), against the ticket's approved tests as they
+// are now. A head SHA can be shared by forks: only grades of repoID's
+// tickets are made again.
+func (q *gradeQueue) regrade(ctx context.Context, gh installationClients, installation, repoID int64, gs []db.Grade, by string) error {
+	gi, err := gh.Installation(installation)
+	if err != nil {
+		return err
+	}
+	type key struct {
+		ticket int64
+		pr     int
+	}
+	seen := map[key]bool{}
+	for _, g := range gs {
+		k := key{g.TicketID, g.PRNumber}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		var (
+			tk   db.Ticket
+			repo db.Repository
+		)
+		if err := q.db.Tx(ctx, func(tx *db.Tx) error {
+			var err error
+			if tk, err = tx.Ticket(ctx, g.TicketID); err != nil {
+				return err
+			}
+			if repo, err = tx.Repository(ctx, tk.RepositoryID); err != nil || repo.ID != repoID {
+				return err
+			}
+			return audit(ctx, tx, by, tk.ID, "grade.rerequested", map[string]any{"grade": g.ID, "head_sha": g.HeadSHA})
+		}); err != nil {
+			return err
+		}
+		if repo.ID != repoID {
+			continue
+		}
+		if err := q.gradeTicket(ctx, gi, repo, tk, g.PRNumber, g.HeadSHA, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gradeTicket grades head of pull request pr against the ticket's approved
+// version, when the ticket is active and has one. force grades again a
+// head graded already; otherwise a redelivered event changes nothing.
+func (q *gradeQueue) gradeTicket(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket, pr int, head string, force bool) error {
+	if !pipeline.Active(!tk.ClosedAt.IsZero(), !tk.WithdrawnAt.IsZero()) {
+		return nil
+	}
+	v, err := approvedVersion(ctx, q.store, storeTicket(repo, tk.IssueNumber))
+	if err != nil || v == nil {
+		return err // no approved hidden tests yet: nothing to grade against
+	}
+	return q.grade(ctx, gi, repo, tk, pr, head, *v, force)
+}
+
+// gradeOpenPulls grades every open pull request that closes the ticket
+// against version v (after an approval; force grades heads graded
+// already, for /testfirst regrade) and returns how many there were.
+func (q *gradeQueue) gradeOpenPulls(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket, v store.Version, force bool) (int, error) {
+	var prs []db.PullRequest
+	if err := q.db.Tx(ctx, func(tx *db.Tx) error {
+		var err error
+		prs, err = tx.OpenPullsClosing(ctx, repo.ID, tk.IssueNumber)
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	for _, pr := range prs {
+		if err := q.grade(ctx, gi, repo, tk, pr.Number, pr.HeadSHA, v, force); err != nil {
+			return 0, err
+		}
+	}
+	return len(prs), nil
+}
+
+// grade records a grade of head against v and its job in one transaction,
+// then puts the grade's check run on the head in progress. The job's
+// priority keeps installations fair: an installation's first waiting grade
+// goes first, its second after every other installation's first, and so
+// on (River has four priorities, so from the fourth on they share one).
+func (q *gradeQueue) grade(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket, pr int, head string, v store.Version, force bool) error {
+	var (
+		g        db.Grade
+		enqueued bool
+	)
+	err := q.db.Tx(ctx, func(tx *db.Tx) error {
+		var (
+			created bool
+			err     error
+		)
+		g, created, err = tx.CreateGrade(ctx, db.Grade{TicketID: tk.ID, PRNumber: pr, HeadSHA: head, Digest: v.Digest,
+			VersionNumber: v.Number, InstallationID: repo.InstallationID, State: pipeline.GradeQueued})
+		if err != nil {
+			return err
+		}
+		if !created {
+			if g.State.Unfinished() || !force {
+				return nil // being graded, or graded: a redelivery does not grade twice
+			}
+			g = db.Grade{ID: g.ID, TicketID: g.TicketID, PRNumber: pr, HeadSHA: g.HeadSHA, Digest: g.Digest, CheckRunID: g.CheckRunID,
+				VersionNumber: g.VersionNumber, InstallationID: g.InstallationID, State: pipeline.GradeQueued}
+		}
+		waiting, err := tx.QueuedGrades(ctx, repo.InstallationID)
+		if err != nil {
+			return err
+		}
+		res, err := tx.InsertJobResult(ctx, GradeArgs{Grade: g.ID}, &river.InsertOpts{Queue: QueueSandbox, MaxAttempts: gradeMaxAttempts,
+			Priority: min(max(waiting, 1), 4)})
+		if err != nil {
+			return err
+		}
+		g.JobID, enqueued = res.Job.ID, true
+		if err := tx.UpdateGrade(ctx, g); err != nil {
+			return err
+		}
+		return audit(ctx, tx, "testfirst", tk.ID, "grade.queued", map[string]any{"grade": g.ID, "pull_request": pr, "head_sha": head,
+			"version": v.Number, "digest": v.Digest, "regrade": !created})
+	})
+	if err != nil || !enqueued {
+		return err
+	}
+	q.log.InfoContext(ctx, "grade queued", "installation", repo.InstallationID, "repo", repo.Owner+"/"+repo.Name, "ticket", tk.ID,
+		"grade", g.ID, "head_sha", head, "digest", v.Digest)
+	_, err = q.ensureCheckRun(ctx, gi, repo, g)
+	return err
+}
+
+// ensureCheckRun puts grade g's check run in progress and returns its id:
+// the one it has, or one made now. Of the delivery job and the grade job,
+// which may both get here at once on different replicas, one claims the
+// creation in the database; the other waits for its id. A claim left by a
+// crash is taken over after checkRunClaimWait, adopting the run the
+// crashed process made if it got that far (found by external id).
+func (q *gradeQueue) ensureCheckRun(ctx context.Context, gi *github.Installation, repo db.Repository, g db.Grade) (int64, error) {
+	queued := pipeline.QueuedCheckRun(g.HeadSHA, g.VersionNumber, q.detailsURL(g.ID))
+	queued.ExternalID = strconv.FormatInt(g.ID, 10)
+	cr := toGitHub(queued)
+	id, claimed, err := q.checkRunOrClaim(ctx, g.ID)
+	if err != nil {
+		return 0, err
+	}
+	if id > 0 {
+		if err := gi.UpdateCheckRun(ctx, repo.Owner, repo.Name, id, cr); err != nil {
+			return 0, retryOrCancel(err)
+		}
+		return id, nil
+	}
+	if !claimed {
+		// A claim older than the wait: its holder died. Adopt what it
+		// made, if anything.
+		runs, err := gi.CheckRunsFor(ctx, repo.Owner, repo.Name, g.HeadSHA, pipeline.CheckRunName)
+		if err != nil {
+			return 0, retryOrCancel(err)
+		}
+		for _, r := range runs {
+			if r.ExternalID == cr.ExternalID {
+				id = r.ID
+				break
+			}
+		}
+	}
+	if id != 0 {
+		if err := gi.UpdateCheckRun(ctx, repo.Owner, repo.Name, id, cr); err != nil {
+			return 0, retryOrCancel(err)
+		}
+	} else if id, err = gi.CreateCheckRun(ctx, repo.Owner, repo.Name, cr); err != nil {
+		return 0, retryOrCancel(err)
+	}
+	return id, q.db.Tx(ctx, func(tx *db.Tx) error { return tx.SetCheckRun(ctx, g.ID, id) })
+}
+
+// checkRunClaimWait is how long a grade waits for another process's claim
+// on its check run before taking it for dead.
+const checkRunClaimWait = 15 * time.Second
+
+// checkRunOrClaim returns the grade's check run id when it has one, or
+// claims its creation; after checkRunClaimWait of another's claim it
+// returns neither, for the caller to take over.
+func (q *gradeQueue) checkRunOrClaim(ctx context.Context, grade int64) (id int64, claimed bool, err error) {
+	deadline := time.Now().Add(checkRunClaimWait)
+	for {
+		err = q.db.Tx(ctx, func(tx *db.Tx) error {
+			g, err := tx.Grade(ctx, grade)
+			if err != nil || g.CheckRunID > 0 {
+				id = g.CheckRunID
+				return err
+			}
+			claimed, err = tx.ClaimCheckRun(ctx, grade)
+			return err
+		})
+		if err != nil || id > 0 || claimed || time.Now().After(deadline) {
+			return id, claimed, err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, false, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// completeCheckRuns completes grade g's check run, and any other run on the
+// head carrying its external id (created by a racing attempt), with cr: no
+// run of a grade is left in progress.
+func (q *gradeQueue) completeCheckRuns(ctx context.Context, gi *github.Installation, repo db.Repository, g db.Grade, done pipeline.CheckRun) error {
+	cr := toGitHub(done)
+	ids := []int64{}
+	if g.CheckRunID > 0 {
+		ids = append(ids, g.CheckRunID)
+	}
+	runs, err := gi.CheckRunsFor(ctx, repo.Owner, repo.Name, g.HeadSHA, pipeline.CheckRunName)
+	if err != nil {
+		return retryOrCancel(err)
+	}
+	for _, r := range runs {
+		if r.ExternalID == strconv.FormatInt(g.ID, 10) && r.ID != g.CheckRunID && r.Status != github.StatusCompleted {
+			ids = append(ids, r.ID)
+		}
+	}
+	cr.ExternalID = strconv.FormatInt(g.ID, 10)
+	for _, id := range ids {
+		if err := gi.UpdateCheckRun(ctx, repo.Owner, repo.Name, id, cr); err != nil {
+			return retryOrCancel(err)
+		}
+	}
+	return nil
+}
+
+// cancel marks grades cancelled and completes their check runs saying why.
+// A running grade's job sees the state and stops its sandbox.
+func (q *gradeQueue) cancel(ctx context.Context, gi *github.Installation, repo db.Repository, gs []db.Grade, why string) error {
+	if len(gs) == 0 {
+		return nil
+	}
+	var cancelled []db.Grade
+	if err := q.db.Tx(ctx, func(tx *db.Tx) error {
+		for _, g := range gs {
+			cur, err := tx.Grade(ctx, g.ID)
+			if err != nil {
+				return err
+			}
+			if !cur.State.Unfinished() {
+				continue
+			}
+			cur.State, cur.FinishedAt = pipeline.GradeCancelled, time.Now()
+			if err := tx.UpdateGrade(ctx, cur); err != nil {
+				return err
+			}
+			if err := audit(ctx, tx, "testfirst", cur.TicketID, "grade.cancelled", map[string]any{"grade": cur.ID, "head_sha": cur.HeadSHA, "why": why}); err != nil {
+				return err
+			}
+			cancelled = append(cancelled, cur)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	var errs []error
+	for _, g := range cancelled {
+		q.log.InfoContext(ctx, "grade cancelled", "installation", repo.InstallationID, "repo", repo.Owner+"/"+repo.Name, "grade", g.ID, "why", why)
+		errs = append(errs, q.completeCheckRuns(ctx, gi, repo, g, pipeline.CancelledCheckRun(why)))
+	}
+	return errors.Join(errs...)
+}
+
+// cancelTicket cancels the ticket's unfinished grades against any digest
+// but keep ("" cancels them all).
+func (q *gradeQueue) cancelTicket(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket, keep, why string) error {
+	var gs []db.Grade
+	if err := q.db.Tx(ctx, func(tx *db.Tx) error {
+		all, err := tx.UnfinishedGrades(ctx, tk.ID)
+		for _, g := range all {
+			if keep == "" || g.Digest != keep {
+				gs = append(gs, g)
+			}
+		}
+		return err
+	}); err != nil {
+		return err
+	}
+	return q.cancel(ctx, gi, repo, gs, why)
+}
+
+func (q *gradeQueue) detailsURL(grade int64) string {
+	return strings.TrimRight(q.publicURL, "/") + pipeline.GradePath(grade)
+}

@@ -1,0 +1,280 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/testfirst-app/testfirst/db"
+	"github.com/testfirst-app/testfirst/github"
+	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/pipeline"
+)
+
+// cancelPoll is how often a running grade looks whether it was cancelled.
+const cancelPoll = 2 * time.Second
+
+// GradeWorker grades: it fetches the base and head trees with the
+// installation token outside the sandbox, opens the approved version fresh
+// from the store, runs the sealed grader and completes the check run. A
+// grade cancelled meanwhile (a newer push, a reopened approval) stops its
+// sandbox and leaves its check run cancelled.
+type GradeWorker struct {
+	river.WorkerDefaults[GradeArgs]
+	db      *db.DB
+	github  installationClients
+	reader  approvedTests
+	grader  *grader.Grader
+	grades  *gradeQueue
+	metrics *Metrics
+	log     *slog.Logger
+	// rescueAfter is the service's job rescue time; see sandboxJobTimeout.
+	rescueAfter time.Duration
+}
+
+// Timeout implements river.Worker; see sandboxJobTimeout.
+func (w *GradeWorker) Timeout(*river.Job[GradeArgs]) time.Duration {
+	return sandboxJobTimeout(w.rescueAfter)
+}
+
+// errCancelled ends a grade whose row was cancelled while it ran.
+var errCancelled = errors.New("grade cancelled")
+
+// Work implements river.Worker. On its last attempt, a failure completes
+// the check run saying the grade failed, so no run is left in progress.
+func (w *GradeWorker) Work(ctx context.Context, job *river.Job[GradeArgs]) error {
+	g, tk, repo, err := w.load(ctx, job.Args.Grade)
+	if errors.Is(err, db.ErrNotFound) {
+		return river.JobCancel(err)
+	}
+	if err != nil {
+		return err
+	}
+	log := w.log.With("grade", g.ID, "ticket", tk.ID, "installation", repo.InstallationID, "repo", repo.Owner+"/"+repo.Name)
+	gi, err := w.github.Installation(repo.InstallationID)
+	if err != nil {
+		return err
+	}
+	if g.State == pipeline.GradeCancelled {
+		return w.grades.completeCheckRuns(ctx, gi, repo, g, pipeline.CancelledCheckRun("This grade was cancelled before it ran."))
+	}
+	if g.State == pipeline.GradeCompleted {
+		return nil // a job that ran twice
+	}
+	err = w.work(ctx, log, gi, g, tk, repo)
+	var cancel *river.JobCancelError
+	final := job.Attempt >= job.MaxAttempts || errors.As(err, &cancel)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errCancelled):
+		log.InfoContext(ctx, "grade stopped: cancelled")
+		return nil
+	case final:
+		log.ErrorContext(ctx, "grade failed for good", "attempt", job.Attempt, "err", err)
+		return errors.Join(err, w.fail(ctx, gi, repo, g, fmt.Sprintf("The grade could not be completed after %d attempts: %v", job.Attempt, err)))
+	default:
+		log.WarnContext(ctx, "grade failed; River retries", "attempt", job.Attempt, "err", err)
+		return err
+	}
+}
+
+func (w *GradeWorker) load(ctx context.Context, id int64) (g db.Grade, tk db.Ticket, repo db.Repository, err error) {
+	err = w.db.Tx(ctx, func(tx *db.Tx) error {
+		if g, err = tx.Grade(ctx, id); err != nil {
+			return err
+		}
+		if tk, err = tx.Ticket(ctx, g.TicketID); err != nil {
+			return err
+		}
+		repo, err = tx.Repository(ctx, tk.RepositoryID)
+		return err
+	})
+	return g, tk, repo, err
+}
+
+func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Installation, g db.Grade, tk db.Ticket, repo db.Repository) error {
+	if err := w.db.Tx(ctx, func(tx *db.Tx) error {
+		g.State, g.StartedAt = pipeline.GradeRunning, time.Now()
+		return tx.UpdateGrade(ctx, g)
+	}); err != nil {
+		return err
+	}
+	log.InfoContext(ctx, "grading", "head_sha", g.HeadSHA, "digest", g.Digest)
+	var err error
+	if g.CheckRunID, err = w.grades.ensureCheckRun(ctx, gi, repo, g); err != nil {
+		return err
+	}
+	ctx, stop := w.watch(ctx, g.ID)
+	defer stop()
+
+	content, v, err := w.reader.Open(ctx, storeTicket(repo, tk.IssueNumber), g.Digest)
+	if err != nil {
+		if context.Cause(ctx) == errCancelled {
+			return errCancelled
+		}
+		return w.fail(ctx, gi, repo, g, fmt.Sprintf("The hidden tests could not be opened: %v", err))
+	}
+	fc := pipeline.FetchConfig(ctx, gi, repo.Owner, repo.Name, repo.DefaultBranch)
+	switch {
+	case fc.LoadError != nil:
+		return w.cancelledOr(ctx, retryOrCancel(fc.LoadError))
+	case fc.ParseError != nil:
+		return w.fail(ctx, gi, repo, g, pipeline.ConfigErrorSummary(fc.ParseError))
+	}
+	cfg := fc.Config
+	base, err := downloadTree(ctx, gi, repo, tk.BaseSHA)
+	if err != nil {
+		return w.cancelledOr(ctx, retryOrCancel(err))
+	}
+	head, err := downloadTree(ctx, gi, repo, g.HeadSHA)
+	if err != nil {
+		return w.cancelledOr(ctx, retryOrCancel(err))
+	}
+	hidden, err := content.HiddenTree()
+	if err != nil {
+		return w.fail(ctx, gi, repo, g, "The hidden tests are not a valid tree: "+err.Error())
+	}
+	exclude, err := w.twinExclude(ctx, tk.ID, v.Number)
+	if err != nil {
+		return err
+	}
+	rep, err := w.grader.Grade(ctx, grader.Request{Repo: head, Hidden: hidden, Base: base, Reference: content.Reference,
+		TestsDigest: g.Digest, Timeout: cfg.Timeout, Limits: sandboxLimits(cfg), TwinExclude: exclude})
+	if err != nil {
+		return w.cancelledOr(ctx, err) // the engine failed: River retries
+	}
+	if context.Cause(ctx) == errCancelled {
+		return errCancelled
+	}
+	report, err := json.Marshal(rep)
+	if err != nil {
+		return err
+	}
+	graded, err := pipeline.ParseReport(report)
+	if err != nil {
+		return err
+	}
+	cr := pipeline.CompletedCheckRun(g.HeadSHA, pipeline.Graded{Report: graded, Version: v.Number, Digest: g.Digest, Criteria: content.Criteria,
+		DetailsURL: w.grades.detailsURL(g.ID)})
+	// The row first: once the check run says completed, the grade is.
+	var cancelled bool
+	if err := w.db.Tx(ctx, func(tx *db.Tx) error {
+		cur, err := tx.Grade(ctx, g.ID)
+		if err != nil {
+			return err
+		}
+		if cancelled = cur.State == pipeline.GradeCancelled; cancelled {
+			return nil
+		}
+		g.State, g.FinishedAt = pipeline.GradeCompleted, time.Now()
+		g.Verdict, g.Trust = string(rep.Verdict), string(rep.Trust)
+		c := rep.Counts
+		g.Total, g.Passed, g.Failed, g.Errored, g.Skipped = c.Total, c.Passed, c.Failed, c.Errors, c.Skipped
+		if err := tx.UpdateGrade(ctx, g); err != nil {
+			return err
+		}
+		if err := tx.SetGradeReport(ctx, g.ID, report); err != nil {
+			return err
+		}
+		return audit(ctx, tx, "testfirst", tk.ID, "grade.completed", map[string]any{"grade": g.ID, "verdict": rep.Verdict, "trust": rep.Trust,
+			"head_sha": g.HeadSHA, "digest": g.Digest, "passed": c.Passed, "total": c.Total})
+	}); err != nil {
+		return err
+	}
+	if cancelled {
+		return errCancelled
+	}
+	if err := w.grades.completeCheckRuns(context.WithoutCancel(ctx), gi, repo, g, cr); err != nil {
+		return err
+	}
+	w.metrics.graded(string(rep.Verdict), string(rep.Trust), time.Since(g.StartedAt))
+	log.InfoContext(ctx, "graded", "verdict", rep.Verdict, "trust", rep.Trust, "passed", rep.Counts.Passed, "total", rep.Counts.Total)
+	return nil
+}
+
+// watch returns a context that ends, with cause errCancelled, when the
+// grade's row is cancelled.
+func (w *GradeWorker) watch(ctx context.Context, id int64) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(cancelPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			var state pipeline.GradeState
+			err := w.db.Tx(ctx, func(tx *db.Tx) error {
+				g, err := tx.Grade(ctx, id)
+				state = g.State
+				return err
+			})
+			if err == nil && state == pipeline.GradeCancelled {
+				cancel(errCancelled)
+				return
+			}
+		}
+	}()
+	return ctx, func() { close(done); cancel(nil) }
+}
+
+// cancelledOr returns errCancelled when the grade was cancelled, else err.
+func (w *GradeWorker) cancelledOr(ctx context.Context, err error) error {
+	if context.Cause(ctx) == errCancelled {
+		return errCancelled
+	}
+	return err
+}
+
+// fail records a grade that could not be made and completes its check
+// runs saying why; the grade is final (a Regrade starts another).
+func (w *GradeWorker) fail(ctx context.Context, gi *github.Installation, repo db.Repository, g db.Grade, why string) error {
+	ctx = context.WithoutCancel(ctx)
+	if err := w.db.Tx(ctx, func(tx *db.Tx) error {
+		cur, err := tx.Grade(ctx, g.ID)
+		if err != nil {
+			return err
+		}
+		cur.State, cur.Verdict, cur.FinishedAt = pipeline.GradeCompleted, string(grader.VerdictError), time.Now()
+		if err := tx.UpdateGrade(ctx, cur); err != nil {
+			return err
+		}
+		return audit(ctx, tx, "testfirst", cur.TicketID, "grade.failed", map[string]any{"grade": g.ID, "why": why})
+	}); err != nil {
+		return err
+	}
+	w.metrics.graded(string(grader.VerdictError), "", time.Since(g.StartedAt))
+	return w.grades.completeCheckRuns(ctx, gi, repo, g, pipeline.FailedCheckRun(why, w.grades.detailsURL(g.ID)))
+}
+
+// twinExclude lists the hidden tests of a version whose twins must not
+// judge a pull request: what the version's base check found (twins its
+// reference passed, flaky tests). A version whose check is missing or
+// unreadable excludes nothing; with a reference patch the grade still drops
+// the twins the reference passes.
+func (w *GradeWorker) twinExclude(ctx context.Context, ticketID int64, number int) ([]string, error) {
+	var raw json.RawMessage
+	if err := w.db.Tx(ctx, func(tx *db.Tx) error {
+		v, err := tx.Version(ctx, ticketID, number)
+		raw = v.Check
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("read version %d's base check: %w", number, err)
+	}
+	check, err := pipeline.ParseCheck(raw)
+	if err != nil {
+		return nil, nil
+	}
+	return check.TwinExclude(), nil
+}

@@ -1,0 +1,96 @@
+package jobs
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+
+	"github.com/testfirst-app/testfirst/db"
+)
+
+// Metrics are the job system's and the grader's Prometheus metrics. A nil
+// *Metrics records nothing.
+type Metrics struct {
+	verdicts     *prometheus.CounterVec
+	gradeSeconds prometheus.Histogram
+	jobWait      *prometheus.HistogramVec
+	jobRun       *prometheus.HistogramVec
+	jobs         *prometheus.CounterVec
+}
+
+// NewMetrics registers the pipeline's metrics with reg, the queue
+// depth read from d at each scrape among them.
+func NewMetrics(reg prometheus.Registerer, d *db.DB) *Metrics {
+	buckets := []float64{.01, .05, .1, .5, 1, 5, 10, 30, 60, 120, 300, 600, 1800}
+	m := &Metrics{
+		verdicts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "testfirst_grades_total", Help: "Grades finished, by verdict and trust.",
+		}, []string{"verdict", "trust"}),
+		gradeSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "testfirst_grade_duration_seconds", Help: "Time from a grade's start to its check run's completion.", Buckets: buckets,
+		}),
+		jobWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "testfirst_job_wait_seconds", Help: "Time jobs waited in the queue before they ran, by kind.", Buckets: buckets,
+		}, []string{"kind"}),
+		jobRun: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "testfirst_job_run_seconds", Help: "Time jobs ran, by kind.", Buckets: buckets,
+		}, []string{"kind"}),
+		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "testfirst_jobs_total", Help: "Job attempts ended, by kind and outcome (completed, failed, cancelled).",
+		}, []string{"kind", "outcome"}),
+	}
+	reg.MustRegister(m.verdicts, m.gradeSeconds, m.jobWait, m.jobRun, m.jobs, &queueDepth{db: d,
+		desc: prometheus.NewDesc("testfirst_job_queue_depth", "Jobs waiting or running, by queue and state.", []string{"queue", "state"}, nil)})
+	return m
+}
+
+// graded counts one finished grade.
+func (m *Metrics) graded(verdict, trust string, took time.Duration) {
+	if m == nil {
+		return
+	}
+	m.verdicts.WithLabelValues(verdict, trust).Inc()
+	m.gradeSeconds.Observe(took.Seconds())
+}
+
+// Observe records job events until events is closed.
+func (m *Metrics) Observe(events <-chan *river.Event) {
+	for ev := range events {
+		if m == nil || ev.Job == nil {
+			continue
+		}
+		outcome := map[river.EventKind]string{river.EventKindJobCompleted: "completed", river.EventKindJobFailed: "failed",
+			river.EventKindJobCancelled: "cancelled"}[ev.Kind]
+		if outcome == "" {
+			continue
+		}
+		m.jobs.WithLabelValues(ev.Job.Kind, outcome).Inc()
+		if ev.JobStats != nil {
+			m.jobWait.WithLabelValues(ev.Job.Kind).Observe(ev.JobStats.QueueWaitDuration.Seconds())
+			m.jobRun.WithLabelValues(ev.Job.Kind).Observe(ev.JobStats.RunDuration.Seconds())
+		}
+	}
+}
+
+// queueDepth reads the number of waiting and running jobs at each scrape.
+type queueDepth struct {
+	db   *db.DB
+	desc *prometheus.Desc
+}
+
+func (q *queueDepth) Describe(ch chan<- *prometheus.Desc) { ch <- q.desc }
+
+func (q *queueDepth) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	depth, err := q.db.QueueDepth(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(q.desc, err)
+		return
+	}
+	for _, d := range depth {
+		ch <- prometheus.MustNewConstMetric(q.desc, prometheus.GaugeValue, float64(d.Jobs), d.Queue, d.State)
+	}
+}

@@ -1,0 +1,180 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/testfirst-app/testfirst/db"
+	"github.com/testfirst-app/testfirst/pipeline"
+)
+
+// issuePayload is the part of an issues payload the worker reads.
+type issuePayload struct {
+	repoPayload
+	Action string `json:"action"`
+	Label  struct {
+		Name string `json:"name"`
+	} `json:"label"`
+	Issue struct {
+		Number int    `json:"number"`
+		Title  string `json:"title"`
+		Body   string `json:"body"`
+	} `json:"issue"`
+}
+
+// issue handles the issue events of a ticket: the configured label opens
+// the ticket (or takes it up again) and its removal withdraws it; closing
+// and reopening the issue pause and resume it; an edit refreshes the text
+// the card reads the acceptance criteria from.
+func (w *DeliveryWorker) issue(ctx context.Context, a DeliveryArgs) error {
+	var p issuePayload
+	if err := json.Unmarshal(a.Payload, &p); err != nil {
+		return river.JobCancel(fmt.Errorf("delivery %s: payload: %w", a.Delivery, err))
+	}
+	switch p.Action {
+	case "labeled":
+		return w.labeled(ctx, a, p)
+	case "unlabeled", "closed", "reopened", "edited":
+		return w.ticketEvent(ctx, a, p)
+	}
+	return nil
+}
+
+// labeled opens a ticket when the configured label is put on an issue,
+// with its base pinned to the default branch's head. On an existing ticket
+// it takes the ticket up again after the label was removed.
+func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePayload) error {
+	owner, name := p.Repository.Owner.Login, p.Repository.Name
+	gi, err := w.github.Installation(p.Installation.ID)
+	if err != nil {
+		return err
+	}
+	fc := pipeline.FetchConfig(ctx, gi, owner, name, p.Repository.DefaultBranch)
+	switch {
+	case fc.LoadError != nil:
+		return retryOrCancel(fc.LoadError)
+	case fc.ParseError != nil:
+		// The repository's config is wrong: say exactly what, where the
+		// requester looks.
+		_, err := gi.CreateComment(ctx, owner, name, p.Issue.Number, pipeline.ConfigErrorComment(fc.ParseError))
+		return retryOrCancel(err)
+	}
+	cfg := fc.Config
+	if !strings.EqualFold(p.Label.Name, cfg.Label) {
+		return nil
+	}
+	base, err := gi.BranchHead(ctx, owner, name, p.Repository.DefaultBranch)
+	if err != nil {
+		return retryOrCancel(err)
+	}
+	var (
+		resumed bool
+		repo    db.Repository
+		tk      db.Ticket
+	)
+	err = w.db.Tx(ctx, func(tx *db.Tx) error {
+		var (
+			created bool
+			err     error
+		)
+		if repo, err = p.record(ctx, tx); err != nil {
+			return err
+		}
+		tk, created, err = tx.OpenTicket(ctx, db.Ticket{RepositoryID: repo.ID, IssueNumber: p.Issue.Number, Requester: p.Sender.Login,
+			BaseSHA: base, State: pipeline.TicketWriting, Label: cfg.Label, Title: p.Issue.Title, Body: p.Issue.Body})
+		if err != nil {
+			return err
+		}
+		log := w.log.With("delivery", a.Delivery, "installation", p.Installation.ID, "repo", owner+"/"+name, "ticket", tk.ID)
+		if !created {
+			if tk.WithdrawnAt.IsZero() {
+				return nil // labelled twice, or a redelivery
+			}
+			if err := tx.SetTicketWithdrawn(ctx, tk.ID, time.Time{}); err != nil {
+				return err
+			}
+			tk.WithdrawnAt, resumed = time.Time{}, true
+			log.InfoContext(ctx, "ticket taken up again")
+			if err := audit(ctx, tx, p.Sender.Login, tk.ID, "ticket.relabeled", map[string]any{"delivery": a.Delivery}); err != nil {
+				return err
+			}
+			return w.grades.enqueueSync(ctx, tx, tk.ID)
+		}
+		log.InfoContext(ctx, "ticket opened", "base_sha", base)
+		return audit(ctx, tx, p.Sender.Login, tk.ID, "ticket.opened", map[string]any{"delivery": a.Delivery, "base_sha": base, "issue": p.Issue.Number})
+	})
+	if err != nil || !resumed {
+		return err
+	}
+	return w.grades.resume(ctx, gi, repo, tk)
+}
+
+// ticketEvent handles unlabeled, closed, reopened and edited on a ticket's
+// issue. Withdrawing or closing cancels the ticket's running grades;
+// taking it up again grades the open pull requests that close it.
+func (w *DeliveryWorker) ticketEvent(ctx context.Context, a DeliveryArgs, p issuePayload) error {
+	var (
+		tk   db.Ticket
+		repo db.Repository
+	)
+	err := w.db.Tx(ctx, func(tx *db.Tx) error {
+		var err error
+		if repo, err = p.record(ctx, tx); err != nil {
+			return err
+		}
+		if tk, err = tx.TicketByIssue(ctx, repo.ID, p.Issue.Number); err != nil {
+			return err
+		}
+		now := time.Now()
+		switch {
+		case p.Action == "unlabeled" && strings.EqualFold(p.Label.Name, tk.Label) && tk.WithdrawnAt.IsZero():
+			err = tx.SetTicketWithdrawn(ctx, tk.ID, now)
+			tk.WithdrawnAt = now
+		case p.Action == "closed" && tk.ClosedAt.IsZero():
+			err = tx.SetTicketClosed(ctx, tk.ID, now)
+			tk.ClosedAt = now
+		case p.Action == "reopened" && !tk.ClosedAt.IsZero():
+			err = tx.SetTicketClosed(ctx, tk.ID, time.Time{})
+			tk.ClosedAt = time.Time{}
+		case p.Action == "edited":
+			err = tx.SetTicketIssue(ctx, tk.ID, p.Issue.Title, p.Issue.Body)
+		default:
+			return errNothingToDo
+		}
+		if err != nil {
+			return err
+		}
+		w.log.InfoContext(ctx, "ticket "+p.Action, "delivery", a.Delivery, "installation", p.Installation.ID, "repo", repo.Owner+"/"+repo.Name, "ticket", tk.ID)
+		return audit(ctx, tx, p.Sender.Login, tk.ID, "ticket."+p.Action, map[string]any{"delivery": a.Delivery})
+	})
+	if errors.Is(err, db.ErrNotFound) || errors.Is(err, errNothingToDo) {
+		return nil // not a ticket, or nothing changed (a redelivery)
+	}
+	if err != nil {
+		return err
+	}
+	gi, err := w.github.Installation(p.Installation.ID)
+	if err != nil {
+		return err
+	}
+	switch p.Action {
+	case "unlabeled", "closed":
+		why := fmt.Sprintf("Issue #%d was closed: its grades were cancelled.", tk.IssueNumber)
+		if p.Action == "unlabeled" {
+			why = fmt.Sprintf("The %s label was removed from issue #%d: its grades were cancelled.", tk.Label, tk.IssueNumber)
+		}
+		return w.grades.cancelTicket(ctx, gi, repo, tk, "", why)
+	case "reopened":
+		return w.grades.resume(ctx, gi, repo, tk)
+	}
+	return nil
+}
+
+// errNothingToDo ends a transaction that found nothing to change.
+var errNothingToDo = errors.New("nothing to do")

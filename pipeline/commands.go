@@ -1,0 +1,44 @@
+package pipeline
+
+import "strings"
+
+// Command is what a user asks of testfirst in an issue or pull request
+// comment ("/testfirst status").
+type Command string
+
+// The commands testfirst knows.
+const (
+	// CommandStatus reports a ticket's or a pull request's state.
+	CommandStatus Command = "status"
+	// CommandRegrade grades a pull request's head again, or every open
+	// pull request that closes a ticket.
+	CommandRegrade Command = "regrade"
+)
+
+// ParseCommand returns the command of the first line of body that starts
+// with "/testfirst", and whether there is one. The command is lowercased;
+// "/testfirst" alone gives "".
+func ParseCommand(body string) (Command, bool) {
+	for _, line := range strings.Split(body, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 || fields[0] != "/testfirst" {
+			continue
+		}
+		if len(fields) < 2 {
+			return "", true
+		}
+		return Command(strings.ToLower(fields[1])), true
+	}
+	return "", false
+}
+
+// Known reports whether testfirst knows the command.
+func (c Command) Known() bool { return c == CommandStatus || c == CommandRegrade }
+
+// UnknownCommandReply answers a command testfirst does not know.
+const UnknownCommandReply = "testfirst knows two commands: `/testfirst status` and `/testfirst regrade`."
+
+// CommandRefusedReply answers a command from someone without write access.
+func CommandRefusedReply(c Command, owner, repo string) string {
+	return "`/testfirst " + string(c) + "` needs write access to " + owner + "/" + repo + "."
+}

@@ -1,0 +1,137 @@
+package pipeline
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Repository permissions, as GitHub names them.
+const (
+	PermAdmin    = "admin"
+	PermMaintain = "maintain"
+	PermWrite    = "write"
+	PermRead     = "read"
+	// PermNone is the permission of a login GitHub does not know, or that
+	// cannot see the repository.
+	PermNone = "none"
+)
+
+// HasWriteAccess reports whether a repository permission carries write
+// access: who may sign a version as second approver and who may give
+// /testfirst commands.
+func HasWriteAccess(perm string) bool {
+	switch strings.ToLower(perm) {
+	case PermAdmin, PermMaintain, PermWrite:
+		return true
+	}
+	return false
+}
+
+// MayView reports whether someone may see a ticket's card and grades: its
+// requester while they can still read the repository, and people who
+// administer or maintain it.
+func MayView(perm string, requester bool) bool {
+	switch {
+	case requester && perm != PermNone:
+		return true
+	case perm == PermAdmin || perm == PermMaintain:
+		return true
+	}
+	return false
+}
+
+// ApprovalComplete reports whether a version signed by these logins is
+// approved under the policy: one signature under single; the requester's
+// and one other under enforce.
+func ApprovalComplete(policy, requester string, signers []string) bool {
+	if policy != PolicyEnforce {
+		return len(signers) > 0
+	}
+	return slices.ContainsFunc(signers, func(l string) bool { return strings.EqualFold(l, requester) }) &&
+		slices.ContainsFunc(signers, func(l string) bool { return !strings.EqualFold(l, requester) })
+}
+
+// Decision is a version's recorded decision, as the approval policy reads it.
+type Decision struct {
+	Approved bool
+	By       string
+}
+
+// Signing is everything the approval policy weighs when someone would
+// sign a version: who they are, the version, and the repository's policy.
+type Signing struct {
+	// Viewer is the login about to sign, Permission theirs on the
+	// repository, Requester the ticket's.
+	Viewer, Permission, Requester string
+	// Version is the number of the version to sign, Newest the ticket's
+	// newest version.
+	Version, Newest int
+	// Decision is the version's decision, nil while it is pending.
+	Decision *Decision
+	// ConfigError says why the repository's config cannot be read; then
+	// the policy is unknown and nothing can be approved.
+	ConfigError error
+	// Policy is the repository's approval policy.
+	Policy string
+	// Ready is whether the version was announced ready for review; Check
+	// is its base check, nil before it ran.
+	Ready bool
+	Check *VersionCheck
+	// Signers are the logins that signed the version already.
+	Signers []string
+}
+
+// SignBlock says why s.Viewer may not sign the version now, or "" when they
+// may.
+func SignBlock(s Signing) string {
+	switch {
+	case s.Version != s.Newest:
+		return fmt.Sprintf("v%d is not the newest version: v%d is. Only the newest version can be approved.", s.Version, s.Newest)
+	case s.Decision != nil && s.Decision.Approved:
+		return fmt.Sprintf("v%d is approved (by %s).", s.Version, s.Decision.By)
+	case s.Decision != nil:
+		return fmt.Sprintf("v%d was rejected by %s.", s.Version, s.Decision.By)
+	case s.ConfigError != nil:
+		return "The repository's " + RepoConfigPath + " cannot be read, so its approval policy is unknown: " + s.ConfigError.Error() + " Fix it on the default branch; until then no version can be approved."
+	case !s.Ready:
+		return fmt.Sprintf("v%d is not ready for review yet: the base check has not finished.", s.Version)
+	}
+	if why := s.Check.Blocks(); why != "" {
+		return why
+	}
+	for _, l := range s.Signers {
+		if strings.EqualFold(l, s.Viewer) {
+			return fmt.Sprintf("You signed v%d. The repository's policy is enforce: a second approver with write access who is not the requester must sign too.", s.Version)
+		}
+	}
+	if s.Policy == PolicyEnforce && !strings.EqualFold(s.Viewer, s.Requester) {
+		if !HasWriteAccess(s.Permission) {
+			return "Policy enforce: a second approver needs write access to the repository."
+		}
+		for _, l := range s.Signers {
+			if !strings.EqualFold(l, s.Requester) {
+				return fmt.Sprintf("%s signed as the second approver; the requester, %s, must sign too.", l, s.Requester)
+			}
+		}
+	}
+	return ""
+}
+
+// Rejections counts the rejected versions among states.
+func Rejections(states []VersionState) int {
+	n := 0
+	for _, s := range states {
+		if s == VersionRejected {
+			n++
+		}
+	}
+	return n
+}
+
+// RejectionCapReached reports whether a ticket rejected this many times
+// reached the repository's approval.max_rejections: then it stops and gets
+// the lane:pair label.
+func (c RepoConfig) RejectionCapReached(rejections int) bool {
+	return c.MaxRejections > 0 && rejections >= c.MaxRejections
+}

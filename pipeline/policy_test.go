@@ -1,0 +1,121 @@
+package pipeline
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/testfirst-app/testfirst/grader"
+)
+
+func TestHasWriteAccessAndMayView(t *testing.T) {
+	tests := []struct {
+		perm                string
+		write               bool
+		requester, outsider bool // MayView for the requester, for anyone else
+	}{
+		{PermAdmin, true, true, true},
+		{PermMaintain, true, true, true},
+		{"MAINTAIN", true, true, false},
+		{PermWrite, true, true, false},
+		{PermRead, false, true, false},
+		{PermNone, false, false, false},
+		{"", false, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.perm, func(t *testing.T) {
+			if got := HasWriteAccess(tt.perm); got != tt.write {
+				t.Errorf("HasWriteAccess(%q) = %t", tt.perm, got)
+			}
+			if got := MayView(tt.perm, true); got != tt.requester {
+				t.Errorf("MayView(%q, requester) = %t", tt.perm, got)
+			}
+			if got := MayView(tt.perm, false); got != tt.outsider {
+				t.Errorf("MayView(%q, other) = %t", tt.perm, got)
+			}
+		})
+	}
+}
+
+func TestApprovalComplete(t *testing.T) {
+	tests := []struct {
+		policy  string
+		signers []string
+		want    bool
+	}{
+		{PolicySingle, nil, false},
+		{PolicySingle, []string{"dev"}, true},
+		{PolicySingle, []string{"ada"}, true},
+		{PolicyEnforce, []string{"dev"}, false},
+		{PolicyEnforce, []string{"ada"}, false},
+		{PolicyEnforce, []string{"ada", "DEV"}, true},
+		{PolicyEnforce, []string{"ada", "max"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.policy+" "+strings.Join(tt.signers, ","), func(t *testing.T) {
+			if got := ApprovalComplete(tt.policy, "dev", tt.signers); got != tt.want {
+				t.Errorf("ApprovalComplete = %t, want %t", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSignBlock(t *testing.T) {
+	ok := Signing{Viewer: "dev", Permission: PermWrite, Requester: "dev", Version: 2, Newest: 2, Policy: PolicySingle, Ready: true, Check: valid}
+	with := func(f func(*Signing)) Signing { s := ok; f(&s); return s }
+	tests := []struct {
+		name string
+		s    Signing
+		want string // a part of the reason; "" when the viewer may sign
+	}{
+		{"the requester signs", ok, ""},
+		{"an older version", with(func(s *Signing) { s.Version = 1 }), "v1 is not the newest version: v2 is"},
+		{"approved already", with(func(s *Signing) { s.Decision = &Decision{Approved: true, By: "ada"} }), "v2 is approved (by ada)"},
+		{"rejected", with(func(s *Signing) { s.Decision = &Decision{By: "ada"} }), "v2 was rejected by ada"},
+		{"a broken config", with(func(s *Signing) { s.ConfigError = errors.New("approval.policy \"both\"") }), "approval policy is unknown"},
+		{"not ready", with(func(s *Signing) { s.Ready = false }), "not ready for review yet"},
+		{"every test passes on base", with(func(s *Signing) { s.Check = invalid }), "Every hidden test passes on the base commit"},
+		{"the reference fails", with(func(s *Signing) {
+			s.Check = &VersionCheck{Tests: []string{"t::a"}, Reference: &grader.ReferenceCheck{Failed: []string{"t::a"}}}
+		}), "reference patch fails 1 of the hidden tests"},
+		{"signed already", with(func(s *Signing) { s.Signers = []string{"DEV"} }), "You signed v2"},
+		{"enforce: a second approver with write access", with(func(s *Signing) { s.Policy, s.Viewer, s.Permission = PolicyEnforce, "wes", PermWrite }), ""},
+		{"enforce: a reader may not be second", with(func(s *Signing) { s.Policy, s.Viewer, s.Permission = PolicyEnforce, "sam", PermRead }), "needs write access"},
+		{"enforce: one second approver only", with(func(s *Signing) {
+			s.Policy, s.Viewer, s.Permission, s.Signers = PolicyEnforce, "wes", PermWrite, []string{"ada"}
+		}), "ada signed as the second approver; the requester, dev, must sign too"},
+		{"enforce: the requester completes", with(func(s *Signing) { s.Policy, s.Signers = PolicyEnforce, []string{"ada"} }), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := SignBlock(tt.s)
+			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+				t.Errorf("SignBlock = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRejectionCap(t *testing.T) {
+	tests := []struct {
+		name   string
+		max    int
+		states []VersionState
+		want   bool
+	}{
+		{"none rejected", 3, []VersionState{VersionPending}, false},
+		{"below the cap", 3, []VersionState{VersionRejected, VersionRejected, VersionPending}, false},
+		{"at the cap", 3, []VersionState{VersionRejected, VersionRejected, VersionRejected}, true},
+		{"past the cap", 2, []VersionState{VersionRejected, VersionRejected, VersionRejected}, true},
+		{"approvals and supersessions do not count", 2, []VersionState{VersionRejected, VersionSuperseded, VersionApproved}, false},
+		{"no cap", 0, []VersionState{VersionRejected, VersionRejected}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := RepoConfig{MaxRejections: tt.max}
+			if got := cfg.RejectionCapReached(Rejections(tt.states)); got != tt.want {
+				t.Errorf("RejectionCapReached(%d of %v) = %t, want %t", Rejections(tt.states), tt.states, got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,166 @@
+package pipeline
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// RepoConfigPath is where a repository configures testfirst. It is read
+// from the default branch, never from a pull request's head.
+const RepoConfigPath = ".github/testfirst.yml"
+
+// Approval policies.
+const (
+	// PolicySingle: the requester's approval is enough.
+	PolicySingle = "single"
+	// PolicyEnforce: a second approver with write access who is not the
+	// requester must sign too.
+	PolicyEnforce = "enforce"
+)
+
+// RepoConfig is a repository's testfirst settings.
+type RepoConfig struct {
+	// Label opens a ticket when put on an issue.
+	Label string
+	// TestPaths are globs of the repository's own test files, for
+	// touched_tests; the grader's defaults when empty.
+	TestPaths []string
+	// Timeout bounds one grade.
+	Timeout time.Duration
+	Memory  int64
+	CPUs    float64
+	Pids    int64
+	// Policy is PolicySingle or PolicyEnforce.
+	Policy string
+	// MaxRejections stops a ticket (label lane:pair) after that many.
+	MaxRejections int
+	// FastApproval is the card-to-approval time under which an approval is
+	// counted as fast.
+	FastApproval time.Duration
+}
+
+// DefaultRepoConfig applies when a repository has no config file.
+func DefaultRepoConfig() RepoConfig {
+	return RepoConfig{
+		Label:         "test-first",
+		Timeout:       10 * time.Minute,
+		Memory:        1 << 30,
+		CPUs:          2,
+		Pids:          256,
+		Policy:        PolicySingle,
+		MaxRejections: 3,
+		FastApproval:  3 * time.Minute,
+	}
+}
+
+// repoConfigFile is the file's YAML shape.
+type repoConfigFile struct {
+	Label     *string  `yaml:"label"`
+	TestPaths []string `yaml:"test_paths"`
+	Grading   struct {
+		Timeout *string  `yaml:"timeout"`
+		Memory  *string  `yaml:"memory"`
+		CPUs    *float64 `yaml:"cpus"`
+		Pids    *int64   `yaml:"pids"`
+	} `yaml:"grading"`
+	Approval struct {
+		Policy        *string `yaml:"policy"`
+		MaxRejections *int    `yaml:"max_rejections"`
+		FastApproval  *string `yaml:"fast_approval"`
+	} `yaml:"approval"`
+}
+
+// Bounds a repository may choose within.
+const (
+	maxTimeout = time.Hour
+	minMemory  = 64 << 20
+	maxMemory  = 8 << 30
+	maxCPUs    = 8
+	maxPids    = 4096
+)
+
+// ParseRepoConfig reads .github/testfirst.yml over the defaults. Every
+// problem is reported, each naming the setting and what is allowed, so the
+// message can go on the issue or check run as it is.
+func ParseRepoConfig(data []byte) (RepoConfig, error) {
+	c := DefaultRepoConfig()
+	var f repoConfigFile
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+		return c, fmt.Errorf("%s: %w", RepoConfigPath, err)
+	}
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf(RepoConfigPath+": "+format, args...))
+	}
+	if f.Label != nil {
+		l := strings.TrimSpace(*f.Label)
+		if l == "" || len(l) > 50 || strings.ContainsAny(l, ",\n") {
+			bad("label %q: want a label name of 1 to 50 characters without commas", *f.Label)
+		}
+		c.Label = l
+	}
+	for _, p := range f.TestPaths {
+		if _, err := path.Match(p, ""); err != nil || p == "" || strings.HasPrefix(p, "/") {
+			bad("test_paths %q: want a relative glob such as tests/** or test_*.py", p)
+		}
+	}
+	c.TestPaths = f.TestPaths
+	if s := f.Grading.Timeout; s != nil {
+		d, err := time.ParseDuration(*s)
+		if err != nil || d <= 0 || d > maxTimeout {
+			bad("grading.timeout %q: want a duration from 1s to %s, e.g. 10m", *s, maxTimeout)
+		}
+		c.Timeout = d
+	}
+	if s := f.Grading.Memory; s != nil {
+		m, err := parseMemory(*s)
+		if err != nil || m < minMemory || m > maxMemory {
+			bad("grading.memory %q: want a size from 64m to 8g, e.g. 1g", *s)
+		}
+		c.Memory = m
+	}
+	if v := f.Grading.CPUs; v != nil {
+		if *v <= 0 || *v > maxCPUs {
+			bad("grading.cpus %v: want a number above 0 and at most %d", *v, maxCPUs)
+		}
+		c.CPUs = *v
+	}
+	if v := f.Grading.Pids; v != nil {
+		if *v < 16 || *v > maxPids {
+			bad("grading.pids %d: want 16 to %d", *v, maxPids)
+		}
+		c.Pids = *v
+	}
+	if v := f.Approval.Policy; v != nil {
+		if *v != PolicySingle && *v != PolicyEnforce {
+			bad("approval.policy %q: want %s or %s", *v, PolicySingle, PolicyEnforce)
+		}
+		c.Policy = *v
+	}
+	if v := f.Approval.MaxRejections; v != nil {
+		if *v < 1 || *v > 20 {
+			bad("approval.max_rejections %d: want 1 to 20", *v)
+		}
+		c.MaxRejections = *v
+	}
+	if s := f.Approval.FastApproval; s != nil {
+		d, err := time.ParseDuration(*s)
+		if err != nil || d < 0 || d > 24*time.Hour {
+			bad("approval.fast_approval %q: want a duration up to 24h, e.g. 3m", *s)
+		}
+		c.FastApproval = d
+	}
+	if err := errors.Join(errs...); err != nil {
+		return DefaultRepoConfig(), err
+	}
+	return c, nil
+}

@@ -1,0 +1,75 @@
+package docker
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/go-units"
+	"github.com/testfirst-app/testfirst/sandbox"
+)
+
+// containerConfig turns a Spec into the engine's container configuration.
+// Every sandbox container is made here; config_test.go holds the invariants.
+func containerConfig(spec sandbox.Spec, deadline time.Time) (*container.Config, *container.HostConfig) {
+	labels := map[string]string{}
+	for k, v := range spec.Labels {
+		labels[k] = v
+	}
+	labels[sandbox.LabelSandbox] = "1"
+	labels[sandbox.LabelDeadline] = strconv.FormatInt(deadline.Unix(), 10)
+
+	cfg := &container.Config{
+		Image:           spec.Image,
+		Entrypoint:      spec.Entrypoint,
+		Cmd:             []string{},
+		User:            "0:0",
+		WorkingDir:      "/",
+		Hostname:        "sandbox",
+		Env:             []string{"PATH=/usr/local/bin:/usr/bin:/bin"},
+		AttachStdin:     true,
+		AttachStdout:    true,
+		AttachStderr:    true,
+		OpenStdin:       true,
+		StdinOnce:       true,
+		Tty:             false,
+		NetworkDisabled: true,
+		Labels:          labels,
+	}
+
+	var capAdd []string
+	repoOwner := ""
+	if spec.UIDSplit {
+		capAdd = []string{"SETUID", "SETGID"}
+		repoOwner = fmt.Sprintf(",uid=%d,gid=%d", spec.TestUID, spec.TestUID)
+	}
+	pids := spec.Limits.Pids
+	host := &container.HostConfig{
+		NetworkMode:    "none",
+		Privileged:     false,
+		CapDrop:        []string{"ALL"},
+		CapAdd:         capAdd,
+		SecurityOpt:    []string{"no-new-privileges"},
+		ReadonlyRootfs: true,
+		IpcMode:        "private",
+		AutoRemove:     false,
+		LogConfig:      container.LogConfig{Type: "none"},
+		Tmpfs: map[string]string{
+			sandbox.TmpMount:    fmt.Sprintf("rw,nosuid,nodev,size=%d,mode=1777", spec.Limits.TmpSize),
+			sandbox.HiddenMount: fmt.Sprintf("rw,nosuid,nodev,noexec,size=%d,mode=0755", spec.Limits.HiddenSize),
+			sandbox.RepoMount:   fmt.Sprintf("rw,nosuid,nodev,exec,size=%d,mode=0755%s", spec.Limits.RepoSize, repoOwner),
+		},
+		Resources: container.Resources{
+			Memory:     spec.Limits.Memory,
+			MemorySwap: spec.Limits.Memory,
+			NanoCPUs:   spec.Limits.NanoCPUs,
+			PidsLimit:  &pids,
+			Ulimits: []*units.Ulimit{
+				{Name: "core", Soft: 0, Hard: 0},
+				{Name: "nofile", Soft: 1024, Hard: 1024},
+			},
+		},
+	}
+	return cfg, host
+}

@@ -1,0 +1,87 @@
+package docker_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/testfirst-app/testfirst/sandbox"
+	"github.com/testfirst-app/testfirst/sandbox/docker"
+	"github.com/testfirst-app/testfirst/test/testenv"
+)
+
+// TestContainerConfigSealed checks the sealing invariants on every
+// configuration the sandbox can produce.
+func TestContainerConfigSealed(t *testing.T) {
+	deadline := time.Unix(1_900_000_000, 0)
+	tests := []struct {
+		name    string
+		spec    sandbox.Spec
+		capAdd  []string
+		repoOwn string
+	}{
+		{
+			name:    "uid split",
+			spec:    sandbox.Spec{Image: "img", UIDSplit: true, TestUID: 1000, Limits: sandbox.DefaultLimits},
+			capAdd:  []string{"SETUID", "SETGID"},
+			repoOwn: "uid=1000,gid=1000",
+		},
+		{
+			name: "no uid split",
+			spec: sandbox.Spec{Image: "img", Limits: sandbox.DefaultLimits},
+		},
+		{
+			name:    "small limits and labels",
+			spec:    sandbox.Spec{Image: "img", UIDSplit: true, TestUID: 4242, Labels: map[string]string{"grade": "7", sandbox.LabelSandbox: "0"}, Limits: sandbox.Limits{Memory: 64 << 20, NanoCPUs: 5e8, Pids: 32, RepoSize: 1 << 20, HiddenSize: 1 << 20, TmpSize: 1 << 20}},
+			capAdd:  []string{"SETUID", "SETGID"},
+			repoOwn: "uid=4242,gid=4242",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, host := docker.ContainerConfig(tt.spec, deadline)
+			for _, v := range testenv.SealViolations(cfg, host) {
+				t.Error(v)
+			}
+			if len(host.CapAdd) != len(tt.capAdd) {
+				t.Errorf("CapAdd = %v, want %v", host.CapAdd, tt.capAdd)
+			}
+			if host.Memory != tt.spec.Limits.Memory || host.NanoCPUs != tt.spec.Limits.NanoCPUs || *host.PidsLimit != tt.spec.Limits.Pids {
+				t.Errorf("limits = %d/%d/%d, want %+v", host.Memory, host.NanoCPUs, *host.PidsLimit, tt.spec.Limits)
+			}
+			if got := cfg.Labels[sandbox.LabelSandbox]; got != "1" {
+				t.Errorf("label %s = %q, want 1 (a caller's label must not unmark a sandbox)", sandbox.LabelSandbox, got)
+			}
+			if got := cfg.Labels[sandbox.LabelDeadline]; got != "1900000000" {
+				t.Errorf("deadline label = %q", got)
+			}
+			repo := host.Tmpfs[sandbox.RepoMount]
+			if tt.repoOwn != "" && !strings.Contains(repo, tt.repoOwn) {
+				t.Errorf("repo tmpfs %q is not owned by the test uid (%s)", repo, tt.repoOwn)
+			}
+			if tt.repoOwn == "" && strings.Contains(repo, "uid=") {
+				t.Errorf("repo tmpfs %q is owned by a test uid without the uid split", repo)
+			}
+			for _, mnt := range host.Tmpfs {
+				if !strings.Contains(mnt, "nosuid") || !strings.Contains(mnt, "nodev") || !strings.Contains(mnt, "size=") {
+					t.Errorf("tmpfs %q lacks nosuid, nodev or a size", mnt)
+				}
+			}
+			if !cfg.OpenStdin || !cfg.StdinOnce || cfg.Tty {
+				t.Error("input must go in on stdin, once, without a tty")
+			}
+		})
+	}
+}
+
+func TestLimitsOf(t *testing.T) {
+	l := sandbox.LimitsOf(512<<20, 1.5, 64)
+	want := sandbox.DefaultLimits
+	want.Memory, want.NanoCPUs, want.Pids = 512<<20, 1_500_000_000, 64
+	if l != want {
+		t.Errorf("sandbox.LimitsOf = %+v, want %+v", l, want)
+	}
+	if got := l.CPUs(); got != 1.5 {
+		t.Errorf("CPUs = %v, want 1.5", got)
+	}
+}

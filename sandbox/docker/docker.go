@@ -1,0 +1,221 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/docker/docker/api/types"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/stdcopy"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/testfirst-app/testfirst/sandbox"
+)
+
+// Client is the slice of the Docker Engine API the sandbox uses;
+// *client.Client implements it. Each method fails with the engine's error
+// (errdefs classifies it: not found, conflict, unavailable, ...).
+type Client interface {
+	ContainerCreate(ctx context.Context, config *container.Config, hostConfig *container.HostConfig, networkingConfig *network.NetworkingConfig, platform *ocispec.Platform, containerName string) (container.CreateResponse, error)
+	ContainerAttach(ctx context.Context, id string, options container.AttachOptions) (types.HijackedResponse, error)
+	ContainerStart(ctx context.Context, id string, options container.StartOptions) error
+	ContainerWait(ctx context.Context, id string, condition container.WaitCondition) (<-chan container.WaitResponse, <-chan error)
+	ContainerKill(ctx context.Context, id, signal string) error
+	ContainerRemove(ctx context.Context, id string, options container.RemoveOptions) error
+	ContainerInspect(ctx context.Context, id string) (container.InspectResponse, error)
+	ContainerList(ctx context.Context, options container.ListOptions) ([]container.Summary, error)
+	ContainerCommit(ctx context.Context, id string, options container.CommitOptions) (container.CommitResponse, error)
+	CopyToContainer(ctx context.Context, id, dstPath string, content io.Reader, options container.CopyToContainerOptions) error
+	ImageInspect(ctx context.Context, ref string, opts ...client.ImageInspectOption) (image.InspectResponse, error)
+	ImageImport(ctx context.Context, source image.ImportSource, ref string, options image.ImportOptions) (io.ReadCloser, error)
+	Ping(ctx context.Context) (types.Ping, error)
+	DaemonHost() string
+}
+
+var _ Client = (*client.Client)(nil)
+
+// removeTimeout bounds the clean-up of a container after its run, which
+// happens even when the caller's context is already cancelled.
+const removeTimeout = 30 * time.Second
+
+// streamGrace is how long the output stream may trail the container's exit.
+const streamGrace = 10 * time.Second
+
+// Engine runs sandboxes on a Docker Engine.
+type Engine struct {
+	eng Client
+}
+
+// New connects to the engine named by the environment (DOCKER_HOST,
+// default unix:///var/run/docker.sock) and checks that it answers. The error
+// says how to fix an engine that does not.
+func New(ctx context.Context) (*Engine, error) {
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, fmt.Errorf("docker client: %w", err)
+	}
+	return NewWithClient(ctx, cli)
+}
+
+// NewWithClient returns an Engine that talks through eng, once eng answers
+// a ping.
+func NewWithClient(ctx context.Context, eng Client) (*Engine, error) {
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := eng.Ping(pctx); err != nil {
+		return nil, &EngineError{Host: eng.DaemonHost(), Err: err}
+	}
+	return &Engine{eng: eng}, nil
+}
+
+// EngineError says the Docker engine could not be reached.
+type EngineError struct {
+	Host string
+	Err  error
+}
+
+func (e *EngineError) Error() string {
+	if errors.Is(e.Err, fs.ErrPermission) {
+		return fmt.Sprintf("Docker engine not reachable at %s: uid %d may not open its socket: add the user to the socket's group "+
+			"(in a container: docker run --group-add GID, GID from stat -c %%g on the socket) or set DOCKER_HOST (%v)", e.Host, os.Getuid(), e.Err)
+	}
+	return fmt.Sprintf("Docker engine not reachable at %s: start dockerd or set DOCKER_HOST; in a container, mount the engine's socket "+
+		"(-v /var/run/docker.sock:/var/run/docker.sock) (%v)", e.Host, e.Err)
+}
+
+func (e *EngineError) Unwrap() error { return e.Err }
+
+// Run runs spec in a fresh container and removes it afterwards, whatever
+// happens. It returns an error only when the engine failed; a program that
+// failed, was killed at the deadline or ran out of memory is a Result.
+func (d *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result, err error) {
+	if spec.Timeout <= 0 {
+		return res, errors.New("sandbox: a run needs a timeout")
+	}
+	began := time.Now()
+	deadline := began.Add(spec.Timeout)
+	cfg, host := containerConfig(spec, deadline)
+	created, err := d.eng.ContainerCreate(ctx, cfg, host, nil, nil, "testfirst-"+randomID())
+	if err != nil {
+		return res, fmt.Errorf("create container from %s: %w", spec.Image, err)
+	}
+	id := created.ID
+	res.Container = id
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
+		defer cancel()
+		if rerr := d.eng.ContainerRemove(rctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("remove container %s: %w", id, rerr))
+		}
+	}()
+
+	att, err := d.eng.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
+	if err != nil {
+		return res, fmt.Errorf("attach to container %s: %w", id, err)
+	}
+	defer att.Close()
+	if err := d.eng.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+		return res, fmt.Errorf("start container %s: %w", id, err)
+	}
+
+	inputDone := make(chan struct{})
+	go func() {
+		defer close(inputDone)
+		if spec.Input != nil {
+			// A sandbox that stops reading is not an engine failure; what it
+			// did with its input shows in its output.
+			io.Copy(att.Conn, spec.Input)
+		}
+		att.CloseWrite()
+	}()
+	stdout := &limitedBuffer{limit: spec.StdoutLimit}
+	stderr := &limitedBuffer{limit: spec.StderrLimit}
+	outputDone := make(chan struct{})
+	go func() {
+		defer close(outputDone)
+		stdcopy.StdCopy(stdout, stderr, att.Reader)
+	}()
+
+	waitCh, errCh := d.eng.ContainerWait(ctx, id, container.WaitConditionNotRunning)
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	kill := func() error {
+		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
+		defer cancel()
+		return d.eng.ContainerKill(kctx, id, "KILL")
+	}
+	select {
+	case w := <-waitCh:
+		if w.Error != nil && w.Error.Message != "" {
+			return res, fmt.Errorf("wait for container %s: %s", id, w.Error.Message)
+		}
+		res.ExitCode = int(w.StatusCode)
+	case err := <-errCh:
+		kill()
+		return res, fmt.Errorf("wait for container %s: %w", id, err)
+	case <-timer.C:
+		res.TimedOut = true
+		if err := kill(); err != nil {
+			return res, fmt.Errorf("kill container %s at its deadline: %w", id, err)
+		}
+		res.ExitCode = -1
+	case <-ctx.Done():
+		kill()
+		return res, ctx.Err()
+	}
+	// The engine ends the attach stream once the container has stopped and
+	// its output is flushed. Should it not, the connection is cut.
+	select {
+	case <-outputDone:
+	case <-time.After(streamGrace):
+	}
+	att.Close()
+	<-outputDone
+	<-inputDone
+	res.Stdout, res.StdoutTruncated = stdout.Bytes(), stdout.truncated
+	res.Stderr = stderr.Bytes()
+	res.Duration = time.Since(began)
+
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
+	defer cancel()
+	if info, err := d.eng.ContainerInspect(ictx, id); err == nil && info.State != nil {
+		res.OOMKilled = info.State.OOMKilled
+	}
+	return res, nil
+}
+
+// limitedBuffer keeps the first limit bytes written to it; limit 0 keeps
+// nothing.
+type limitedBuffer struct {
+	bytes.Buffer
+	limit     int64
+	truncated bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	room := b.limit - int64(b.Len())
+	if int64(len(p)) > room {
+		b.truncated = true
+		if room > 0 {
+			b.Buffer.Write(p[:room])
+		}
+		return len(p), nil
+	}
+	return b.Buffer.Write(p)
+}
+
+func randomID() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}

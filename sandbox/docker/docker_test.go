@@ -1,0 +1,238 @@
+package docker_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+
+	"github.com/testfirst-app/testfirst/sandbox"
+	"github.com/testfirst-app/testfirst/sandbox/docker"
+	"github.com/testfirst-app/testfirst/test/testenv"
+)
+
+// shell runs script with /bin/sh in the grader image, sealed as every
+// sandbox is, and returns the result.
+func shell(t *testing.T, ctx context.Context, script string, mod func(*sandbox.Spec)) (sandbox.Result, error) {
+	t.Helper()
+	g := testenv.Grading(t)
+	spec := sandbox.Spec{
+		Image:       g.Image,
+		Entrypoint:  []string{"/bin/sh", "-c", script},
+		Timeout:     time.Minute,
+		Limits:      sandbox.DefaultLimits,
+		UIDSplit:    true,
+		TestUID:     1000,
+		Labels:      map[string]string{"app.testfirst.test": t.Name()},
+		StdoutLimit: 1 << 20,
+		StderrLimit: 1 << 20,
+	}
+	if mod != nil {
+		mod(&spec)
+	}
+	return g.Docker.Run(ctx, spec)
+}
+
+// leftovers lists the containers a test left behind.
+func leftovers(t *testing.T) []container.Summary {
+	t.Helper()
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	list, err := cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", "app.testfirst.test="+t.Name()))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
+}
+
+func TestRunStreamsInputAndOutput(t *testing.T) {
+	input := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB through stdin
+	res, err := shell(t, context.Background(), "wc -c; echo oops >&2; exit 3", func(s *sandbox.Spec) { s.Input = bytes.NewReader(input) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(res.Stdout)); got != strconv.Itoa(len(input)) {
+		t.Errorf("stdout = %q, want the input's length %d", got, len(input))
+	}
+	if got := string(res.Stderr); got != "oops\n" {
+		t.Errorf("stderr = %q", got)
+	}
+	if res.ExitCode != 3 || res.TimedOut {
+		t.Errorf("exit %d, timed out %v; want 3, false", res.ExitCode, res.TimedOut)
+	}
+	if l := leftovers(t); len(l) != 0 {
+		t.Errorf("container not removed: %v", l)
+	}
+}
+
+// TestRunIsSealed looks from inside: no network but loopback, a read-only
+// root, writable tmpfs mounts, the repo owned by the test uid, no secrets in
+// the environment, no engine socket.
+func TestRunIsSealed(t *testing.T) {
+	script := `ls /sys/class/net; touch /etc/x 2>/dev/null && echo root-writable; touch /tmp/x && echo tmp-ok; ` +
+		`stat -c '%u %a' /repo /hidden; env | sort; ls /var/run/docker.sock 2>&1 | grep -c 'No such'; grep -E '^(CapEff|NoNewPrivs)' /proc/self/status`
+	res, err := shell(t, context.Background(), script, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(res.Stdout)
+	for _, want := range []string{"lo\n", "tmp-ok\n", "1000 755\n0 755\n", "HOSTNAME=sandbox\n", "PATH=/usr/local/bin:/usr/bin:/bin\n", "1\n", "NoNewPrivs:\t1\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{"eth0", "root-writable", "TOKEN", "SECRET", "DOCKER"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("output has %q:\n%s", bad, out)
+		}
+	}
+	// SETUID and SETGID only: bits 6 and 7.
+	if !strings.Contains(out, "CapEff:\t00000000000000c0\n") {
+		t.Errorf("capabilities are not exactly SETUID and SETGID:\n%s", out)
+	}
+}
+
+// TestRunKillsAtDeadline: a fork bomb under the pids limit is SIGKILLed at
+// the deadline through the API and removed.
+func TestRunKillsAtDeadline(t *testing.T) {
+	began := time.Now()
+	res, err := shell(t, context.Background(), `bomb() { bomb | bomb & }; bomb; sleep 1000`, func(s *sandbox.Spec) {
+		s.Timeout = 3 * time.Second
+		s.Limits.Pids = 64
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut {
+		t.Errorf("not timed out: %+v", res)
+	}
+	if took := time.Since(began); took > 40*time.Second {
+		t.Errorf("run took %s past a 3s deadline", took)
+	}
+	if l := leftovers(t); len(l) != 0 {
+		t.Errorf("container not removed: %v", l)
+	}
+}
+
+func TestRunRemovesOnCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(2*time.Second, cancel)
+	_, err := shell(t, ctx, "sleep 1000", nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+	if l := leftovers(t); len(l) != 0 {
+		t.Errorf("container not removed: %v", l)
+	}
+}
+
+func TestRunBoundsOutput(t *testing.T) {
+	res, err := shell(t, context.Background(), "head -c 50000000 /dev/zero | tr '\\0' x", func(s *sandbox.Spec) { s.StdoutLimit = 1000 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Stdout) != 1000 || !res.StdoutTruncated {
+		t.Errorf("kept %d bytes (truncated %v), want 1000 and truncated", len(res.Stdout), res.StdoutTruncated)
+	}
+}
+
+func TestRunReportsOOM(t *testing.T) {
+	res, err := shell(t, context.Background(), "python3 -c 'x = bytearray(1 << 30)'", func(s *sandbox.Spec) {
+		s.Limits.Memory = 64 << 20
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode == 0 {
+		t.Errorf("a 1 GiB allocation under a 64 MiB limit exited 0")
+	}
+}
+
+// TestSweep removes sandboxes whose deadline passed and leaves the others.
+func TestSweep(t *testing.T) {
+	g := testenv.Grading(t)
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx := context.Background()
+	now := time.Now()
+	create := func(deadline time.Time) string {
+		resp, err := cli.ContainerCreate(ctx, &container.Config{Image: g.Image, Entrypoint: []string{"/bin/true"}, Labels: map[string]string{
+			sandbox.LabelSandbox: "1", sandbox.LabelDeadline: strconv.FormatInt(deadline.Unix(), 10), "app.testfirst.test": t.Name(),
+		}}, &container.HostConfig{NetworkMode: "none"}, nil, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.ID
+	}
+	stale := create(now.Add(-time.Hour))
+	live := create(now.Add(time.Hour))
+	t.Cleanup(func() { cli.ContainerRemove(ctx, live, container.RemoveOptions{Force: true}) })
+	if _, err := g.Docker.Sweep(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range leftovers(t) {
+		ids = append(ids, c.ID)
+	}
+	if len(ids) != 1 || ids[0] != live {
+		t.Errorf("after sweep: %v, want only the live container %s (stale was %s)", ids, live, stale)
+	}
+}
+
+func TestEngineErrorSaysWhatToFix(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want []string
+	}{
+		{
+			name: "no engine",
+			err:  errors.New("connect: no such file or directory"),
+			want: []string{"start dockerd or set DOCKER_HOST", "mount the engine's socket", "connect: no such file or directory"},
+		},
+		{
+			name: "socket closed to this user",
+			err:  fmt.Errorf("permission denied while trying to connect: %w", &os.SyscallError{Syscall: "connect", Err: syscall.EACCES}),
+			want: []string{"uid " + strconv.Itoa(os.Getuid()) + " may not open its socket", "--group-add", "permission denied"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			msg := (&docker.EngineError{Host: "unix:///var/run/docker.sock", Err: tt.err}).Error()
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message %q\nwant it to contain %q", msg, w)
+				}
+			}
+		})
+	}
+}
+
+func TestEngineUnreachable(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	_, err := docker.New(context.Background())
+	want := "Docker engine not reachable at unix:///nonexistent/docker.sock: start dockerd or set DOCKER_HOST"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want it to contain %q", err, want)
+	}
+	var ee *docker.EngineError
+	if !errors.As(err, &ee) {
+		t.Errorf("err is not an *EngineError")
+	}
+}

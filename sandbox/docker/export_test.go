@@ -1,0 +1,4 @@
+package docker
+
+// ContainerConfig exposes containerConfig to the external tests.
+var ContainerConfig = containerConfig

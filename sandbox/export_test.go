@@ -1,4 +1,0 @@
-package sandbox
-
-// ContainerConfig exposes containerConfig to the external tests.
-var ContainerConfig = containerConfig
