@@ -340,6 +340,9 @@ func (s *Service) Card(ctx context.Context, viewer string, ref handlers.TicketRe
 			page.Reference = &handlers.ReferenceResult{AllPass: c.Reference.AllPass, Failed: c.Reference.Failed, Passed: c.Reference.Counts.Passed, Total: c.Reference.Counts.Total, Error: c.Reference.Error,
 				Mutation: mutationView(c.Reference.Mutation)}
 		}
+		if c.Twins != nil {
+			page.Twins = twinsView(c.Twins)
+		}
 	}
 	cov := pipeline.CoverageOf(pipeline.ParseCriteria(ct.tk.Body), card.Criteria, known)
 	page.Criteria, page.Uncovered, page.Unlisted = criteriaView(cov.Rows), criteriaView(cov.Uncovered), criteriaView(cov.Unlisted)
@@ -380,6 +383,18 @@ func mutationView(m *grader.Mutation) *handlers.MutationResult {
 	v := &handlers.MutationResult{Summary: summary, Mutants: m.Mutants, Killed: m.Killed, NotCounted: m.Invalid + m.NotRun, Error: m.Error}
 	for _, s := range m.Survivors {
 		v.Survivors = append(v.Survivors, handlers.SurvivorView{File: s.File, Line: s.Line, Change: s.Change, Before: s.Before, After: s.After})
+	}
+	return v
+}
+
+// maxUntwinnedShown bounds the untwinned tests the card lists.
+const maxUntwinnedShown = 20
+
+// twinsView is a version's twin coverage as the card shows it.
+func twinsView(tw *grader.Twins) *handlers.TwinsResult {
+	v := &handlers.TwinsResult{Twinned: tw.Twinned, Of: tw.Of, Untwinnable: tw.Untwinnable, Invalid: len(tw.InvalidTwins)}
+	for _, g := range tw.Untwinned[:min(len(tw.Untwinned), maxUntwinnedShown)] {
+		v.Untwinned = append(v.Untwinned, handlers.TwinGapView{ID: g.ID, Why: g.Why})
 	}
 	return v
 }

@@ -27,6 +27,7 @@ func TestCardLeadsWithMutation(t *testing.T) {
 		Mutation: &grader.Mutation{Mutants: 5, Killed: 4, Invalid: 1, Survivors: []grader.Survivor{
 			{File: "widgets.py", Line: 1, Change: "0 -> 1", Before: "def total(xs): return sum(xs) if xs else 0", After: "def total(xs): return sum(xs) if xs else 1"},
 		}}}
+	check.Twins = &grader.Twins{Twinned: 2, Of: 3, Untwinnable: 1, Untwinned: []grader.TwinGap{{ID: "tests/hidden/test_totals.py::test_type", Why: "no literal to change"}}}
 	f.sync(t, v, &check, true)
 	code, body, _ := b.get(t, cardPath)
 	if code != 200 {
@@ -39,6 +40,7 @@ func TestCardLeadsWithMutation(t *testing.T) {
 		"- def total(xs): return sum(xs) if xs else 0", "+ def total(xs): return sum(xs) if xs else 1",
 		"1 more did not import or did not run in time",
 		"1 flaky test", "tests/hidden/test_totals.py::test_empty",
+		"2 of 3 tests have twins; 1 cannot be twinned", "tests/hidden/test_totals.py::test_type</code>: no literal to change",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("card lacks %q", want)

@@ -136,6 +136,9 @@ type CardPage struct {
 	TestsKnown bool
 	Base       *BaseResult
 	Reference  *ReferenceResult
+	// Twins is how many hidden tests have a twin that can catch a bent
+	// runner at grade time; nil before the base check made them.
+	Twins *TwinsResult
 	// Files are the test files, canary masked.
 	Files          []FileView
 	ReferencePatch string
@@ -204,6 +207,25 @@ type BaseResult struct {
 	// Flaky are the tests whose outcome changed between two runs of the
 	// same tree.
 	Flaky []string
+}
+
+// TwinsResult is the twin coverage of a version: each twinned test runs
+// beside a copy whose expectation is changed, and a grade where both pass
+// is tampering. Untwinned tests lack that check, and say why.
+type TwinsResult struct {
+	Twinned     int
+	Of          int
+	Untwinnable int
+	// Untwinned are up to a few of the tests without a twin, with why.
+	Untwinned []TwinGapView
+	// Invalid counts twins the reference patch passed: they are dropped.
+	Invalid int
+}
+
+// TwinGapView is one test without a twin.
+type TwinGapView struct {
+	ID  string
+	Why string
 }
 
 // ReferenceResult is the reference check: the hidden tests with the

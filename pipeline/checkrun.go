@@ -173,6 +173,23 @@ func writeDetectors(b *strings.Builder, r *grader.Report) {
 			fmt.Fprintf(b, "| %d | %s | %s | %s |\n", e.Count, e.Strength, cell(code(grader.ShortText(e.Reason, 120))), details(e.Examples))
 		}
 	}
+	if tw := r.Twins; tw != nil {
+		if tw.NotRun != "" {
+			fmt.Fprintf(b, "\n**Twins**: not run for this grade; the verdict stands on the other checks\n")
+		} else {
+			fmt.Fprintf(b, "\n**Twins**: %d of %d hidden tests ran beside a twin that a correct implementation fails (%d without one); %d passed beside their twin\n",
+				tw.Twinned, tw.Of, tw.Untwinnable, len(tw.Contradictions))
+			for i, id := range tw.Contradictions {
+				line := fmt.Sprintf("- passed beside its twin: %s\n", code(grader.ShortText(id, 120)))
+				if i == maxDetectorLines || len(line) > room {
+					fmt.Fprintf(b, "- … and %d more\n", len(tw.Contradictions)-i)
+					break
+				}
+				room -= len(line)
+				b.WriteString(line)
+			}
+		}
+	}
 	if len(r.TamperSignals) > 0 {
 		groups := grader.GroupTamperSignals(r.TamperSignals)
 		fmt.Fprintf(b, "\n**%d tamper signals** of %d kinds, strongest first\n\n| files | reason | e.g. |\n|---|---|---|\n", len(r.TamperSignals), len(groups))

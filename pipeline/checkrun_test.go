@@ -260,3 +260,24 @@ func TestSummaryMarksFlakyTests(t *testing.T) {
 		t.Errorf("summary does not mark the flaky test:\n%s", s)
 	}
 }
+
+// TestSummaryShowsTwins: the check run says how many tests ran beside a
+// twin, and names the ones that passed beside theirs.
+func TestSummaryShowsTwins(t *testing.T) {
+	r := report()
+	r.Verdict = grader.VerdictTampered
+	r.Twins = &grader.Twins{Twinned: 9, Of: 10, Untwinnable: 1, Contradictions: []string{"tests/test_a.py::test_x", "tests/test_a.py::test_y"}}
+	s := Summary(Graded{Report: r, Version: 1, Digest: "sha256:cccc"})
+	for _, want := range []string{
+		"**Twins**: 9 of 10 hidden tests ran beside a twin that a correct implementation fails (1 without one); 2 passed beside their twin",
+		"- passed beside its twin: `tests/test_a.py::test_x`", "- passed beside its twin: `tests/test_a.py::test_y`",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary does not contain %q:\n%s", want, s)
+		}
+	}
+	r.Twins = &grader.Twins{Of: 10, NotRun: "the twin sandbox ended without a report"}
+	if s := Summary(Graded{Report: r, Version: 1, Digest: "sha256:cccc"}); !strings.Contains(s, "**Twins**: not run for this grade") || strings.Contains(s, "without a report") {
+		t.Errorf("a twin run that did not run is not said, or says too much:\n%s", s)
+	}
+}
