@@ -30,6 +30,9 @@ type evaluation struct {
 	// notes are facts worth a reviewer's eye that change no verdict.
 	notes     []string
 	sentinels string
+	// evidence is what the run showed about the runner itself (see
+	// runtimeEvidence), strongest first.
+	evidence []Evidence
 }
 
 func (e *evaluation) problemf(format string, args ...any) {

@@ -188,6 +188,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	var invalid, problems []string
 	if baseRun != nil {
 		b := baseRun.ev
+		b.tampered = append(b.tampered, describeStrong(b.evidence)...)
 		rep.BaseCheck = &BaseCheck{Counts: count(b.tests), AllPass: b.allPassed() && len(b.problems) == 0 && len(b.tampered) == 0}
 		for _, t := range b.tests {
 			if t.Outcome == OutcomePassed {
@@ -204,6 +205,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	}
 	if refRun != nil {
 		r := refRun.ev
+		r.tampered = append(r.tampered, describeStrong(r.evidence)...)
 		rep.ReferenceCheck = &ReferenceCheck{Counts: count(r.tests), Failed: r.notPassed(), AllPass: r.allPassed() && len(r.problems) == 0 && len(r.tampered) == 0}
 		if errs := slices.Concat(r.tampered, r.problems); len(errs) > 0 {
 			// The reference run could not be judged: that says nothing
@@ -219,6 +221,9 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	// evidence gathers what the runs say about the runner itself, beside
 	// the outcomes: strong evidence makes the grade tampered.
 	var evidence evidenceSet
+	for _, e := range pr.evidence {
+		evidence.merge(e)
+	}
 
 	rep.Evidence = evidence.list()
 	rep.Verdict, rep.Reasons = judge(verdictInputs{
@@ -310,11 +315,14 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 		}
 		res = &wrapper.Result{Error: why, TimedOut: sres.TimedOut}
 	}
-	ev := evaluatePytest
 	if req.Command != nil {
-		ev = evaluateCommand
+		return &run{res: res, ev: evaluateCommand(res)}, nil
 	}
-	return &run{res: res, ev: ev(res)}, nil
+	ev := evaluatePytest(res)
+	var set evidenceSet
+	runtimeEvidence(res, &set)
+	ev.evidence = set.list()
+	return &run{res: res, ev: ev}, nil
 }
 
 // maskSentinels replaces the sentinels' random names in the runner output

@@ -34,15 +34,15 @@ const (
 // python is the interpreter of the grader image.
 const python = "/usr/bin/python3"
 
-// PytestCommand is the runner command line of a pytest job. The JUnit
-// report goes to fd 3, a pipe the wrapper reads.
+// PytestCommand is the runner command line of a pytest job. EvidenceModule
+// writes the JUnit report to fd 3 and its evidence to fd 4, pipes the
+// wrapper reads, with the key it reads from fd 5.
 func PytestCommand() []string {
 	return []string{
 		python, "-I", "-m", "pytest",
 		"--noconftest", "-c", "/dev/null", "--rootdir", HiddenDir,
-		"-p", "no:cacheprovider", "-p", PluginModule,
+		"-p", "no:cacheprovider", "-p", EvidenceModule, "-p", PluginModule,
 		"--continue-on-collection-errors", "-s", "-ra",
-		"--junitxml=/proc/self/fd/3",
 		HiddenDir,
 	}
 }
@@ -181,7 +181,7 @@ func (a *archiveSink) createSymlinks() error {
 // sentinels are written and before any code under test has run.
 func listTests(rp *reaper, id identity, timeout time.Duration) ([]ExpectedTest, string) {
 	out := newBoundedScanner(16<<20, nil)
-	p, err := start(rp, id, []string{python, "-I", "-c", listTestsScript, HiddenDir}, baseEnv(), "/", out, nil, nil)
+	p, err := start(rp, id, []string{python, "-I", "-c", listTestsScript, HiddenDir}, baseEnv(), "/", out, nil, nil, nil)
 	if err != nil {
 		return nil, "list hidden tests: " + err.Error()
 	}
@@ -206,10 +206,12 @@ func listTests(rp *reaper, id identity, timeout time.Duration) ([]ExpectedTest, 
 func runTests(rp *reaper, id identity, job Job, deadline time.Time, res *Result) error {
 	env := baseEnv()
 	var argv []string
+	var evc *evidenceChannel
 	switch job.Mode {
 	case ModePytest:
 		argv = PytestCommand()
 		env = append(env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1")
+		evc = newEvidenceChannel()
 	case ModeCommand:
 		bin, err := exec.LookPath(job.Command[0])
 		if err != nil {
@@ -221,8 +223,12 @@ func runTests(rp *reaper, id identity, job Job, deadline time.Time, res *Result)
 	res.Runner = argv
 	out := newBoundedScanner(job.OutputLimit, job.Canaries)
 	junit := newBoundedScanner(job.JUnitLimit, nil)
+	var report io.Writer = junit
+	if evc != nil {
+		report = evc.reportWriter(junit)
+	}
 	began := time.Now()
-	p, err := start(rp, id, argv, env, RepoDir, out, junit, &res.Isolation)
+	p, err := start(rp, id, argv, env, RepoDir, out, report, evc, &res.Isolation)
 	if err != nil {
 		return err
 	}
@@ -235,6 +241,9 @@ func runTests(rp *reaper, id identity, job Job, deadline time.Time, res *Result)
 	res.Output, res.OutputBytes, res.OutputTruncated = out.kept, out.total, out.total > int64(len(out.kept))
 	res.JUnit, res.JUnitTruncated = junit.kept, junit.total > int64(len(junit.kept))
 	res.CanariesSeen = out.Seen()
+	if evc != nil {
+		res.Evidence = evc.verify(p.pid)
+	}
 	return st.err
 }
 
@@ -255,10 +264,11 @@ type finished struct {
 }
 
 // start runs argv as id with stdout and stderr copied to out and, when
-// junit is set, fd 3 copied to junit. The pipes are created as the test
-// identity so the child may reopen them through /proc/self/fd. When iso is
-// set it receives the /proc evidence of the child's identity.
-func start(rp *reaper, id identity, argv, env []string, dir string, out, junit io.Writer, iso *Isolation) (*process, error) {
+// junit is set, fd 3 copied to junit. When ev is set, fd 4 is copied to ev
+// and fd 5 holds ev's key. The pipes are created as the test identity so
+// the child may reopen them through /proc/self/fd. When iso is set it
+// receives the /proc evidence of the child's identity.
+func start(rp *reaper, id identity, argv, env []string, dir string, out, junit io.Writer, ev *evidenceChannel, iso *Isolation) (*process, error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", os.DevNull, err)
@@ -294,6 +304,17 @@ func start(rp *reaper, id identity, argv, env []string, dir string, out, junit i
 			return fail(err)
 		}
 		files = append(files, writers[1])
+	}
+	if ev != nil {
+		if err := pipe(ev); err != nil {
+			return fail(err)
+		}
+		key, err := ev.keyPipe()
+		if err != nil {
+			return fail(err)
+		}
+		defer key.Close()
+		files = append(files, writers[2], key)
 	}
 	p.pid, err = spawn(argv, env, dir, files, id)
 	for _, w := range writers {
