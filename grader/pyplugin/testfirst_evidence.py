@@ -472,7 +472,7 @@ def _snapshot_targets(own):
 def _hook_snapshot(config):
     """{hook name: (caller, [hookimpls])} of every hook, and the executor."""
     snap = {}
-    for name, caller in list(vars(config.hook).items()):
+    for name, caller in list(vars(config.pluginmanager.hook).items()):
         if isinstance(caller, pluggy._hooks._HookCaller):
             snap[name] = (caller, caller.get_hookimpls(), caller._hookexec)
     return snap, config.pluginmanager._inner_hookexec, config.pluginmanager.hook, config.hook
