@@ -1,0 +1,265 @@
+package wrapper
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// hostPython is the host's Debian python3 with pytest, the same versions as
+// the grader image's.
+const hostPython = "/usr/bin/python3"
+
+// hostSyspath stands in for testfirst_syspath on a host, where the tree is
+// not in /repo.
+const hostSyspath = `import os, sys
+def pytest_configure(config):
+    sys.path.insert(0, os.environ["TESTFIRST_REPO_DIR"])
+`
+
+const hostSentinels = `# testfirst-canary: tfc-0123456789abcdef
+
+
+def test_empty_single():
+    assert 3 + 4 == 7
+
+
+def test_many_order():
+    assert 3 * 4 == 13
+`
+
+// runPlugin runs the host's pytest with the evidence plugin on hidden
+// against repo, with the wrapper's pipes, and returns what the wrapper
+// would report.
+func runPlugin(t *testing.T, repo, hidden map[string]string) (*RuntimeEvidence, []byte, int, string) {
+	t.Helper()
+	if err := exec.Command(hostPython, "-c", "import pytest").Run(); err != nil {
+		t.Skipf("no pytest for %s: %v", hostPython, err)
+	}
+	dir := t.TempDir()
+	write := func(root string, files map[string]string) string {
+		for p, data := range files {
+			full := filepath.Join(dir, root, p)
+			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return filepath.Join(dir, root)
+	}
+	plugins := write("plugins", map[string]string{"testfirst_syspath_host.py": hostSyspath})
+	src, err := os.ReadFile("../pyplugin/testfirst_evidence.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("plugins", map[string]string{EvidenceModule + ".py": string(src)})
+	repoDir := write("repo", repo)
+	hidden["test_sentinels.py"] = hostSentinels
+	hiddenDir := write("hidden", hidden)
+
+	ch := newEvidenceChannel()
+	reportR, reportW, _ := os.Pipe()
+	evR, evW, _ := os.Pipe()
+	key, err := ch.keyPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(hostPython, "-P", "-m", "pytest", "--noconftest", "-c", "/dev/null", "--rootdir", hiddenDir,
+		"-p", "no:cacheprovider", "-p", EvidenceModule, "-p", "testfirst_syspath_host",
+		"--continue-on-collection-errors", "-s", "-ra", hiddenDir)
+	cmd.Dir = repoDir
+	cmd.Env = append(baseEnv(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1", "PYTHONPATH="+plugins,
+		"TESTFIRST_REPO_DIR="+repoDir, "TESTFIRST_HIDDEN_DIR="+hiddenDir)
+	cmd.ExtraFiles = []*os.File{reportW, evW, key}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	reportW.Close()
+	evW.Close()
+	key.Close()
+	var junit bytes.Buffer
+	done := make(chan struct{})
+	go func() { io.Copy(ch.reportWriter(&junit), reportR); done <- struct{}{} }()
+	go func() { io.Copy(ch, evR); done <- struct{}{} }()
+	err = cmd.Wait()
+	<-done
+	<-done
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return ch.verify(cmd.Process.Pid), junit.Bytes(), code, out.String()
+}
+
+func reasons(ev *RuntimeEvidence, strength string) []string {
+	var out []string
+	for _, e := range ev.Events {
+		if e.Strength == strength {
+			out = append(out, e.Reason)
+		}
+	}
+	return out
+}
+
+const wordsImpl = `def words(text):
+    return text.lower().split()
+`
+
+const wordsTests = `# testfirst-canary: tfc-00000000words000
+from words import words
+
+
+def test_words_are_lowercase():
+    assert words("Hello World") == ["hello", "world"]
+
+
+def test_first_word():
+    assert "hello" in words("Hello World")
+
+
+class TestEmpty:
+    def test_empty(self):
+        assert words("") == []
+`
+
+// TestPluginHonestRun: an honest run reports its start, no event, and an
+// end record that matches the report, the exit status and the summary.
+func TestPluginHonestRun(t *testing.T) {
+	ev, junit, code, out := runPlugin(t, map[string]string{"words.py": wordsImpl}, map[string]string{"test_words.py": wordsTests})
+	if !ev.Started || ev.End == nil || len(ev.Garbled) > 0 || len(ev.Events) > 0 {
+		t.Fatalf("evidence %+v, want a start, an end and nothing else\n%s", ev, out)
+	}
+	if code != 1 || ev.End.ExitStatus != 1 {
+		t.Errorf("exit %d, end record %d, want 1 (the must-fail sentinel)", code, ev.End.ExitStatus)
+	}
+	if ev.End.ReportSHA256 != ev.ReportSHA256 || ev.End.ReportBytes != int64(len(junit)) {
+		t.Errorf("end record report %s/%d, pipe carried %s/%d", ev.End.ReportSHA256, ev.End.ReportBytes, ev.ReportSHA256, len(junit))
+	}
+	if ev.End.Cases != 5 || ev.End.Tallies["passed"] != 4 || ev.End.Tallies["failed"] != 1 {
+		t.Errorf("end record %+v, want 5 cases: 4 passed, 1 failed", ev.End)
+	}
+	for _, want := range []string{`classname="test_words" name="test_words_are_lowercase"/>`, `classname="test_words.TestEmpty" name="test_empty"/>`, `name="test_many_order"><failure/>`} {
+		if !bytes.Contains(junit, []byte(want)) {
+			t.Errorf("report lacks %s:\n%s", want, junit)
+		}
+	}
+	if !strings.Contains(out, "1 failed, 4 passed") {
+		t.Errorf("output lacks pytest's summary:\n%s", out)
+	}
+}
+
+// TestPluginEvidence runs attacks on the host's pytest: each must leave
+// the strong evidence it names, or no end record.
+func TestPluginEvidence(t *testing.T) {
+	tests := []struct {
+		name   string
+		repo   string
+		strong string // a strong reason that must be reported
+		noEnd  bool   // the end record must be missing
+	}{
+		{"patched runtest", `import pytest
+_real = pytest.Function.runtest
+def _runtest(self):
+    if "sentinels" in self.nodeid:
+        return _real(self)
+pytest.Function.runtest = _runtest
+def words(text):
+    return []
+`, "identity_mismatch", true},
+		{"patched report class", `import pytest
+_make = pytest.TestReport.from_item_and_call.__func__
+def _green(cls, item, call):
+    r = _make(cls, item, call)
+    if "sentinels" not in item.nodeid:
+        r.outcome = "passed"
+    return r
+pytest.TestReport.from_item_and_call = classmethod(_green)
+def words(text):
+    return []
+`, "identity_mismatch", true},
+		{"always-equal list", `class _L(list):
+    def __eq__(self, other):
+        return True
+    __hash__ = None
+def words(text):
+    return _L()
+`, "one_way_equality", false},
+		{"hidden test code swapped", `import sys
+def _swap():
+    for m in list(sys.modules.values()):
+        if getattr(m, "__name__", "") == "test_words":
+            for name in ("test_words_are_lowercase", "test_first_word"):
+                getattr(m, name).__code__ = (lambda: None).__code__
+def words(text):
+    _swap()
+    return []
+`, "code_replaced", true},
+		{"compiled under a hidden name", `import os
+_src = "def test_words_are_lowercase():\n    pass\n"
+_path = [p for p in os.environ.get("TESTFIRST_HIDDEN_DIR", "/hidden").split(":")][0] + "/test_words.py"
+_code = compile(_src, _path, "exec")
+def words(text):
+    return []
+`, "compile_hidden_name", false},
+		{"hidden module loaded by a meta_path finder", `import importlib.abc, importlib.util, sys
+class _Loader(importlib.abc.Loader):
+    def create_module(self, spec):
+        return None
+    def exec_module(self, module):
+        for name in ("test_words_are_lowercase", "test_first_word"):
+            exec("def %s():\n    pass\n" % name, module.__dict__)
+class _Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "test_zwords":
+            return importlib.util.spec_from_file_location(name, sys.modules["test_words"].__file__.replace("test_words", "test_zwords"), loader=_Loader())
+sys.meta_path.insert(0, _Finder())
+def words(text):
+    return []
+`, "identity_mismatch", true},
+		{"session finished in a forked child", `import os
+_pid = os.fork()
+if _pid:
+    _, _status = os.waitpid(_pid, 0)
+    os._exit(os.waitstatus_to_exitcode(_status))
+def words(text):
+    return text.lower().split()
+`, "", true},
+		{"forged evidence record", `import os
+for fd in range(3, 1024):
+    try:
+        os.write(fd, b'{"kind":"end","pid":1,"seq":1,"v":1,"exitstatus":0} 00\n')
+    except OSError:
+        pass
+def words(text):
+    return []
+`, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev, _, code, out := runPlugin(t, map[string]string{"words.py": tt.repo}, map[string]string{"test_words.py": wordsTests, "test_zwords.py": wordsTests})
+			if tt.strong != "" && !slices.Contains(reasons(ev, StrengthStrong), tt.strong) {
+				t.Errorf("strong evidence %v, want %s (events %+v, garbled %v)\n%s", reasons(ev, StrengthStrong), tt.strong, ev.Events, ev.Garbled, out)
+			}
+			if tt.noEnd && ev.End != nil {
+				t.Errorf("an end record after a failed check: %+v (exit %d)", ev.End, code)
+			}
+			if tt.name == "session finished in a forked child" && (ev.ForkedEnds != 1 || !slices.Contains(reasons(ev, StrengthWeak), "fork")) {
+				t.Errorf("forked ends %d, weak %v; want the child's end record and the fork", ev.ForkedEnds, reasons(ev, StrengthWeak))
+			}
+			if tt.name == "forged evidence record" && len(ev.Garbled) == 0 {
+				t.Errorf("a forged record on the evidence pipe was not noticed: %+v", ev)
+			}
+		})
+	}
+}
