@@ -33,7 +33,9 @@ import ast
 import fcntl
 import hashlib
 import hmac
+import itertools
 import json
+import operator
 import os
 import sys
 import types
@@ -81,7 +83,7 @@ class _Channel:
         "tallies", "phases", "items", "session", "config", "tree_names",
         "hidden_sources", "expected_codes", "expected_ids", "plain_codes",
         "snapshot", "hooks", "watched", "ended", "started", "mismatches",
-        "pycache_prefix", "meta_path",
+        "pycache_prefix", "meta_path", "fast", "proxy_ok",
     )
 
 
@@ -132,6 +134,8 @@ def _new_channel():
     ch.expected_ids = set()
     ch.plain_codes = {}
     ch.snapshot = []
+    ch.fast = None
+    ch.proxy_ok = ((), ())
     ch.hooks = None
     ch.watched = set()
     ch.ended = False
@@ -478,9 +482,56 @@ def _hook_snapshot(config):
     return snap, config.pluginmanager._inner_hookexec, config.pluginmanager.hook, config.hook
 
 
+def _fast_snapshot(ch):
+    """The snapshots as flat tuples, for _unchanged."""
+    objects = (tuple(c.get for _, c, _, _, _ in ch.snapshot), tuple(k for _, _, k, _, _ in ch.snapshot),
+               tuple(o for _, _, _, o, _ in ch.snapshot))
+    hooks = None
+    if ch.hooks is not None:
+        snap, inner, relay, proxy = ch.hooks
+        names = tuple(snap)
+        callers = tuple(snap[n][0] for n in names)
+        hooks = (names, callers, tuple(itertools.chain.from_iterable(snap[n][1] for n in names)),
+                 tuple(snap[n][2] for n in names), vars(relay).get)
+    return objects, hooks
+
+
+def _unchanged(ch, call=operator.call, is_not=operator.is_not, chain=itertools.chain.from_iterable,
+               nonwrappers=operator.attrgetter("_nonwrappers"), wrappers=operator.attrgetter("_wrappers"),
+               hookexec=operator.attrgetter("_hookexec"), add=operator.add):
+    """Whether every snapshot still holds, by identity, in C-level loops."""
+    if ch.fast is None:
+        return False
+    (getters, keys, objs), hooks = ch.fast
+    if any(map(is_not, map(call, getters, keys), objs)):
+        return False
+    if hooks is None:
+        return True
+    names, callers, impls, execs, live = hooks
+    if any(map(is_not, map(live, names), callers)):
+        return False
+    # pytest's path-aware proxy caches what it hands out in its own dict.
+    proxy = vars(ch.hooks[3])
+    keys, values = ch.proxy_ok
+    if len(proxy) != len(keys) or any(map(is_not, map(proxy.get, keys), values)):
+        return False
+    # The snapshot's order is per hook, nonwrappers then wrappers.
+    now = tuple(chain(map(add, map(nonwrappers, callers), map(wrappers, callers))))
+    if len(now) != len(impls):
+        return False
+    return not any(map(is_not, now, impls)) and not any(map(is_not, map(hookexec, callers), execs))
+
+
 def _check(ch, full, where, event=_event, function=types.FunctionType):
     """Compare the identity snapshots with what is live now; report each
     object that changed, once."""
+    if sys.pycache_prefix != ch.pycache_prefix and "pycache_prefix" not in ch.mismatches:
+        ch.mismatches.add("pycache_prefix")
+        event(ch, "pycache_prefix_changed", "weak", str(sys.pycache_prefix)[:200] + " at " + where)
+    if not full and _unchanged(ch):
+        pm = ch.config.pluginmanager if ch.config is not None else None
+        if ch.hooks is None or (pm._inner_hookexec is ch.hooks[1] and pm.hook is ch.hooks[2] and ch.config.hook is ch.hooks[3]):
+            return True
     bad = []
     for label, container, key, obj, code in ch.snapshot:
         now = container.get(key)
@@ -500,23 +551,24 @@ def _check(ch, full, where, event=_event, function=types.FunctionType):
         elif proxy is not relay:
             # pytest's path-aware proxy caches the callers it hands out (or
             # wrappers of them) in its own dict.
-            for name, cached in list(vars(proxy).items()):
-                if name in snap and getattr(cached, "__wrapped__", cached) is not snap[name][0]:
-                    bad.append("config.hook." + name)
+            cache = dict(vars(proxy))
+            wrong = [name for name, cached in cache.items()
+                     if (name in snap and getattr(cached, "__wrapped__", cached) is not snap[name][0])
+                     or (name == "_PathAwareHookProxy__hook_caller" and cached is not relay)]
+            bad.extend("config.hook." + name for name in wrong)
+            if not wrong:
+                ch.proxy_ok = (tuple(cache), tuple(cache.values()))
         live = vars(relay)
         for name, (caller, impls, hookexec) in snap.items():
             now = live.get(name)
             if now is not caller:
                 bad.append("hook " + name)
-            elif (caller._nonwrappers + caller._wrappers) != impls:
-                added = [i.plugin_name for i in caller.get_hookimpls() if i not in impls]
+            elif len(caller._nonwrappers + caller._wrappers) != len(impls) or any(
+                    a is not b for a, b in zip(caller._nonwrappers + caller._wrappers, impls)):
+                added = [i.plugin_name for i in caller.get_hookimpls() if not any(i is j for j in impls)]
                 bad.append("hook " + name + " implementations" + (" (" + ", ".join(added) + ")" if added else ""))
             elif caller._hookexec is not hookexec:
                 bad.append("hook " + name + " executor")
-    if sys.pycache_prefix != ch.pycache_prefix:
-        if "pycache_prefix" not in ch.mismatches:
-            ch.mismatches.add("pycache_prefix")
-            event(ch, "pycache_prefix_changed", "weak", str(sys.pycache_prefix)[:200] + " at " + where)
     for label in bad:
         if label not in ch.mismatches:
             ch.mismatches.add(label)
@@ -882,6 +934,7 @@ def pytest_configure(config, ch=_CH_HOLDER[0]):
             ch.watched.add(id(obj))
             own.append(name)
     ch.snapshot = _snapshot_targets(own)
+    ch.fast = _fast_snapshot(ch)
 
 
 @pytest.hookimpl(trylast=True)
@@ -890,6 +943,7 @@ def pytest_sessionstart(session, ch=_CH_HOLDER[0]):
     the snapshot of every hook's implementations."""
     ch.session = session
     ch.hooks = _hook_snapshot(session.config)
+    ch.fast = _fast_snapshot(ch)
     ch.started = True
 
 
@@ -916,7 +970,10 @@ def pytest_runtest_call(item, ch=_CH_HOLDER[0]):
 
 
 def pytest_runtest_logreport(report, ch=_CH_HOLDER[0]):
-    _check(ch, False, report.nodeid)
+    if report.when == "call" or not report.passed:
+        # A passing setup or teardown changes no outcome; the call's check
+        # and the one before it cover the test.
+        _check(ch, False, report.nodeid)
     _tally(ch, _category(report))
     phases = ch.phases.setdefault(report.nodeid, [])
     phases.append((report.when, report.outcome))
