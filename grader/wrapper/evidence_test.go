@@ -117,7 +117,14 @@ const wordsImpl = `def words(text):
 `
 
 const wordsTests = `# testfirst-canary: tfc-00000000words000
+import pytest
+
 from words import words
+
+
+def test_words_need_text():
+    with pytest.raises(AttributeError):
+        words(None)
 
 
 def test_words_are_lowercase():
@@ -146,15 +153,15 @@ func TestPluginHonestRun(t *testing.T) {
 	if ev.End.ReportSHA256 != ev.ReportSHA256 || ev.End.ReportBytes != int64(len(junit)) {
 		t.Errorf("end record report %s/%d, pipe carried %s/%d", ev.End.ReportSHA256, ev.End.ReportBytes, ev.ReportSHA256, len(junit))
 	}
-	if ev.End.Cases != 5 || ev.End.Tallies["passed"] != 4 || ev.End.Tallies["failed"] != 1 {
-		t.Errorf("end record %+v, want 5 cases: 4 passed, 1 failed", ev.End)
+	if ev.End.Cases != 6 || ev.End.Tallies["passed"] != 5 || ev.End.Tallies["failed"] != 1 {
+		t.Errorf("end record %+v, want 6 cases: 5 passed, 1 failed", ev.End)
 	}
 	for _, want := range []string{`classname="test_words" name="test_words_are_lowercase"/>`, `classname="test_words.TestEmpty" name="test_empty"/>`, `name="test_many_order"><failure/>`} {
 		if !bytes.Contains(junit, []byte(want)) {
 			t.Errorf("report lacks %s:\n%s", want, junit)
 		}
 	}
-	if !strings.Contains(out, "1 failed, 4 passed") {
+	if !strings.Contains(out, "1 failed, 5 passed") {
 		t.Errorf("output lacks pytest's summary:\n%s", out)
 	}
 }
@@ -235,6 +242,43 @@ if _pid:
 def words(text):
     return text.lower().split()
 `, "", true},
+		{"pytest.raises replaced", `import contextlib, pytest
+pytest.raises = lambda *args, **kwargs: contextlib.suppress(BaseException)
+def words(text):
+    return []
+`, "identity_mismatch", true},
+		{"a hidden module forged in sys.modules", `import sys, types
+_fake = types.ModuleType("test_zwords")
+_fake.__file__ = sys.modules["test_words"].__file__.replace("test_words", "test_zwords")
+exec("def test_words_are_lowercase():\n    pass\n", _fake.__dict__)
+sys.modules["test_zwords"] = _fake
+def words(text):
+    return []
+`, "identity_mismatch", true},
+		{"config found from a SIGALRM handler's frame", `import signal
+def _bend(signum, frame):
+    while frame is not None:
+        for value in list(frame.f_locals.values()):
+            config = getattr(value, "config", None)
+            if config is not None and hasattr(config, "pluginmanager"):
+                import pytest
+                class Green:
+                    @pytest.hookimpl(hookwrapper=True)
+                    def pytest_runtest_makereport(self, item, call):
+                        outcome = yield
+                        if "sentinels" not in item.nodeid:
+                            outcome.get_result().outcome = "passed"
+                if not config.pluginmanager.has_plugin("green"):
+                    config.pluginmanager.register(Green(), "green")
+                return
+        frame = frame.f_back
+signal.signal(signal.SIGALRM, _bend)
+signal.setitimer(signal.ITIMER_REAL, 0.001)
+def words(text):
+    import time
+    time.sleep(0.01)
+    return []
+`, "identity_mismatch", true},
 		{"forged evidence record", `import os
 for fd in range(3, 1024):
     try:
