@@ -412,6 +412,9 @@ _IDENTITY_TARGETS = (
                           "FixtureRequest.getfixturevalue")),
     ("_pytest.unittest", ("TestCaseFunction", "TestCaseFunction.runtest", "TestCaseFunction.setup",
                           "pytest_runtest_makereport", "pytest_pycollect_makeitem")),
+    ("_pytest.junitxml", ("LogXML", "LogXML.pytest_runtest_logreport", "LogXML.pytest_sessionfinish",
+                          "_NodeReporter", "_NodeReporter.append_failure", "_NodeReporter.append_pass",
+                          "_NodeReporter.append_error", "_NodeReporter.append_skipped", "_NodeReporter.to_xml")),
     ("_pytest.assertion.rewrite", ("AssertionRewritingHook", "AssertionRewritingHook.exec_module",
                                    "AssertionRewritingHook.find_spec", "_rewrite_test", "_read_pyc",
                                    "rewrite_asserts", "AssertionRewriter", "AssertionRewriter.run",
@@ -670,12 +673,46 @@ def _raw(v):
     return None
 
 
-def _holds(a, b, names, depth=0):
+_UNKNOWN = object()
+# How many values one assertion's check may look at; past it, unknown.
+_BUDGET = 20000
+
+
+def _plain(k, names):
+    """A dict key or set element as the built-in value built-in comparisons
+    would see (the value of a str or int subclass), or _UNKNOWN."""
+    t = type(k)
+    if t in _BUILTIN_SCALARS:
+        return k
+    if t is tuple or t is frozenset:
+        parts = [_plain(x, names) for x in k]
+        if any(p is _UNKNOWN for p in parts):
+            return _UNKNOWN
+        return t(parts)
+    if isinstance(k, (str, bytes, int, float)):
+        raw = _raw(k)
+        if type(raw) in _BUILTIN_SCALARS:
+            return raw
+    return _UNKNOWN
+
+
+def _plain_keys(d, names):
+    out = {}
+    for k, v in d.items():
+        pk = _plain(k, names)
+        if pk is _UNKNOWN:
+            return None
+        out[pk] = v
+    return out if len(out) == len(d) else None
+
+
+def _holds(a, b, names, budget, depth=0):
     """Whether a == b holds by built-in comparisons alone: True, False, or
     None when it cannot be told without running code of the tree."""
-    ta, tb = type(a), type(b)
-    if depth > 20:
+    budget[0] -= 1
+    if depth > 20 or budget[0] < 0:
         return None
+    ta, tb = type(a), type(b)
     if ta in _BUILTIN and tb in _BUILTIN:
         if ta in _BUILTIN_SCALARS and tb in _BUILTIN_SCALARS:
             return a == b
@@ -683,27 +720,30 @@ def _holds(a, b, names, depth=0):
             if ta is not tb or len(a) != len(b):
                 return False
             for x, y in zip(a, b):
-                r = _holds(x, y, names, depth + 1)
+                r = _holds(x, y, names, budget, depth + 1)
                 if r is not True:
                     return r
             return True
         if ta is dict and tb is dict:
             if len(a) != len(b):
                 return False
-            for k in a:
-                if type(k) not in _BUILTIN_SCALARS and type(k) is not tuple:
-                    return None
-                if k not in b:
-                    return False
-                r = _holds(a[k], b[k], names, depth + 1)
+            pa, pb = _plain_keys(a, names), _plain_keys(b, names)
+            if pa is None or pb is None:
+                return None
+            if pa.keys() != pb.keys():
+                return False
+            for k in pa:
+                r = _holds(pa[k], pb[k], names, budget, depth + 1)
                 if r is not True:
                     return r
             return True
         if ta in (set, frozenset) and tb in (set, frozenset):
-            if all(type(x) in _BUILTIN_SCALARS for x in a) and all(type(x) in _BUILTIN_SCALARS for x in b):
-                return a == b
-            return None
-        return a == b if (ta in _BUILTIN_SCALARS) != (tb in _BUILTIN_SCALARS) else None
+            sa = [_plain(x, names) for x in a]
+            sb = [_plain(x, names) for x in b]
+            if any(x is _UNKNOWN for x in sa) or any(x is _UNKNOWN for x in sb):
+                return None
+            return set(sa) == set(sb)
+        return False
     if (ta in _BUILTIN) == (tb in _BUILTIN):
         return None
     builtin, other = (a, b) if ta in _BUILTIN else (b, a)
@@ -713,36 +753,47 @@ def _holds(a, b, names, depth=0):
     if raw is None:
         # Not a built-in at all: the comparison held only by its override.
         return False
-    return _holds(builtin, raw, names, depth + 1)
+    return _holds(builtin, raw, names, budget, depth + 1)
 
 
 def _one_way(op, left, right, res, names):
     """A reason when the comparison made the assertion hold only by an
     override of the tree, else ""."""
-    if type(res) is not bool:
+    t = type(res)
+    if t is not bool and t not in _BUILTIN_SCALARS:
+        # The comparison answered with an object whose truth is the tree's
+        # to say.
+        if _override_from_tree(t, "__bool__", names) or _override_from_tree(t, "__len__", names):
+            return op == 0 and "==" or op == 1 and "!=" or "in"
         return ""
-    if op == 0 and res:
-        if _holds(left, right, names) is False:
+    if not res:
+        return ""
+    budget = [_BUDGET]
+    if op == 0:
+        if _holds(left, right, names, budget) is False:
             return "=="
-    elif op == 1 and res:
-        if _holds(left, right, names) is True:
+    elif op == 1:
+        if _holds(left, right, names, budget) is True:
             return "!="
-    elif op == 2 and res:
+    else:
         tl, tr = type(left), type(right)
         if tr in (list, tuple, set, frozenset, dict):
-            if tl in _BUILTIN and tr is not dict:
+            if tl in _BUILTIN_SCALARS and all(type(x) in _BUILTIN_SCALARS for x in right):
                 return ""
-            results = [_holds(left, x, names) for x in right]
+            results = [_holds(left, x, names, budget) for x in right]
             if results and all(r is False for r in results):
                 return "in"
         elif tr in (str, bytes) and tl not in _BUILTIN and isinstance(left, tr):
-            if not tr.__contains__(right, tr(_raw(left))):
+            if not tr.__contains__(right, _raw(left)):
                 return "in"
         elif tr not in _BUILTIN and tl in _BUILTIN and _override_from_tree(tr, "__contains__", names):
             raw = _raw(right)
             if raw is not None and type(raw) in (list, tuple, set, frozenset, dict, str, bytes):
                 try:
-                    inside = left in raw if type(raw) in (str, bytes) else any(_holds(left, x, names) for x in raw)
+                    if type(raw) in (str, bytes):
+                        inside = left in raw
+                    else:
+                        inside = any(_holds(left, x, names, budget) is not False for x in raw)
                 except TypeError:
                     inside = True
                 if not inside:
@@ -759,7 +810,7 @@ def _compare(op, left, right, ch=_CH_HOLDER[0], one_way=_one_way, event=_event, 
         res = left != right
     else:
         res = left in right
-    if ch is not None and (type(left) not in _BUILTIN or type(right) not in _BUILTIN):
+    if ch is not None and res is not False and not (type(left) in _BUILTIN_SCALARS and type(right) in _BUILTIN_SCALARS):
         try:
             how = one_way(op, left, right, res, ch.tree_names)
             if how:

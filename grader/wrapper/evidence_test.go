@@ -202,6 +202,22 @@ def words(text):
 def words(text):
     return _L()
 `, "one_way_equality", false},
+		{"always-equal leaves in real containers", `class _S(str):
+    def __eq__(self, other):
+        return True
+    __hash__ = str.__hash__
+def words(text):
+    return [_S("?") for _ in text.split()]
+`, "one_way_equality", false},
+		{"a comparison answered with a truthy object", `class _Yes:
+    def __bool__(self):
+        return True
+class _W(list):
+    def __eq__(self, other):
+        return _Yes()
+def words(text):
+    return _W()
+`, "one_way_equality", false},
 		{"hidden test code swapped", `import sys
 def _swap():
     for m in list(sys.modules.values()):
