@@ -1020,6 +1020,21 @@ def pytest_runtest_call(item, ch=_CH_HOLDER[0]):
     _check_item(ch, item, item.nodeid)
 
 
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call, ch=_CH_HOLDER[0]):
+    """The outermost wrapper of report making: a report that says passed
+    while its call raised was changed after pytest made it."""
+    outcome = yield
+    try:
+        report = outcome.get_result()
+    except BaseException:
+        return
+    if call.excinfo is not None and report.outcome == "passed" and item.nodeid not in ch.mismatches:
+        ch.mismatches.add(item.nodeid)
+        _event(ch, "report_contradicts_call", "strong",
+               f"{item.nodeid} {call.when}: passed although it raised {call.excinfo.typename}")
+
+
 def pytest_runtest_logreport(report, ch=_CH_HOLDER[0]):
     if report.when == "call" or not report.passed:
         # A passing setup or teardown changes no outcome; the call's check

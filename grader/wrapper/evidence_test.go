@@ -218,6 +218,17 @@ class _W(list):
 def words(text):
     return _W()
 `, "one_way_equality", false},
+		{"report flipped by a profile function", `import sys
+def _profile(frame, event, arg):
+    if event == "return" and frame.f_code.co_name == "from_item_and_call" and arg is not None:
+        item = frame.f_locals.get("item")
+        if item is not None and "sentinels" not in item.nodeid and arg.outcome == "failed":
+            arg.outcome = "passed"
+            arg.longrepr = None
+sys.setprofile(_profile)
+def words(text):
+    return []
+`, "report_contradicts_call", false},
 		{"hidden test code swapped", `import sys
 def _swap():
     for m in list(sys.modules.values()):
