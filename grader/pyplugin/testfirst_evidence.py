@@ -351,10 +351,17 @@ def _make_hook(ch):
     return audit
 
 
+def _after_fork(ch):
+    """In a forked child: a fresh lock (another thread may have held it at
+    the fork); _emit numbers the child's records from 0 under its pid."""
+    ch.lock = _thread.allocate_lock()
+
+
 def _install():
     ch = _new_channel()
     hook = _make_hook(ch)
     sys.addaudithook(hook)
+    os.register_at_fork(after_in_child=lambda ch=ch, after=_after_fork: after(ch))
     _emit(ch, "start", {"python": sys.version.split()[0], "pytest": pytest.__version__})
     return ch
 
