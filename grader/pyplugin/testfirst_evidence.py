@@ -28,13 +28,12 @@ held in default arguments (reading a function's __defaults__ is an audited
 event), never in module globals that the tree could rebind.
 """
 
+import _hashlib
 import _thread
 import ast
 import fcntl
 import hashlib
-import hmac
 import itertools
-import json
 import operator
 import os
 import sys
@@ -146,7 +145,43 @@ def _new_channel():
     return ch
 
 
-def _emit(ch, kind, fields, dumps=json.dumps, sign=hmac.digest, write=os.write, getpid=os.getpid):
+def _json(v, _str=str, _int=int, _bool=bool, _dict=dict, _ord=ord, _sorted=sorted, _self=[]):
+    """v as JSON, ASCII only: str, int, bool, None and dicts of them. The
+    plugin's own encoder, so rebinding anything of the json module changes
+    no record."""
+    t = type(v)
+    if t is _str:
+        out = ['"']
+        for c in v:
+            o = _ord(c)
+            if c == '"' or c == "\\":
+                out.append("\\" + c)
+            elif 0x20 <= o < 0x7f:
+                out.append(c)
+            elif o <= 0xFFFF:
+                out.append("\\u%04x" % o)
+            else:
+                o -= 0x10000
+                out.append("\\u%04x\\u%04x" % (0xD800 + (o >> 10), 0xDC00 + (o & 0x3FF)))
+        out.append('"')
+        return "".join(out)
+    if t is _bool:
+        return "true" if v else "false"
+    if t is _int:
+        return _int.__repr__(v)
+    if v is None:
+        return "null"
+    if t is _dict:
+        enc = _self[0]
+        return "{" + ",".join(enc(_str(k)) + ":" + enc(x) for k, x in _sorted(v.items())) + "}"
+    return _self[0](_str(v))
+
+
+# _json calls itself through its own default, never through the module.
+_json.__defaults__[-1].append(_json)
+
+
+def _emit(ch, kind, fields, dumps=_json, sign=_hashlib.hmac_digest, write=os.write, getpid=os.getpid):
     """Write one signed record on the evidence pipe."""
     if ch.broken and kind != "end":
         return
@@ -157,10 +192,10 @@ def _emit(ch, kind, fields, dumps=json.dumps, sign=hmac.digest, write=os.write, 
             ch.pid, ch.seq = pid, 0
         rec = {"v": 1, "pid": pid, "seq": ch.seq, "kind": kind}
         rec.update(fields)
-        payload = dumps(rec, ensure_ascii=True, separators=(",", ":"), sort_keys=True)
+        payload = dumps(rec)
         if len(payload) > _MAX_RECORD:
             rec["detail"] = str(rec.get("detail", ""))[:200]
-            payload = dumps(rec, ensure_ascii=True, separators=(",", ":"), sort_keys=True)
+            payload = dumps(rec)
         line = (payload + " " + sign(ch.key, payload.encode(), "sha256").hex() + "\n").encode()
         ch.seq += 1
         try:
@@ -376,7 +411,7 @@ _CH_HOLDER = [_install()]
 # (module, names): each name is an attribute of the module, or Class.member
 # looked up where the class (or the first base in its MRO) defines it.
 _IDENTITY_TARGETS = (
-    ("builtins", ("type", "isinstance", "issubclass", "len", "all", "any", "sorted", "list", "tuple",
+    ("builtins", ("compile", "exec", "eval", "__import__", "type", "isinstance", "issubclass", "len", "all", "any", "sorted", "list", "tuple",
                   "dict", "set", "frozenset", "str", "int", "float", "bool", "bytes", "repr", "abs",
                   "round", "sum", "min", "max", "zip", "map", "filter", "range", "enumerate",
                   "reversed", "iter", "next", "hash", "id", "getattr", "hasattr", "callable",
@@ -864,7 +899,7 @@ def _make_rewrite(ch, rewrite_asserts, parse=ast.parse, compile_=compile, stat=o
     """pytest's _rewrite_test, from the source read at configure."""
 
     def _rewrite_test(fn, config, ch=ch, rewrite_asserts=rewrite_asserts, parse=parse,
-                      compile_=compile_, stat=stat, add=add, event=_event):
+                      compile_=compile_, stat=stat, add=add, event=_event, only_ast=ast.PyCF_ONLY_AST):
         strfn = str(fn)
         st = stat(fn)
         source = ch.hidden_sources.get(strfn)
@@ -872,7 +907,7 @@ def _make_rewrite(ch, rewrite_asserts, parse=ast.parse, compile_=compile, stat=o
             source = fn.read_bytes()
         elif fn.read_bytes() != source:
             event(ch, "identity_mismatch", "strong", "hidden file " + strfn + " changed during the run")
-        tree = parse(source, filename=strfn)
+        tree = compile_(source, strfn, "exec", only_ast, dont_inherit=True)
         rewrite_asserts(tree, source, strfn, config)
         if strfn.startswith(HIDDEN):
             add(tree)

@@ -166,6 +166,37 @@ func TestPluginHonestRun(t *testing.T) {
 	}
 }
 
+// TestPluginKeepsItsOwnFunctions: rebinding what json.dumps and
+// hmac.digest look up when called (a plugin would naturally sign its records
+// with them) neither shows the tree the key nor changes a record.
+func TestPluginKeepsItsOwnFunctions(t *testing.T) {
+	repo := `import hmac, json
+class _Spy:
+    # hmac.digest looks its OpenSSL module up at call time.
+    def __init__(self, real):
+        self._real = real
+    def hmac_digest(self, key, msg, digest):
+        print("STOLEN", key)
+        return self._real.hmac_digest(key, msg, digest)
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+hmac._hashopenssl = _Spy(hmac._hashopenssl)
+class _Encoder(json.JSONEncoder):
+    # json.dumps with options looks JSONEncoder up at call time.
+    def encode(self, o):
+        print("STOLEN json")
+        return super().encode(o)
+json.JSONEncoder = _Encoder
+` + wordsImpl
+	ev, _, _, out := runPlugin(t, map[string]string{"words.py": repo}, map[string]string{"test_words.py": wordsTests})
+	if strings.Contains(out, "STOLEN") {
+		t.Errorf("the plugin called a function the tree rebound:\n%s", out)
+	}
+	if !ev.Started || ev.End == nil || len(ev.Garbled) > 0 {
+		t.Errorf("evidence %+v, want an intact channel", ev)
+	}
+}
+
 // TestPluginEvidence runs attacks on the host's pytest: each must leave
 // the strong evidence it names, or no end record.
 func TestPluginEvidence(t *testing.T) {
