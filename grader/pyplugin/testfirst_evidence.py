@@ -567,13 +567,13 @@ def _unchanged(ch, call=operator.call, is_not=operator.is_not, chain=itertools.c
     return not any(map(is_not, now, impls)) and not any(map(is_not, map(hookexec, callers), execs))
 
 
-def _check(ch, full, where, event=_event, function=types.FunctionType):
+def _check(ch, full, where, event=_event, unchanged=_unchanged):
     """Compare the identity snapshots with what is live now; report each
     object that changed, once."""
     if sys.pycache_prefix != ch.pycache_prefix and "pycache_prefix" not in ch.mismatches:
         ch.mismatches.add("pycache_prefix")
         event(ch, "pycache_prefix_changed", "weak", str(sys.pycache_prefix)[:200] + " at " + where)
-    if not full and _unchanged(ch):
+    if not full and unchanged(ch):
         pm = ch.config.pluginmanager if ch.config is not None else None
         if ch.hooks is None or (pm._inner_hookexec is ch.hooks[1] and pm.hook is ch.hooks[2] and ch.config.hook is ch.hooks[3]):
             return True
@@ -621,28 +621,6 @@ def _check(ch, full, where, event=_event, function=types.FunctionType):
     return not bad
 
 
-def _check_item(ch, item, where, event=_event):
-    """The code a hidden test runs must be the code the plugin compiled from
-    the root-owned file."""
-    path = str(getattr(item, "path", ""))
-    if not path.startswith(HIDDEN):
-        return True
-    fn = getattr(item, "function", None)
-    if fn is None:
-        return True
-    fn = getattr(fn, "__func__", fn)
-    code = getattr(fn, "__code__", None)
-    ok = code is not None and id(code) in ch.expected_ids
-    if not ok and code is not None and code.co_filename == path:
-        # A module pytest did not rewrite (PYTEST_DONT_REWRITE): compare
-        # with a plain compile of the same source.
-        ok = _plain_code_matches(ch, path, code)
-    if not ok and item.nodeid not in ch.mismatches:
-        ch.mismatches.add(item.nodeid)
-        event(ch, "identity_mismatch", "strong", "code of hidden test " + item.nodeid + " at " + where)
-    return ok
-
-
 def _plain_code_matches(ch, path, code):
     codes = ch.plain_codes.get(path)
     if codes is None:
@@ -659,6 +637,28 @@ def _plain_code_matches(ch, path, code):
                 todo.extend(k for k in c.co_consts if type(k) is types.CodeType)
         ch.plain_codes[path] = codes
     return any(c == code and c.co_qualname == code.co_qualname for c in codes)
+
+
+def _check_item(ch, item, where, event=_event, plain=_plain_code_matches):
+    """The code a hidden test runs must be the code the plugin compiled from
+    the root-owned file."""
+    path = str(getattr(item, "path", ""))
+    if not path.startswith(HIDDEN):
+        return True
+    fn = getattr(item, "function", None)
+    if fn is None:
+        return True
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    ok = code is not None and id(code) in ch.expected_ids
+    if not ok and code is not None and code.co_filename == path:
+        # A module pytest did not rewrite (PYTEST_DONT_REWRITE): compare
+        # with a plain compile of the same source.
+        ok = plain(ch, path, code)
+    if not ok and item.nodeid not in ch.mismatches:
+        ch.mismatches.add(item.nodeid)
+        event(ch, "identity_mismatch", "strong", "code of hidden test " + item.nodeid + " at " + where)
+    return ok
 
 
 # ---------------------------------------------------------------------------
@@ -964,16 +964,16 @@ def _names(nodeid):
     return ".".join(parts[:-1]), parts[-1]
 
 
-def _case(ch, nodeid, outcome):
-    cls, name = _names(nodeid)
+def _case(ch, nodeid, outcome, write_report=_write_report, names=_names, attr=_xml_attr):
+    cls, name = names(nodeid)
     child = {"passed": "", "failed": "<failure/>", "error": "<error/>", "skipped": "<skipped/>"}[outcome]
     if not ch.report_open:
-        _write_report(ch, '<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">')
+        write_report(ch, '<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">')
         ch.report_open = True
     if child:
-        _write_report(ch, f'<testcase classname="{_xml_attr(cls)}" name="{_xml_attr(name)}">{child}</testcase>\n')
+        write_report(ch, f'<testcase classname="{attr(cls)}" name="{attr(name)}">{child}</testcase>\n')
     else:
-        _write_report(ch, f'<testcase classname="{_xml_attr(cls)}" name="{_xml_attr(name)}"/>\n')
+        write_report(ch, f'<testcase classname="{attr(cls)}" name="{attr(name)}"/>\n')
     ch.cases += 1
 
 
@@ -1000,6 +1000,34 @@ def _category(report):
 
 # ---------------------------------------------------------------------------
 # Hooks
+
+
+def _finish(ch, check=_check, check_item=_check_item, write_report=_write_report, event=_event, emit=_emit):
+    """The end record, written once and only when every check holds."""
+    if ch.ended:
+        return
+    ch.ended = True
+    ok = check(ch, True, "end")
+    for nodeid, item in list(ch.items.items()):
+        ok = check_item(ch, item, "end") and ok
+    if not ch.report_open:
+        write_report(ch, '<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">')
+        ch.report_open = True
+    write_report(ch, "</testsuite></testsuites>\n")
+    if ch.phases:
+        ok = False
+        event(ch, "report_incomplete", "strong", f"{len(ch.phases)} test(s) without a teardown report")
+    if not ok or ch.broken or ch.session is None:
+        return
+    status = ch.session.exitstatus
+    emit(ch, "end", {
+        "exitstatus": int(status),
+        "cases": ch.cases,
+        "tallies": dict(ch.tallies),
+        "report_sha256": ch.report_hash.hexdigest(),
+        "report_bytes": ch.report_bytes,
+        "more": dict(ch.more),
+    })
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -1040,13 +1068,13 @@ def pytest_sessionstart(session, ch=_CH_HOLDER[0]):
     ch.started = True
 
 
-def pytest_collectreport(report, ch=_CH_HOLDER[0]):
-    _check(ch, False, "collection")
+def pytest_collectreport(report, ch=_CH_HOLDER[0], check=_check, tally=_tally, case=_case):
+    check(ch, False, "collection")
     if report.failed or report.skipped:
         outcome = "error" if report.failed else "skipped"
-        _tally(ch, outcome)
+        tally(ch, outcome)
         if report.nodeid:
-            _case(ch, report.nodeid, outcome)
+            case(ch, report.nodeid, outcome)
 
 
 def pytest_itemcollected(item, ch=_CH_HOLDER[0]):
@@ -1057,13 +1085,13 @@ def pytest_itemcollected(item, ch=_CH_HOLDER[0]):
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_runtest_call(item, ch=_CH_HOLDER[0]):
-    _check(ch, False, item.nodeid)
-    _check_item(ch, item, item.nodeid)
+def pytest_runtest_call(item, ch=_CH_HOLDER[0], check=_check, check_item=_check_item):
+    check(ch, False, item.nodeid)
+    check_item(ch, item, item.nodeid)
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
-def pytest_runtest_makereport(item, call, ch=_CH_HOLDER[0]):
+def pytest_runtest_makereport(item, call, ch=_CH_HOLDER[0], event=_event):
     """The outermost wrapper of report making: a report that says passed
     while its call raised was changed after pytest made it."""
     outcome = yield
@@ -1073,16 +1101,16 @@ def pytest_runtest_makereport(item, call, ch=_CH_HOLDER[0]):
         return
     if call.excinfo is not None and report.outcome == "passed" and item.nodeid not in ch.mismatches:
         ch.mismatches.add(item.nodeid)
-        _event(ch, "report_contradicts_call", "strong",
+        event(ch, "report_contradicts_call", "strong",
                f"{item.nodeid} {call.when}: passed although it raised {call.excinfo.typename}")
 
 
-def pytest_runtest_logreport(report, ch=_CH_HOLDER[0]):
+def pytest_runtest_logreport(report, ch=_CH_HOLDER[0], check=_check, tally=_tally, category=_category, case=_case):
     if report.when == "call" or not report.passed:
         # A passing setup or teardown changes no outcome; the call's check
         # and the one before it cover the test.
-        _check(ch, False, report.nodeid)
-    _tally(ch, _category(report))
+        check(ch, False, report.nodeid)
+    tally(ch, category(report))
     phases = ch.phases.setdefault(report.nodeid, [])
     phases.append((report.when, report.outcome))
     if report.when == "teardown":
@@ -1094,45 +1122,16 @@ def pytest_runtest_logreport(report, ch=_CH_HOLDER[0]):
             outcome = "failed"
         elif any(o == "skipped" for w, o in phases):
             outcome = "skipped"
-        _case(ch, report.nodeid, outcome)
+        case(ch, report.nodeid, outcome)
 
 
-def pytest_sessionfinish(session, exitstatus, ch=_CH_HOLDER[0]):
-    _check(ch, True, "session finish")
+def pytest_sessionfinish(session, exitstatus, ch=_CH_HOLDER[0], check=_check):
+    check(ch, True, "session finish")
 
 
 @pytest.hookimpl(trylast=True)
-def pytest_unconfigure(config, ch=_CH_HOLDER[0]):
-    _finish(ch)
-
-
-def _finish(ch):
-    """The end record, written once and only when every check holds."""
-    if ch.ended:
-        return
-    ch.ended = True
-    ok = _check(ch, True, "end")
-    for nodeid, item in list(ch.items.items()):
-        ok = _check_item(ch, item, "end") and ok
-    if not ch.report_open:
-        _write_report(ch, '<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">')
-        ch.report_open = True
-    _write_report(ch, "</testsuite></testsuites>\n")
-    if ch.phases:
-        ok = False
-        _event(ch, "report_incomplete", "strong", f"{len(ch.phases)} test(s) without a teardown report")
-    if not ok or ch.broken or ch.session is None:
-        return
-    status = ch.session.exitstatus
-    _emit(ch, "end", {
-        "exitstatus": int(status),
-        "cases": ch.cases,
-        "tallies": dict(ch.tallies),
-        "report_sha256": ch.report_hash.hexdigest(),
-        "report_bytes": ch.report_bytes,
-        "more": dict(ch.more),
-    })
-
+def pytest_unconfigure(config, ch=_CH_HOLDER[0], finish=_finish):
+    finish(ch)
 
 
 # Nothing of the channel stays reachable by name.

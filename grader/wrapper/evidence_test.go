@@ -195,6 +195,23 @@ json.JSONEncoder = _Encoder
 	if !ev.Started || ev.End == nil || len(ev.Garbled) > 0 {
 		t.Errorf("evidence %+v, want an intact channel", ev)
 	}
+
+	// The plugin's own helpers, rebound in its module, are never called
+	// with its state: its functions hold them as defaults.
+	repo = `import sys
+_plugin = sys.modules["` + EvidenceModule + `"]
+def _steal(ch, *args, **kwargs):
+    print("STOLEN", ch.key)
+for _name in ("_tally", "_case", "_check", "_check_item", "_finish", "_event", "_emit", "_write_report"):
+    setattr(_plugin, _name, _steal)
+` + wordsImpl
+	ev, _, _, out = runPlugin(t, map[string]string{"words.py": repo}, map[string]string{"test_words.py": wordsTests})
+	if strings.Contains(out, "STOLEN") {
+		t.Errorf("the plugin called a helper the tree rebound:\n%s", out)
+	}
+	if !slices.Contains(reasons(ev, StrengthStrong), "identity_mismatch") || ev.End != nil {
+		t.Errorf("evidence %+v, want identity_mismatch and no end record", ev)
+	}
 }
 
 // TestPluginEvidence runs attacks on the host's pytest: each must leave
