@@ -881,6 +881,32 @@ class _OneWay(ast.NodeTransformer):
         return node
 
 
+def _decide_on_the_stack(tree):
+    """pytest rewrites `assert e` into `@py_assertN = e` and then
+    `if not @py_assertN: raise ...`. A trace function may write a frame's
+    locals between the two (f_locals changes are written back), so every
+    such pair becomes `if not (@py_assertN := e): raise ...`: the decision
+    reads the value on the stack, and the local is only for the message."""
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if not isinstance(stmts, list):
+                continue
+            i = 0
+            while i + 1 < len(stmts):
+                a, b = stmts[i], stmts[i + 1]
+                if (isinstance(a, ast.Assign) and len(a.targets) == 1 and isinstance(a.targets[0], ast.Name)
+                        and a.targets[0].id.startswith("@py_assert") and isinstance(b, ast.If)
+                        and isinstance(b.test, ast.UnaryOp) and isinstance(b.test.op, ast.Not)
+                        and isinstance(b.test.operand, ast.Name) and b.test.operand.id == a.targets[0].id):
+                    walrus = ast.NamedExpr(target=ast.Name(id=a.targets[0].id, ctx=ast.Store()), value=a.value)
+                    b.test.operand = ast.copy_location(walrus, a.value)
+                    ast.fix_missing_locations(b)
+                    del stmts[i]
+                    continue
+                i += 1
+
+
 def _add_one_way(tree):
     """Insert the import of this plugin next to pytest's and rewrite the
     comparisons; False when pytest did not rewrite the module."""
@@ -891,6 +917,7 @@ def _add_one_way(tree):
                 ast.copy_location(node, stmt)
             tree.body.insert(i + 1, imp)
             _OneWay().visit(tree)
+            _decide_on_the_stack(tree)
             return True
     return False
 

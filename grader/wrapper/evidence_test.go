@@ -214,6 +214,37 @@ for _name in ("_tally", "_case", "_check", "_check_item", "_finish", "_event", "
 	}
 }
 
+// TestPluginAssertionsIgnoreTracedLocals: a trace function that flips the
+// @py_assert temporaries of pytest's rewritten asserts to True after every
+// opcode changes no outcome: the plugin's rewriting decides on the value on
+// the stack. The trace function itself is a weak signal.
+func TestPluginAssertionsIgnoreTracedLocals(t *testing.T) {
+	repo := `import sys
+def _local(frame, event, arg):
+    if event == "opcode":
+        for name, value in list(frame.f_locals.items()):
+            if name.startswith("@py_assert") and value is False:
+                frame.f_locals[name] = True
+    return _local
+def _global(frame, event, arg):
+    if event == "call" and frame.f_code.co_name.startswith("test") and "words" in frame.f_globals:
+        frame.f_trace_opcodes = True
+        return _local
+sys.settrace(_global)
+def words(text):
+    return ["wrong"]
+`
+	ev, junit, _, out := runPlugin(t, map[string]string{"words.py": repo}, map[string]string{"test_words.py": wordsTests})
+	for _, name := range []string{"test_words_are_lowercase", "test_first_word"} {
+		if !bytes.Contains(junit, []byte(`name="`+name+`"><failure/>`)) {
+			t.Errorf("%s did not fail under the trace function:\n%s\n%s", name, junit, out)
+		}
+	}
+	if !slices.Contains(reasons(ev, StrengthWeak), "trace_function") {
+		t.Errorf("weak evidence %v, want trace_function", reasons(ev, StrengthWeak))
+	}
+}
+
 // TestPluginEvidence runs attacks on the host's pytest: each must leave
 // the strong evidence it names, or no end record.
 func TestPluginEvidence(t *testing.T) {
