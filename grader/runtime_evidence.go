@@ -17,6 +17,9 @@ const (
 	// ReasonChannelGarbled: the evidence pipe carried something that is not
 	// the plugin's signed, numbered records.
 	ReasonChannelGarbled = "evidence_channel_garbled"
+	// ReasonChannelOverflow: the evidence pipe carried more than the
+	// wrapper keeps (a fork bomb: every child reports).
+	ReasonChannelOverflow = "evidence_overflow"
 	// ReasonEndMissing: the runner exited 0 or 1 by itself without the
 	// plugin's end record: the session was cut short, the report forged or
 	// the exit status made by another program.
@@ -54,6 +57,9 @@ func runtimeEvidence(res *wrapper.Result, set *evidenceSet) {
 	}
 	for _, g := range ev.Garbled {
 		set.add(ReasonChannelGarbled, StrengthStrong, g)
+	}
+	if ev.Overflow {
+		set.add(ReasonChannelOverflow, StrengthWeak, "the evidence pipe carried more than the wrapper keeps")
 	}
 	for _, e := range ev.Events {
 		set.merge(Evidence{Reason: e.Reason, Strength: Strength(e.Strength), Count: e.Count, Examples: e.Examples})

@@ -71,6 +71,8 @@ _MAX_RECORD = 4000
 # Sightings of one reason sent at once; later ones are counted in the end
 # record.
 _MAX_SENT_PER_REASON = 20
+# Records a forked child sends in all.
+_MAX_SENT_PER_CHILD = 5
 
 
 class _Channel:
@@ -82,7 +84,7 @@ class _Channel:
         "tallies", "phases", "items", "session", "config", "tree_names",
         "hidden_sources", "expected_codes", "expected_ids", "plain_codes",
         "snapshot", "hooks", "watched", "ended", "started", "mismatches",
-        "pycache_prefix", "meta_path", "fast", "proxy_ok",
+        "pycache_prefix", "meta_path", "fast", "proxy_ok", "origin", "child_sent",
     )
 
 
@@ -113,6 +115,8 @@ def _new_channel():
     ch.report = _take_fd(REPORT_FD)
     ch.evidence = _take_fd(EVIDENCE_FD)
     ch.pid = os.getpid()
+    ch.origin = ch.pid
+    ch.child_sent = 0
     ch.seq = 0
     ch.lock = _thread.allocate_lock()
     ch.broken = ch.evidence < 0 or not ch.key
@@ -204,10 +208,16 @@ def _emit(ch, kind, fields, dumps=_json, sign=_hashlib.hmac_digest, write=os.wri
             ch.broken = True
 
 
-def _event(ch, reason, strength, detail, emit=_emit):
-    """Report one sighting: the first few of a reason at once, then counted."""
+def _event(ch, reason, strength, detail, emit=_emit, getpid=os.getpid):
+    """Report one sighting: the first few of a reason at once, then counted.
+    A forked child sends a few records in all, so a fork bomb cannot
+    multiply them without end."""
     key = reason
     n = ch.sent.get(key, 0)
+    if getpid() != ch.origin:
+        if ch.child_sent >= _MAX_SENT_PER_CHILD:
+            return
+        ch.child_sent += 1
     if n >= _MAX_SENT_PER_REASON:
         ch.more[key] = ch.more.get(key, 0) + 1
         return
@@ -390,6 +400,7 @@ def _after_fork(ch):
     """In a forked child: a fresh lock (another thread may have held it at
     the fork); _emit numbers the child's records from 0 under its pid."""
     ch.lock = _thread.allocate_lock()
+    ch.child_sent = 0
 
 
 def _install():

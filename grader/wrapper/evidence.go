@@ -29,8 +29,7 @@ const (
 
 const (
 	evidenceKeyBytes = 32
-	// evidenceLimit bounds the evidence read from one run; a run that
-	// writes more has a garbled channel.
+	// evidenceLimit bounds the evidence read from one run.
 	evidenceLimit = 4 << 20
 	// maxEvidenceExamples bounds the examples kept per reason.
 	maxEvidenceExamples = 5
@@ -61,9 +60,12 @@ type RuntimeEvidence struct {
 	// runner: the session was finished in a forked child.
 	ForkedEnds int `json:"forked_ends"`
 	// Garbled lists why the channel is not to be trusted: lines that are
-	// not signed records, sequence gaps, records after the end, too much
-	// data.
+	// not signed records, sequence gaps.
 	Garbled []string `json:"garbled,omitempty"`
+	// Overflow is true when the pipe carried more than the wrapper keeps
+	// (forked children each report too); what came past the limit is lost,
+	// so an end record there counts as missing.
+	Overflow bool `json:"overflow,omitempty"`
 	// ReportSHA256 and ReportBytes are the digest and size of everything
 	// the report pipe carried.
 	ReportSHA256 string `json:"report_sha256"`
@@ -182,9 +184,7 @@ func (c *evidenceChannel) verify(runner int) *RuntimeEvidence {
 			ev.Garbled = append(ev.Garbled, fmt.Sprintf(format, args...))
 		}
 	}
-	if c.total > evidenceLimit {
-		garble("the evidence pipe carried %d bytes, more than %d", c.total, evidenceLimit)
-	}
+	ev.Overflow = c.total > evidenceLimit
 	byReason := map[string]*EvidenceEvent{}
 	next := map[int]int{}
 	lines := bytes.Split(c.data, []byte("\n"))
