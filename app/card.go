@@ -453,10 +453,12 @@ func (s *CardService) Card(ctx context.Context, viewer string, ref handlers.Tick
 		page.TestsKnown = c.Tests != nil
 		known = c.Tests
 		if c.Base != nil {
-			page.Base = &handlers.BaseResult{Guards: c.Base.GuardTests, AllPass: c.Base.AllPass, Passed: c.Base.Counts.Passed, Total: c.Base.Counts.Total, Error: c.Base.Error}
+			page.Base = &handlers.BaseResult{Guards: c.Base.GuardTests, AllPass: c.Base.AllPass, Passed: c.Base.Counts.Passed, Total: c.Base.Counts.Total, Error: c.Base.Error,
+				Flaky: c.Base.Flaky}
 		}
 		if c.Reference != nil {
-			page.Reference = &handlers.ReferenceResult{AllPass: c.Reference.AllPass, Failed: c.Reference.Failed, Passed: c.Reference.Counts.Passed, Total: c.Reference.Counts.Total, Error: c.Reference.Error}
+			page.Reference = &handlers.ReferenceResult{AllPass: c.Reference.AllPass, Failed: c.Reference.Failed, Passed: c.Reference.Counts.Passed, Total: c.Reference.Counts.Total, Error: c.Reference.Error,
+				Mutation: mutationView(c.Reference.Mutation)}
 		}
 	}
 	page.Criteria, page.Uncovered, page.Unlisted = coverage(parseCriteria(ct.tk.Body), card.Criteria, known)
@@ -474,4 +476,20 @@ func (s *CardService) Card(ctx context.Context, viewer string, ref handlers.Tick
 		page.Blocked = "" // the version's state says it already
 	}
 	return page, nil
+}
+
+// mutationView is a reference's mutation check as the card shows it.
+func mutationView(m *grader.Mutation) *handlers.MutationResult {
+	if m == nil {
+		return nil
+	}
+	summary := m.Summary()
+	if summary != "" {
+		summary = strings.ToUpper(summary[:1]) + summary[1:]
+	}
+	v := &handlers.MutationResult{Summary: summary, Mutants: m.Mutants, Killed: m.Killed, NotCounted: m.Invalid + m.NotRun, Error: m.Error}
+	for _, s := range m.Survivors {
+		v.Survivors = append(v.Survivors, handlers.SurvivorView{File: s.File, Line: s.Line, Change: s.Change, Before: s.Before, After: s.After})
+	}
+	return v
 }

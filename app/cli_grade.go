@@ -91,6 +91,10 @@ type LocalGradeRequest struct {
 	Timeout time.Duration
 	// Limits bound each sandbox; DefaultSandboxLimits when zero.
 	Limits SandboxLimits
+	// TestStrength, with Base, also finds flaky hidden tests and, with a
+	// reference patch, grades mutants of it, as the base check of a
+	// version does.
+	TestStrength bool
 }
 
 // GradeLocal reads req's approved tests from the store when it names them,
@@ -105,6 +109,9 @@ func GradeLocal(ctx context.Context, cfg GradingConfig, req LocalGradeRequest) (
 	gr := grader.Request{
 		Repo: req.Repo.tree, Hidden: req.Tests.tree, Base: req.Base.tree, Reference: req.Reference,
 		Command: req.Command, NoUIDSplit: req.NoUIDSplit, Timeout: req.Timeout, Limits: req.Limits.sandboxLimits(),
+	}
+	if req.TestStrength {
+		gr.TestStrength = &grader.TestStrength{}
 	}
 	if req.Approved != nil {
 		if err := req.Approved.fill(ctx, &gr); err != nil {

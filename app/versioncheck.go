@@ -147,7 +147,11 @@ func (w *VersionCheckWorker) check(ctx context.Context, base *grader.Tree, conte
 		if err != nil {
 			return pipeline.VersionCheck{Error: "the reference patch does not apply to the base commit: " + err.Error()}, nil
 		}
-		req.Repo, req.Base = patched, base
+		// The reference is the tree under test and the reference run at
+		// once; the strength checks find flaky tests and grade mutants of
+		// the patch.
+		req.Repo, req.Base, req.Reference = patched, base, content.Reference
+		req.TestStrength = &grader.TestStrength{}
 	}
 	rep, err := w.grader.Grade(ctx, req)
 	if err != nil {
@@ -174,6 +178,9 @@ func (w *VersionCheckWorker) check(ctx context.Context, base *grader.Tree, conte
 	}
 	check.Reference = &grader.ReferenceCheck{Failed: rep.Failed, Counts: rep.Counts,
 		AllPass: rep.Counts.Total > 0 && rep.Counts.Passed == rep.Counts.Total}
+	if rep.ReferenceCheck != nil {
+		check.Reference.Mutation = rep.ReferenceCheck.Mutation
+	}
 	return check, nil
 }
 

@@ -33,6 +33,9 @@ type evaluation struct {
 	// evidence is what the run showed about the runner itself (see
 	// runtimeEvidence), strongest first.
 	evidence []Evidence
+	// cases holds each hidden test's results by its id without
+	// parametrization, in the order the runner reported them.
+	cases map[string][]TestResult
 }
 
 func (e *evaluation) problemf(format string, args ...any) {
@@ -169,15 +172,26 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 		sentinels[s.ClassName+"::"+s.Name] = s
 	}
 	sentinelSeen := map[string]Outcome{}
+	// failedModules are the modules reported as a whole (they failed to
+	// import, or were skipped); casesOf counts the reported cases of each
+	// module's own tests.
+	failedModules := map[string]bool{}
+	casesOf := map[string]int{}
 	reported := map[string]bool{}
 	tooMany := map[string]bool{}
 	var unknown []string
 	anyFailure := false
+	// onlyModuleSkips: every case reported is a whole module skipped, so
+	// no test ran, the sentinels in those modules included.
+	onlyModuleSkips := len(cases) > 0
 	for _, c := range cases {
 		if c.Outcome == OutcomeFailed || c.Outcome == OutcomeError {
 			anyFailure = true
 		}
 		key := c.ClassName + "::" + baseName(c.Name)
+		if _, ok := byModule[c.Name]; !ok || c.ClassName != "" || c.Outcome != OutcomeSkipped {
+			onlyModuleSkips = false
+		}
 		if _, ok := sentinels[c.ClassName+"::"+c.Name]; ok {
 			sentinelSeen[c.ClassName+"::"+c.Name] = c.Outcome
 			continue
@@ -194,12 +208,15 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 				continue
 			}
 			reported[id] = true
+			casesOf[junitClass(s.exp.File, "")]++
 			s.results = append(s.results, TestResult{ID: id, Outcome: c.Outcome})
 			continue
 		}
 		// A report about a whole module: it failed to import, or it was
 		// skipped as a whole. Every hidden test in it shares the outcome.
 		if mods, ok := byModule[c.Name]; ok && c.ClassName == "" && c.Outcome != OutcomePassed {
+			failedModules[c.Name] = true
+			onlyModuleSkips = onlyModuleSkips && c.Outcome == OutcomeSkipped
 			for _, s := range mods {
 				if len(s.results) == 0 {
 					s.results = append(s.results, TestResult{ID: testID(s.exp.File, s.exp.Class, s.exp.Name), Outcome: c.Outcome})
@@ -218,6 +235,7 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 		ev.problemf("the runner reported more than %d cases of %d hidden test(s)", maxCasesPerTest, len(tooMany))
 	}
 	var missing []string
+	ev.cases = map[string][]TestResult{}
 	for _, s := range slots {
 		if len(s.results) == 0 {
 			id := testID(s.exp.File, s.exp.Class, s.exp.Name)
@@ -225,6 +243,7 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 			s.results = []TestResult{{ID: id, Outcome: OutcomeNotRun}}
 		}
 		ev.tests = append(ev.tests, s.results...)
+		ev.cases[testID(s.exp.File, s.exp.Class, s.exp.Name)] = s.results
 	}
 	if len(missing) > 0 && err == nil {
 		ev.problemf("%d hidden test(s) missing from the runner's report, e.g. %s", len(missing), missing[0])
@@ -233,22 +252,33 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 
 	// Sentinels: one must pass, one must fail. Either the other way round
 	// means the runner was bent.
+	sentinelsChecked := 0
 	if len(res.Sentinels) == 0 {
 		ev.problemf("the wrapper reported no sentinel tests")
 	}
 	if len(res.Sentinels) > 0 && len(cases) > 0 {
 		ev.sentinels = SentinelsOK
+		checked := 0
 		for key, s := range sentinels {
 			got, ok := sentinelSeen[key]
 			want := OutcomeFailed
 			if s.MustPass {
 				want = OutcomePassed
 			}
+			if !ok && failedModules[s.ClassName] && casesOf[s.ClassName] == 0 {
+				// The sentinel sits in a hidden module that failed to import
+				// or was skipped as a whole, and none of the module's own
+				// tests was reported either: it shared their fate, and they
+				// count as not passed.
+				continue
+			}
+			checked++
 			switch {
 			case !ok && err == nil:
-				// pytest reports every test it collected, and a sentinel
-				// imports nothing: a well-formed report without one was
-				// not written by an unbent runner.
+				// pytest reports every test it collected, and a
+				// sentinel is collected with its module, or its module is
+				// reported as a whole (above): a well-formed report
+				// without one was not written by an unbent runner.
 				ev.sentinels = SentinelsWrong
 				ev.tampered = append(ev.tampered, "a sentinel test is missing from a well-formed runner report: the report was not the runner's own")
 			case !ok:
@@ -259,6 +289,10 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 				ev.tampered = append(ev.tampered, fmt.Sprintf("a sentinel test that must %s came out %s: the runner was bent", map[bool]string{true: "pass", false: "fail"}[s.MustPass], got))
 			}
 		}
+		if checked == 0 {
+			ev.sentinels = SentinelsAbsent
+		}
+		sentinelsChecked = checked
 	}
 
 	// pytest exits 1 when a test failed and 0 only when none did; the
@@ -269,6 +303,9 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 		ev.problemf("the runner exited 0 although its report shows failures: the exit code disagrees with the JUnit report")
 	case res.ExitCode == 1 && !anyFailure && err == nil:
 		ev.problemf("the runner exited 1 although its report shows no failure: the exit code disagrees with the JUnit report")
+	case res.ExitCode == 5 && onlyModuleSkips && sentinelsChecked == 0:
+		// Every hidden module was skipped as a whole, the sentinels' hosts
+		// with them: pytest ran nothing and says so.
 	case res.ExitCode != 0 && res.ExitCode != 1:
 		ev.problemf("the runner exited %d (%s)", res.ExitCode, pytestExit(res.ExitCode))
 	}

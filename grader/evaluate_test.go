@@ -613,3 +613,68 @@ func TestEvaluateIDsCannotSmuggleText(t *testing.T) {
 		t.Errorf("no problem for %d cases of one test: %q", len(many), ev.problems)
 	}
 }
+
+// hostedSentinels sit inside hidden module tests/test_x.py, as the wrapper
+// writes them.
+var hostedSentinels = []wrapper.Sentinel{
+	{ClassName: "tests.test_x", Name: "test_a_b", MustPass: true},
+	{ClassName: "tests.test_x", Name: "test_b_a", MustPass: false},
+}
+
+// TestEvaluateHostedSentinels: sentinels inside a hidden module that failed
+// to import share its fate, so their absence is explained by the module's
+// collection error; a collection error beside reports of the module's own
+// tests explains nothing.
+func TestEvaluateHostedSentinels(t *testing.T) {
+	hosted := func(code int, cases ...string) *wrapper.Result {
+		return with(pytestRun(code, cases...), func(r *wrapper.Result) { r.Sentinels = hostedSentinels })
+	}
+	tests := []struct {
+		name string
+		res  *wrapper.Result
+		want evalWant
+	}{
+		{
+			name: "honest run",
+			res: hosted(1, passedCase("tests.test_x", "test_a"), passedCase("tests.test_x", "test_b"), passedCase("tests.test_x", "test_p"),
+				passedCase("tests.test_x.TestC", "test_m"), passedCase("tests.test_y", "test_c"),
+				passedCase("tests.test_x", "test_a_b"), failedCase("tests.test_x", "test_b_a")),
+			want: evalWant{tests: allOutcome(OutcomePassed, OutcomePassed), allPassed: true, sentinels: SentinelsOK},
+		},
+		{
+			name: "the host module does not import",
+			res:  hosted(1, errorCase("", "tests.test_x"), passedCase("tests.test_y", "test_c")),
+			want: evalWant{tests: allOutcome(OutcomeError, OutcomePassed), sentinels: SentinelsAbsent},
+		},
+		{
+			name: "every hidden module skipped as a whole",
+			res:  hosted(5, skippedCase("", "tests.test_x"), skippedCase("", "tests.test_y")),
+			want: evalWant{tests: allOutcome(OutcomeSkipped, OutcomeSkipped), sentinels: SentinelsAbsent},
+		},
+		{
+			name: "exit 5 with a test that ran",
+			res:  hosted(5, skippedCase("", "tests.test_x"), passedCase("tests.test_y", "test_c")),
+			want: evalWant{tests: allOutcome(OutcomeSkipped, OutcomePassed), sentinels: SentinelsAbsent, problems: []string{"exited 5 (no tests collected)"}},
+		},
+		{
+			name: "a forged collection error beside passing tests of the module",
+			res: hosted(1, passedCase("tests.test_x", "test_a"), passedCase("tests.test_x", "test_b"), passedCase("tests.test_x", "test_p"),
+				passedCase("tests.test_x.TestC", "test_m"), passedCase("tests.test_y", "test_c"), errorCase("", "tests.test_x")),
+			want: evalWant{tests: allOutcome(OutcomePassed, OutcomePassed), allPassed: true, sentinels: SentinelsWrong,
+				tampered: []string{"a sentinel test is missing", "a sentinel test is missing"}},
+		},
+		{
+			name: "the must-fail sentinel greened with its neighbours",
+			res: hosted(0, passedCase("tests.test_x", "test_a"), passedCase("tests.test_x", "test_b"), passedCase("tests.test_x", "test_p"),
+				passedCase("tests.test_x.TestC", "test_m"), passedCase("tests.test_y", "test_c"),
+				passedCase("tests.test_x", "test_a_b"), passedCase("tests.test_x", "test_b_a")),
+			want: evalWant{tests: allOutcome(OutcomePassed, OutcomePassed), allPassed: true, sentinels: SentinelsWrong,
+				tampered: []string{"a sentinel test that must fail came out passed"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkEvaluation(t, evaluatePytest(tt.res), tt.want)
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -85,6 +86,14 @@ type Request struct {
 	// TestsDigest, when set, is reported as the digest of the hidden tests
 	// (the store's version digest); otherwise Hidden's tree digest is.
 	TestsDigest string
+	// TwinExclude lists hidden test ids never to twin: tests whose twin
+	// the reference patch passed (Twins.InvalidTwins of the version's
+	// check) and tests found flaky. A parametrized test's id without its
+	// case excludes every case.
+	TwinExclude []string
+	// TestStrength, when set with a base tree, also measures the hidden
+	// tests: flaky tests and, with a reference patch, mutants of it.
+	TestStrength *TestStrength
 }
 
 // Grade grades req and returns its report. It returns an error for bad
@@ -123,10 +132,11 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 
 	canaries := Canaries(req.Hidden)
 	rep := &Report{
+		Settings:      settingsOf(req),
 		Image:         g.imageID,
 		TestsDigest:   cmp.Or(req.TestsDigest, req.Hidden.Digest()),
 		RepoDigest:    req.Repo.Digest(),
-		TamperSignals: TamperSignals(req.Repo),
+		TamperSignals: TamperSignals(req.Repo, req.Hidden),
 		Contamination: ScanTree(req.Repo, canaries),
 	}
 	if req.Base != nil {
@@ -134,23 +144,51 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	}
 
 	var prRun, baseRun, refRun *run
+	var prTwin, refTwin twinRun
+	tj := wrapper.TwinJob{TwinSeed: newTwinSeed(), TwinExclude: req.TwinExclude}
 	group, gctx := errgroup.WithContext(ctx)
-	start := func(dst **run, tree *Tree) {
+	start := func(dst **run, tree *Tree, opts ...func(*wrapper.Job)) {
 		group.Go(func() error {
-			r, err := g.run(gctx, req, tree, canaries, deadline)
+			r, err := g.run(gctx, req, tree, canaries, deadline, tj, opts...)
 			*dst = r
 			return err
 		})
 	}
-	start(&prRun, req.Repo)
+	group.Go(func() error {
+		r, err := g.run(gctx, req, req.Repo, canaries, deadline, tj)
+		if err == nil && req.Command == nil {
+			// Failing tests run once more, alone: one that passes then is
+			// reported flaky.
+			if ids := rerunOf(r); ids != nil {
+				if r.rerun, err = g.run(gctx, req, req.Repo, canaries, deadline, tj, selectTests(ids)); err == nil {
+					r.flaky = applyRerun(r.ev, r.rerun.ev)
+				}
+			}
+		}
+		prRun = r
+		return err
+	})
+	// The tree under test may be the reference itself (the base check of a
+	// version): its run is then the reference run.
+	sameAsRef := refTree != nil && refTree.Digest() == req.Repo.Digest()
 	if req.Base != nil {
 		start(&baseRun, req.Base)
 	}
-	if refTree != nil {
+	if refTree != nil && !sameAsRef {
 		start(&refRun, refTree)
 	}
+	if req.Command == nil {
+		g.startTwin(group, gctx, req, req.Repo, canaries, deadline, tj, &prTwin)
+		if refTree != nil && !sameAsRef {
+			g.startTwin(group, gctx, req, refTree, canaries, deadline, tj, &refTwin)
+		}
+	}
+	strength := g.startStrength(req, refTree, start)
 	if err := group.Wait(); err != nil {
 		return nil, err
+	}
+	if sameAsRef {
+		refRun, refTwin = prRun, prTwin
 	}
 
 	pr := prRun.ev
@@ -173,6 +211,10 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	}
 	rep.Contamination = append(rep.Contamination, canarySightings(canaries, prRun.res.CanariesSeen, "output")...)
 	rep.Contamination = append(rep.Contamination, ScanBytes("junit", prRun.res.JUnit, canaries)...)
+	if prRun.rerun != nil {
+		rep.Contamination = append(rep.Contamination, canarySightings(canaries, prRun.rerun.res.CanariesSeen, "output")...)
+		rep.Contamination = append(rep.Contamination, ScanBytes("junit", prRun.rerun.res.JUnit, canaries)...)
+	}
 	rep.Contamination = sortSightings(rep.Contamination)
 	rep.Contaminated = len(rep.Contamination) > 0
 
@@ -202,6 +244,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 		if rep.BaseCheck.AllPass {
 			invalid = append(invalid, "every hidden test already passes on the base tree")
 		}
+		rep.BaseCheck.Flaky = strength.flaky(baseRun, refRun)
 	}
 	if refRun != nil {
 		r := refRun.ev
@@ -215,6 +258,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 		} else if !rep.ReferenceCheck.AllPass {
 			invalid = append(invalid, fmt.Sprintf("the reference patch does not pass every hidden test (%d of %d failed)", len(rep.ReferenceCheck.Failed), len(r.tests)))
 		}
+		rep.ReferenceCheck.Mutation = strength.mutation(rep.ReferenceCheck.AllPass && rep.ReferenceCheck.Error == "")
 	}
 	problems = slices.Concat(pr.problems, problems)
 
@@ -223,6 +267,18 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	var evidence evidenceSet
 	for _, e := range pr.evidence {
 		evidence.merge(e)
+	}
+	if req.Command == nil {
+		in := twinInput{pr: pr, twin: &prTwin, exclude: req.TwinExclude}
+		if refRun != nil {
+			in.ref, in.refTwin = refRun.ev, &refTwin
+		}
+		rep.Twins = compareTwins(in, &evidence)
+		if prTwin.r != nil {
+			// The twin run is the same tree under the same runner: what
+			// bends one shows in both, and neither can tell which it is.
+			mergeStrong(&evidence, prTwin.r.ev.evidence, "twin run: ")
+		}
 	}
 
 	rep.Evidence = evidence.list()
@@ -236,7 +292,13 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 		total:        len(pr.tests),
 		allPassed:    pr.allPassed(),
 	})
+	if prRun.flaky > 0 {
+		rep.Reasons = append(rep.Reasons, flakyReason(prRun.flaky))
+	}
 	rep.Reasons = append(rep.Reasons, pr.notes...)
+	if note := twinsNote(rep.Twins); note != "" {
+		rep.Reasons = append(rep.Reasons, note)
+	}
 	rep.DurationSeconds = time.Since(began).Seconds()
 	rep.normalize()
 	return rep, nil
@@ -246,10 +308,18 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 type run struct {
 	res *wrapper.Result
 	ev  *evaluation
+	// rerun is the run of just the failing tests, if there was one; flaky
+	// counts the tests that passed there.
+	rerun *run
+	flaky int
+	// wall is how long the sandbox ran.
+	wall time.Duration
 }
 
-// run runs the hidden tests against tree in a fresh sandbox.
-func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Canary, deadline time.Time) (*run, error) {
+// run runs the hidden tests against tree in a fresh sandbox, with the
+// grade's twin job (every pytest run makes twins, only a twin run keeps
+// them); opts change its job further.
+func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Canary, deadline time.Time, tj wrapper.TwinJob, opts ...func(*wrapper.Job)) (*run, error) {
 	timeout := time.Until(deadline)
 	testTimeout := timeout - reportMargin
 	if testTimeout < timeout/2 {
@@ -268,9 +338,14 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 	}
 	if req.Command != nil {
 		job.Mode, job.Command = wrapper.ModeCommand, req.Command
+	} else {
+		job.TwinJob = tj
 	}
 	for _, c := range canaries {
 		job.Canaries = append(job.Canaries, c.Token)
+	}
+	for _, o := range opts {
+		o(&job)
 	}
 	pr, pw := io.Pipe()
 	inputErr := make(chan error, 1)
@@ -280,6 +355,7 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 		inputErr <- err
 	}()
 	defer pr.Close()
+	began := time.Now()
 	sres, err := g.sb.Run(ctx, sandbox.Spec{
 		Image:       g.image,
 		Entrypoint:  []string{wrapper.BinaryPath},
@@ -316,28 +392,28 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 		res = &wrapper.Result{Error: why, TimedOut: sres.TimedOut}
 	}
 	if req.Command != nil {
-		return &run{res: res, ev: evaluateCommand(res)}, nil
+		return &run{res: res, ev: evaluateCommand(res), wall: time.Since(began)}, nil
 	}
 	ev := evaluatePytest(res)
 	var set evidenceSet
 	runtimeEvidence(res, &set)
 	ev.evidence = set.list()
-	return &run{res: res, ev: ev}, nil
+	return &run{res: res, ev: ev, wall: time.Since(began)}, nil
 }
 
-// maskSentinels replaces the sentinels' random names in the runner output
-// with names that say what they are, for the requester who reads it.
+// maskSentinels replaces the sentinels' names in the runner output with
+// names that say what they are, for the requester who reads it. Sentinels
+// sit in hidden modules, so only their names are replaced, as whole words:
+// a neighbour whose name starts with a sentinel's keeps its own.
 func maskSentinels(out string, sentinels []wrapper.Sentinel) string {
-	var pairs []string
 	for _, s := range sentinels {
 		name := "sentinel_must_fail"
 		if s.MustPass {
 			name = "sentinel_must_pass"
 		}
-		file := strings.ReplaceAll(s.ClassName, ".", "/") + ".py"
-		pairs = append(pairs, file, "testfirst_sentinels.py", s.ClassName, "testfirst_sentinels", s.Name, name)
+		out = regexp.MustCompile(`\b`+regexp.QuoteMeta(s.Name)+`\b`).ReplaceAllLiteralString(out, name)
 	}
-	return strings.NewReplacer(pairs...).Replace(out)
+	return out
 }
 
 func lastLine(s string) string {
@@ -368,6 +444,8 @@ func count(tests []TestResult) Counts {
 			c.Failed++
 		case OutcomeSkipped:
 			c.Skipped++
+		case OutcomeFlaky:
+			c.Flaky++
 		default:
 			c.Errors++
 		}
@@ -404,10 +482,12 @@ func (r *Report) normalize() {
 	}
 	if r.BaseCheck != nil {
 		nonNil(&r.BaseCheck.GuardTests)
+		nonNil(&r.BaseCheck.Flaky)
 	}
 	if r.ReferenceCheck != nil {
 		nonNil(&r.ReferenceCheck.Failed)
 	}
+	r.Twins.normalize()
 }
 
 // verdictInputs is what a verdict is decided from.

@@ -143,7 +143,12 @@ type sandboxCall struct {
 // run's kind.
 type fakeSandbox struct {
 	results map[string]sandbox.Result
-	err     error
+	// answer, when set, answers a run first; ok false leaves it to results.
+	answer func(sandboxCall) (res sandbox.Result, ok bool)
+	err    error
+	// kindErr fails the runs of one kind ("pr+twin") with the engine
+	// error given.
+	kindErr map[string]error
 
 	mu    sync.Mutex
 	calls []sandboxCall
@@ -166,13 +171,29 @@ func (f *fakeSandbox) Run(ctx context.Context, spec sandbox.Spec) (sandbox.Resul
 			call.Kind, _, _ = strings.Cut(v, "'")
 		}
 	}
+	kind := call.Kind
+	if call.Job.Twins {
+		call.Kind += twinKind
+	}
 	f.mu.Lock()
 	f.calls = append(f.calls, call)
 	f.mu.Unlock()
 	if f.err != nil {
 		return sandbox.Result{}, f.err
 	}
+	if err := f.kindErr[call.Kind]; err != nil {
+		return sandbox.Result{}, err
+	}
+	if f.answer != nil {
+		if res, ok := f.answer(call); ok {
+			return res, nil
+		}
+	}
 	res, ok := f.results[call.Kind]
+	if !ok && call.Job.Twins {
+		res, ok = f.results[kind]
+		res = honestTwinResult(res)
+	}
 	if !ok {
 		return sandbox.Result{}, fmt.Errorf("fake sandbox: no result for a %q run", call.Kind)
 	}
@@ -230,8 +251,10 @@ func TestGradeVerdict(t *testing.T) {
 		base      bool
 		reference bool
 		runs      map[string]*wrapper.Result
-		want      Verdict
-		reasons   []string
+		// rerun: the failing tests of the pr run run again alone.
+		rerun   bool
+		want    Verdict
+		reasons []string
 	}{
 		{
 			name:    "pass",
@@ -242,6 +265,7 @@ func TestGradeVerdict(t *testing.T) {
 		{
 			name:    "fail",
 			runs:    map[string]*wrapper.Result{"pr": gradeRun("test_b")},
+			rerun:   true,
 			want:    VerdictFail,
 			reasons: []string{"1 of 3 hidden tests did not pass"},
 		},
@@ -271,6 +295,7 @@ func TestGradeVerdict(t *testing.T) {
 				r.JUnit = bytes.Replace(r.JUnit, []byte(">tb<"), []byte(">"+gradeCanaryX+"<"), 1)
 				return r
 			}()},
+			rerun:   true,
 			want:    VerdictContaminated,
 			reasons: []string{"the canary of tests/test_x.py appears in junit"},
 		},
@@ -279,7 +304,7 @@ func TestGradeVerdict(t *testing.T) {
 			prExtra: []File{leak},
 			runs:    map[string]*wrapper.Result{"pr": seen(tamperedRun(), gradeCanaryX)},
 			want:    VerdictTampered,
-			reasons: []string{"a sentinel test that must fail came out passed"},
+			reasons: []string{"a sentinel test that must fail came out passed", "strong evidence: twin_run_tampered"},
 		},
 		{
 			name:    "invalid_task when every test passes on the base beats tampered",
@@ -344,6 +369,12 @@ func TestGradeVerdict(t *testing.T) {
 			var want []string
 			for k := range tt.runs {
 				want = append(want, k)
+				if k != "base" {
+					want = append(want, k+twinKind)
+				}
+			}
+			if tt.rerun {
+				want = append(want, "pr")
 			}
 			slices.Sort(want)
 			if diff := cmp.Diff(want, kinds); diff != "" {
@@ -372,6 +403,7 @@ func TestGradeChecks(t *testing.T) {
 	wantBase := &BaseCheck{
 		GuardTests: []string{"tests/test_y.py::test_c"},
 		Counts:     Counts{Passed: 1, Failed: 2, Total: 3},
+		Flaky:      []string{},
 	}
 	if diff := cmp.Diff(wantBase, rep.BaseCheck); diff != "" {
 		t.Errorf("BaseCheck (-want +got):\n%s", diff)
@@ -448,8 +480,8 @@ func TestGradeInput(t *testing.T) {
 		t.Errorf("Verdict = %q (%q), want pass", rep.Verdict, rep.Reasons)
 	}
 	calls := sb.Calls()
-	if len(calls) != 3 {
-		t.Fatalf("got %d sandbox runs, want 3", len(calls))
+	if len(calls) != 5 {
+		t.Fatalf("got %d sandbox runs, want 5 (base, pr and ref, and the twins of pr and ref)", len(calls))
 	}
 
 	hiddenEntries := []tarEntry{
@@ -481,7 +513,7 @@ func TestGradeInput(t *testing.T) {
 			if c.Entries[0].Name != wrapper.JobEntry {
 				t.Errorf("first entry = %q, want %q", c.Entries[0].Name, wrapper.JobEntry)
 			}
-			want := append(slices.Clone(hiddenEntries), wantRepo[c.Kind]...)
+			want := append(slices.Clone(hiddenEntries), wantRepo[strings.TrimSuffix(c.Kind, twinKind)]...)
 			if diff := cmp.Diff(want, c.Entries[1:]); diff != "" {
 				t.Errorf("archive entries after job.json (-want +got):\n%s", diff)
 			}
@@ -508,6 +540,12 @@ func TestGradeInput(t *testing.T) {
 				ProcLimit:     job.ProcLimit,
 				OutputLimit:   outputLimit,
 				JUnitLimit:    junitLimit,
+				// Every pytest run gets the grade's seed; only the twin
+				// runs are asked for twins.
+				TwinJob: wrapper.TwinJob{Twins: strings.HasSuffix(c.Kind, twinKind), TwinSeed: calls[0].Job.TwinSeed},
+			}
+			if job.TwinSeed == "" {
+				t.Errorf("job has no twin seed")
 			}
 			if diff := cmp.Diff(wantJob, job); diff != "" {
 				t.Errorf("job (-want +got):\n%s", diff)
@@ -893,4 +931,25 @@ func nullsIn(at string, v any) []string {
 		return out
 	}
 	return nil
+}
+
+// TestMaskSentinels: the sentinels' names in the runner output are replaced
+// as whole words; their module, a hidden one, and the neighbours whose names
+// start like theirs keep their own.
+func TestMaskSentinels(t *testing.T) {
+	out := "tests/test_bigrams.py::test_bigrams_of_single FAILED\n" +
+		"tests/test_bigrams.py::test_bigrams_of_single_word_is_empty PASSED\n" +
+		"tests/test_bigrams.py::test_bigrams_empty PASSED\n" +
+		"    def test_bigrams_of_single():\n"
+	got := maskSentinels(out, []wrapper.Sentinel{
+		{ClassName: "tests.test_bigrams", Name: "test_bigrams_of_single", MustPass: false},
+		{ClassName: "tests.test_bigrams", Name: "test_bigrams_empty", MustPass: true},
+	})
+	want := "tests/test_bigrams.py::sentinel_must_fail FAILED\n" +
+		"tests/test_bigrams.py::test_bigrams_of_single_word_is_empty PASSED\n" +
+		"tests/test_bigrams.py::sentinel_must_pass PASSED\n" +
+		"    def sentinel_must_fail():\n"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("maskSentinels (-want +got):\n%s", diff)
+	}
 }

@@ -52,7 +52,9 @@ type Counts struct {
 	Failed  int `json:"failed"`
 	Errors  int `json:"errors"`
 	Skipped int `json:"skipped"`
-	Total   int `json:"total"`
+	// Flaky counts tests that failed, then passed when run again alone.
+	Flaky int `json:"flaky,omitempty"`
+	Total int `json:"total"`
 }
 
 // TamperSignal is a file or pattern in the tree under test that could hook or
@@ -83,6 +85,11 @@ type BaseCheck struct {
 	Counts Counts `json:"counts"`
 	// Error says why the base run could not be evaluated, if it could not.
 	Error string `json:"error,omitempty"`
+	// Flaky lists the hidden tests whose outcome differed between two runs
+	// of the same tree (the base, or the reference), the second with the
+	// tests in reverse order; only with Request.TestStrength. A flaky test
+	// must never be twinned.
+	Flaky []string `json:"flaky"`
 }
 
 // ReferenceCheck is the result of running the hidden tests on the base tree
@@ -94,6 +101,9 @@ type ReferenceCheck struct {
 	Failed []string `json:"failed"`
 	Counts Counts   `json:"counts"`
 	Error  string   `json:"error,omitempty"`
+	// Mutation says how many changes to the reference the hidden tests
+	// notice; only with Request.TestStrength.
+	Mutation *Mutation `json:"mutation,omitempty"`
 }
 
 // Isolation is the wrapper's evidence about the process that ran the tests.
@@ -134,6 +144,8 @@ type Report struct {
 	// per reason, strongest first. Strong evidence makes the verdict
 	// tampered; weak evidence is counted as runtime signals.
 	Evidence []Evidence `json:"evidence"`
+	// Twins is what the twin runs showed; nil for a non-pytest command.
+	Twins *Twins `json:"twins,omitempty"`
 	// Sentinels is "ok" when every sentinel came out as expected,
 	// "wrong" when one did not, "absent" when the runner gave no evidence
 	// about them, and "none" when the runner does not use them.
@@ -150,4 +162,7 @@ type Report struct {
 	Output string `json:"output"`
 	// OutputTruncated is true when the run printed more than was kept.
 	OutputTruncated bool `json:"output_truncated"`
+	// Settings are the bounds the grade ran with, so it can be
+	// reproduced with the same ones.
+	Settings *Settings `json:"settings,omitempty"`
 }

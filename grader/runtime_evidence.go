@@ -162,3 +162,17 @@ func describeStrong(es []Evidence) []string {
 	}
 	return out
 }
+
+// mergeStrong adds the strong evidence of es to s, each example marked
+// with prefix. Weak evidence of a second run of the same tree would only
+// count the same signals twice.
+func mergeStrong(s *evidenceSet, es []Evidence, prefix string) {
+	for _, e := range StrongEvidence(es) {
+		ex := make([]string, len(e.Examples))
+		for i, x := range e.Examples {
+			ex[i] = prefix + x
+		}
+		e.Examples = ex
+		s.merge(e)
+	}
+}

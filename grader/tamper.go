@@ -19,20 +19,33 @@ const maxLinkHops = 40
 
 // TamperSignals lists the files in t that could hook or bend a test run, and
 // the source patterns in its *.py and *.pth files that reach for the runner
-// or the hidden tests, sorted by path then reason. It returns nil when it
-// finds nothing; a nil tree is treated as empty.
+// or the hidden tests, sorted by path then reason. hidden, when set, is the
+// hidden tests: files of t that pytest could import in place of one of
+// them are flagged. It returns nil when it finds nothing; a nil tree is
+// treated as empty.
+//
+// Sources are read as Python reads them: decoded per PEP 263 (a coding
+// line naming anything but UTF-8, or bytes that do not decode, is itself a
+// signal), identifiers normalised with NFKC and matched as tokens, so that
+// "sys . _getframe", fullwidth letters and names spelled in string
+// literals are found. Archives and other binaries are flagged by their
+// magic bytes whatever their name.
 //
 // It never touches the disk: symlinks are judged lexically, by their target
 // as stored. Files over MaxPatternScanBytes and binary files (containing a
 // NUL byte) are not scanned for patterns, but are still flagged by name.
-func TamperSignals(t *Tree) []TamperSignal {
+func TamperSignals(t, hidden *Tree) []TamperSignal {
 	if t == nil {
 		return nil
 	}
+	names := hiddenModuleNames(hidden)
 	var out []TamperSignal
 	for i := range t.Files {
 		f := &t.Files[i]
 		for _, reason := range nameSignals(t, f) {
+			out = append(out, TamperSignal{Path: f.Path, Reason: reason})
+		}
+		for _, reason := range names.signals(f.Path) {
 			out = append(out, TamperSignal{Path: f.Path, Reason: reason})
 		}
 		if f.IsSymlink() {
@@ -40,6 +53,14 @@ func TamperSignals(t *Tree) []TamperSignal {
 				out = append(out, TamperSignal{Path: f.Path, Reason: reason})
 			}
 			continue
+		}
+		if reason := binarySignal(f); reason != "" {
+			out = append(out, TamperSignal{Path: f.Path, Reason: reason})
+		}
+		if kind, ok := sniffBinary(f.Data); ok && kind.reason == kindZip.reason {
+			for _, reason := range zipMemberSignals(f.Data) {
+				out = append(out, TamperSignal{Path: f.Path, Reason: reason})
+			}
 		}
 		for _, reason := range patternSignals(f) {
 			out = append(out, TamperSignal{Path: f.Path, Reason: reason})
@@ -49,6 +70,87 @@ func TamperSignals(t *Tree) []TamperSignal {
 		return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Reason, b.Reason))
 	})
 	return slices.Compact(out)
+}
+
+// Reasons of files named like the hidden tests.
+const (
+	reasonHiddenPath = "has the path of a hidden test file"
+	reasonHiddenName = "named like a hidden test module: it can be imported in its place"
+	reasonHiddenPkg  = "package with the import name of a hidden test package: it can be imported in its place"
+)
+
+// hiddenNames are the paths and module names of the hidden test modules,
+// and the top-level packages they are imported from.
+type hiddenNames struct {
+	paths    map[string]bool
+	modules  map[string]bool
+	packages map[string]bool
+}
+
+// hiddenModuleNames collects the paths and module basenames of hidden's
+// test modules (test_*.py, *_test.py).
+func hiddenModuleNames(hidden *Tree) hiddenNames {
+	n := hiddenNames{paths: map[string]bool{}, modules: map[string]bool{}, packages: map[string]bool{}}
+	if hidden == nil {
+		return n
+	}
+	hasInit := func(dir string) bool {
+		_, ok := hidden.Lookup(path.Join(dir, "__init__.py"))
+		return ok
+	}
+	for _, f := range hidden.Files {
+		base := path.Base(f.Path)
+		if !strings.HasSuffix(base, ".py") || !(strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py")) {
+			continue
+		}
+		n.paths[f.Path] = true
+		n.modules[strings.TrimSuffix(base, ".py")] = true
+		// pytest imports a module inside packages by its dotted name from
+		// the first directory up without an __init__.py: the topmost
+		// package is the name a tree's package can take over.
+		top := ""
+		for dir := path.Dir(f.Path); dir != "." && hasInit(dir); dir = path.Dir(dir) {
+			top = path.Base(dir)
+		}
+		if top != "" {
+			n.packages[top] = true
+		}
+	}
+	return n
+}
+
+// importableSuffixes are the file name endings Python imports a module
+// from, beside a directory (a package, with or without __init__.py).
+var importableSuffixes = []string{".py", ".pyc", ".pyo", ".pyw", ".so", ".pyd"}
+
+// signals flags p when it has a hidden test file's path, when it is a
+// module or lies in a package named like a hidden test module, or when it
+// makes a package with the name of the hidden tests' top-level package:
+// with the tree on sys.path, pytest could import it instead of the hidden
+// file.
+func (n hiddenNames) signals(p string) []string {
+	if len(n.modules) == 0 {
+		return nil
+	}
+	var out []string
+	if n.paths[p] {
+		out = append(out, reasonHiddenPath)
+	}
+	parts := strings.Split(p, "/")
+	for _, dir := range parts[:len(parts)-1] {
+		if n.modules[dir] {
+			return append(out, reasonHiddenName)
+		}
+	}
+	base := parts[len(parts)-1]
+	if base == "__init__.py" && len(parts) > 1 && n.packages[parts[len(parts)-2]] {
+		out = append(out, reasonHiddenPkg)
+	}
+	stem, _, _ := strings.Cut(base, ".")
+	if n.modules[stem] && slices.ContainsFunc(importableSuffixes, func(s string) bool { return strings.HasSuffix(base, s) }) {
+		out = append(out, reasonHiddenName)
+	}
+	return out
 }
 
 // nameSignals flags f by its name and, for configuration files that only
@@ -232,17 +334,21 @@ type sourcePattern struct {
 	// identStart requires the match to start an identifier, so that
 	// run_pytest does not match _pytest.
 	identStart bool
+	// attr, when set, is an attribute name distinctive enough that a
+	// string literal holding exactly it (getattr(sys, "_getframe")) is the
+	// pattern too.
+	attr string
 }
 
 var sourcePatterns = []sourcePattern{
 	{text: "_pytest", why: "pytest internals", identStart: true},
 	{text: "pluginmanager", why: "can register pytest plugins", foldCase: true},
-	{text: "sys._getframe", why: "can reach the caller's frames"},
+	{text: "sys._getframe", why: "can reach the caller's frames", attr: "_getframe"},
 	{text: "inspect.stack", why: "can reach the caller's frames"},
 	{text: "f_back", why: "can reach the caller's frames"},
-	{text: "gc.get_objects", why: "can reach the runner's objects"},
+	{text: "gc.get_objects", why: "can reach the runner's objects", attr: "get_objects"},
 	{text: "co_consts", why: "can read the constants of test code"},
-	{text: "os._exit", why: "can end the runner early"},
+	{text: "os._exit", why: "can end the runner early", attr: "_exit"},
 	{text: "atexit", why: "can run code after the tests"},
 	{text: "pytest.exit", why: "can stop the test run"},
 	{text: "allow_module_level", why: "can skip or exit at import"},
@@ -257,8 +363,9 @@ var sourcePatterns = []sourcePattern{
 	{text: "marshal", why: "can load hidden bytecode"},
 }
 
-// patternSignals scans a *.py or *.pth file for sourcePatterns, one reason
-// per pattern found.
+// patternSignals reads a *.py or *.pth file as Python does and scans it for
+// sourcePatterns, one reason per pattern found, after the reasons that
+// reading it raised.
 func patternSignals(f *File) []string {
 	ext := path.Ext(f.Path)
 	if ext != ".py" && ext != ".pth" {
@@ -269,17 +376,26 @@ func patternSignals(f *File) []string {
 		// way past the pattern scan.
 		return []string{fmt.Sprintf("source too large (over %d bytes) or binary to scan for patterns", MaxPatternScanBytes)}
 	}
-	var lower []byte
-	var out []string
+	src := readPython(f.Data)
+	out := src.signals
+	texts := append([]string{src.text}, src.views...)
+	var lower []string
 	for _, sp := range sourcePatterns {
-		data := f.Data
+		in := texts
 		if sp.foldCase {
 			if lower == nil {
-				lower = bytes.ToLower(f.Data)
+				for _, t := range texts {
+					lower = append(lower, strings.ToLower(t))
+				}
 			}
-			data = lower
+			in = lower
 		}
-		if containsPattern(data, sp) {
+		found := slices.ContainsFunc(in, func(t string) bool { return containsPattern([]byte(t), sp) })
+		if !found && sp.attr != "" {
+			// getattr(sys, "_getframe"): the attribute spelled as a string.
+			found = slices.Contains(src.strs, sp.attr)
+		}
+		if found {
 			out = append(out, "source mentions "+sp.text+" ("+sp.why+")")
 		}
 	}

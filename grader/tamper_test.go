@@ -266,7 +266,7 @@ func TestTamperSignals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := TamperSignals(detectorTree(t, tt.files...))
+			got := TamperSignals(detectorTree(t, tt.files...), nil)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("TamperSignals() mismatch (-want +got):\n%s", diff)
 			}
@@ -275,7 +275,7 @@ func TestTamperSignals(t *testing.T) {
 }
 
 func TestTamperSignalsNilTree(t *testing.T) {
-	if got := TamperSignals(nil); got != nil {
+	if got := TamperSignals(nil, nil); got != nil {
 		t.Errorf("TamperSignals(nil) = %v, want nil", got)
 	}
 }

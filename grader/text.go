@@ -23,41 +23,63 @@ func WriteText(w io.Writer, r *Report) error {
 	row("verdict", string(r.Verdict))
 	row("trust", string(r.Trust))
 	c := r.Counts
-	row("hidden tests", fmt.Sprintf("%d/%d passed (%d failed, %d errors, %d skipped)", c.Passed, c.Total, c.Failed, c.Errors, c.Skipped))
-	rows("why", r.Reasons)
-	rows("not passed", r.Failed)
-	var signals []string
-	for _, s := range r.TamperSignals {
-		signals = append(signals, s.Path+": "+s.Reason)
+	counts := fmt.Sprintf("%d/%d passed (%d failed, %d errors, %d skipped)", c.Passed, c.Total, c.Failed, c.Errors, c.Skipped)
+	if c.Flaky > 0 {
+		counts = strings.Replace(counts, " failed,", fmt.Sprintf(" failed, %d flaky,", c.Flaky), 1)
 	}
-	rows("tamper signals", signals)
-	var evidence []string
-	for _, e := range r.Evidence {
-		evidence = append(evidence, e.describe())
+	row("hidden tests", counts)
+	rows("why", escapeAll(r.Reasons))
+	rows("not passed", escapeAll(r.Failed))
+	if len(r.TamperSignals) > 0 {
+		groups := GroupTamperSignals(r.TamperSignals)
+		signals := []string{fmt.Sprintf("%d in total, %d kinds", len(r.TamperSignals), len(groups))}
+		for _, g := range groups {
+			line := fmt.Sprintf("%d× %s: %s", g.Count, g.Reason, strings.Join(g.Examples, ", "))
+			if more := g.Count - len(g.Examples); more > 0 {
+				line += fmt.Sprintf(" and %d more", more)
+			}
+			signals = append(signals, line)
+		}
+		rows("tamper signals", signals)
 	}
-	rows("evidence", evidence)
-	rows("touched tests", r.TouchedTests)
+	if len(r.Evidence) > 0 {
+		strong, weak := 0, WeakSignals(r.Evidence)
+		for _, e := range StrongEvidence(r.Evidence) {
+			strong += e.Count
+		}
+		evidence := []string{fmt.Sprintf("%d in total (%d strong, %d weak)", strong+weak, strong, weak)}
+		for _, e := range r.Evidence {
+			evidence = append(evidence, EscapeText(e.describe()))
+		}
+		rows("evidence", evidence)
+	}
+	rows("touched tests", escapeAll(r.TouchedTests))
 	var seen []string
 	for _, s := range r.Contamination {
-		seen = append(seen, "canary of "+s.HiddenFile+" in "+s.Where)
+		seen = append(seen, "canary of "+EscapeText(s.HiddenFile)+" in "+EscapeText(s.Where))
 	}
 	rows("contaminated", seen)
 	if b := r.BaseCheck; b != nil {
 		v := fmt.Sprintf("%d/%d pass on base", b.Counts.Passed, b.Counts.Total)
 		if len(b.GuardTests) > 0 {
-			v += " (guard tests: " + strings.Join(b.GuardTests, ", ") + ")"
+			v += " (guard tests: " + strings.Join(escapeAll(b.GuardTests), ", ") + ")"
 		}
 		if b.Error != "" {
-			v += "; error: " + b.Error
+			v += "; error: " + EscapeText(b.Error)
 		}
 		row("base check", v)
+		rows("flaky", escapeAll(b.Flaky))
 	}
 	if ref := r.ReferenceCheck; ref != nil {
 		v := fmt.Sprintf("%d/%d pass with the reference patch", ref.Counts.Passed, ref.Counts.Total)
 		if ref.Error != "" {
-			v += "; error: " + ref.Error
+			v += "; error: " + EscapeText(ref.Error)
 		}
 		row("reference check", v)
+		writeMutation(row, rows, ref.Mutation)
+	}
+	if tw := r.Twins; tw != nil {
+		row("twins", twinsLine(tw))
 	}
 	row("sentinels", r.Sentinels)
 	row("tests digest", r.TestsDigest)
@@ -65,4 +87,13 @@ func WriteText(w io.Writer, r *Report) error {
 	row("image", r.Image)
 	row("took", fmt.Sprintf("%.1fs", r.DurationSeconds))
 	return tw.Flush()
+}
+
+// escapeAll returns ss with every element escaped (see EscapeText).
+func escapeAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = EscapeText(s)
+	}
+	return out
 }

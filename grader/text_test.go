@@ -3,6 +3,7 @@ package grader
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,5 +123,39 @@ func TestWriteTextLeavesOutAbsentChecks(t *testing.T) {
 		if strings.Contains(buf.String(), row) {
 			t.Errorf("WriteText of a report without %s shows the row:\n%s", row, buf.String())
 		}
+	}
+}
+
+// TestWriteTextGroupsSignals: 49,000 decoys that each raise a signal make
+// one line with their count; the real signal keeps its own line, every path
+// is escaped, and the totals are always shown.
+func TestWriteTextGroupsSignals(t *testing.T) {
+	r := textReport()
+	r.TamperSignals = nil
+	for i := range 49_000 {
+		r.TamperSignals = append(r.TamperSignals, TamperSignal{Path: fmt.Sprintf("decoys/d%05d/conftest.py", i), Reason: "conftest.py can hook the test run"})
+	}
+	r.TamperSignals = append(r.TamperSignals, TamperSignal{Path: "wordstats/\u202estats.py", Reason: "source mentions sys._getframe (can reach the caller's frames)"})
+	r.Evidence = []Evidence{{Reason: "frame_access", Strength: StrengthWeak, Count: 2, Examples: []string{"sys._getframe"}}}
+	var buf bytes.Buffer
+	if err := WriteText(&buf, r); err != nil {
+		t.Fatalf("WriteText: %v", err)
+	}
+	text := buf.String()
+	if n := strings.Count(text, "\n"); n > 40 {
+		t.Errorf("WriteText printed %d lines for 49,001 signals", n)
+	}
+	for _, want := range []string{
+		"49001 in total, 2 kinds",
+		"49000× conftest.py can hook the test run: decoys/d00000/conftest.py, ",
+		"1× source mentions sys._getframe (can reach the caller's frames): wordstats/\\u202estats.py",
+		"evidence         2 in total (0 strong, 2 weak)",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("WriteText does not show %q:\n%s", want, text)
+		}
+	}
+	if strings.ContainsRune(text, '\u202e') {
+		t.Error("a bidirectional override reached the text unescaped")
 	}
 }

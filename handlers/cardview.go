@@ -203,6 +203,9 @@ type BaseResult struct {
 	Passed  int
 	Total   int
 	Error   string
+	// Flaky are the tests whose outcome changed between two runs of the
+	// same tree.
+	Flaky []string
 }
 
 // ReferenceResult is the reference check: the hidden tests with the
@@ -213,6 +216,34 @@ type ReferenceResult struct {
 	Passed  int
 	Total   int
 	Error   string
+	// Mutation is how many changes to the reference the tests notice;
+	// nil when it was not measured.
+	Mutation *MutationResult
+}
+
+// MutationResult is the mutation check: small changes to the lines the
+// reference patch adds, and which of them no hidden test notices.
+type MutationResult struct {
+	// Summary is the sentence the card leads with: "these tests miss 4 of
+	// 23 changes to the reference".
+	Summary string
+	// Mutants counts the changes tried and judged; NotCounted those that
+	// did not import or did not run in time.
+	Mutants    int
+	Killed     int
+	NotCounted int
+	Survivors  []SurvivorView
+	Error      string
+}
+
+// SurvivorView is one change to the reference no hidden test noticed,
+// shown as a one-line diff.
+type SurvivorView struct {
+	File   string
+	Line   int
+	Change string
+	Before string
+	After  string
 }
 
 // FileView is one test file, canary masked.

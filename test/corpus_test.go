@@ -21,7 +21,7 @@ import (
 const sampleDir = "testdata/sample"
 
 // minAttacks is the least the adversarial corpus may hold.
-var minAttacks = 25
+var minAttacks = 64
 
 // caseSpec is a case.json: a PR tree as an overlay on the sample's base and
 // what the grade must say about it. See testdata/sample/README.md.
@@ -34,6 +34,9 @@ type caseSpec struct {
 	BaseOverlay bool              `json:"base_overlay"`
 	Reference   string            `json:"reference"`
 	Timeout     string            `json:"timeout"`
+	// Decoys, when set, adds generated files to the PR tree: too many to
+	// keep under files/.
+	Decoys *decoySpec `json:"decoys"`
 	// NaiveCommand and NaiveResult record how the attack fooled a naive
 	// runner when it was written: proof that it is a real attack.
 	NaiveCommand string `json:"naive_command"`
@@ -52,6 +55,30 @@ type caseSpec struct {
 		// runner output (e.g. credential prefixes).
 		OutputMustNotContain []string `json:"output_must_not_contain"`
 	} `json:"expect"`
+}
+
+// decoySpec generates Count files named by the fmt pattern Path (one
+// integer verb, given 1..Count), each holding Content.
+type decoySpec struct {
+	Count   int    `json:"count"`
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+// files returns the decoy files, or an error that says what to fix in the
+// case.json.
+func (d *decoySpec) files() ([]grader.File, error) {
+	if d.Count <= 0 || d.Count > grader.MaxTreeFiles {
+		return nil, fmt.Errorf("decoys: count %d, want 1 to %d", d.Count, grader.MaxTreeFiles)
+	}
+	if strings.Count(d.Path, "%") != 1 || fmt.Sprintf(d.Path, 1) == fmt.Sprintf(d.Path, 2) {
+		return nil, fmt.Errorf("decoys: path %q must hold exactly one integer verb such as %%05d", d.Path)
+	}
+	out := make([]grader.File, 0, d.Count)
+	for i := 1; i <= d.Count; i++ {
+		out = append(out, grader.File{Path: fmt.Sprintf(d.Path, i), Mode: 0o644, Data: []byte(d.Content)})
+	}
+	return out, nil
 }
 
 // loadCase reads dir/case.json and builds the PR tree and the base tree.
@@ -97,6 +124,18 @@ func loadCase(t *testing.T, dir string) (caseSpec, *grader.Tree, *grader.Tree) {
 			t.Fatal(err)
 		}
 		for _, f := range overlay.Files {
+			files[f.Path] = f
+		}
+	}
+	if c.Decoys != nil {
+		decoys, err := c.Decoys.files()
+		if err != nil {
+			t.Fatalf("%s/case.json: %v", dir, err)
+		}
+		for _, f := range decoys {
+			if _, ok := files[f.Path]; ok {
+				t.Fatalf("%s/case.json: decoy %s would replace a file of the tree", dir, f.Path)
+			}
 			files[f.Path] = f
 		}
 	}
@@ -167,7 +206,7 @@ func gradeCase(t *testing.T, dir string) (caseSpec, *grader.Report) {
 func checkReportInvariants(t *testing.T, rep *grader.Report, hidden *grader.Tree) {
 	t.Helper()
 	c := rep.Counts
-	if c.Passed+c.Failed+c.Errors+c.Skipped != c.Total || c.Total != len(rep.Tests) {
+	if c.Passed+c.Failed+c.Errors+c.Skipped+c.Flaky != c.Total || c.Total != len(rep.Tests) {
 		t.Errorf("counts %+v do not add up over %d tests", c, len(rep.Tests))
 	}
 	var notPassed []string
@@ -252,6 +291,7 @@ func TestSampleCases(t *testing.T) {
 			t.Parallel()
 			c, rep := gradeCase(t, dir)
 			checkExpect(t, c, rep)
+			checkHonestTwins(t, rep)
 		})
 	}
 	t.Cleanup(func() { testenv.CheckSandboxes(t) })
@@ -262,7 +302,7 @@ func TestSampleCases(t *testing.T) {
 func TestAttacks(t *testing.T) {
 	dirs := caseDirs(t, "attacks")
 	if len(dirs) < minAttacks {
-		t.Fatalf("the adversarial corpus has %d attacks, want at least 25", len(dirs))
+		t.Fatalf("the adversarial corpus has %d attacks, want at least %d", len(dirs), minAttacks)
 	}
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
@@ -272,7 +312,12 @@ func TestAttacks(t *testing.T) {
 				t.Errorf("case.json: an attack must expect never_pass")
 			}
 			checkExpect(t, c, rep)
-			t.Logf("%s -> %s (%s); naive runner: %s", filepath.Base(dir), rep.Verdict, strings.Join(rep.Reasons, "; "), c.NaiveResult)
+			t.Logf("%s -> %s (%s); trust %s, sentinels %s, %d/%d passed, %d tamper signal(s); naive runner: %s",
+				filepath.Base(dir), rep.Verdict, strings.Join(rep.Reasons, "; "), rep.Trust, rep.Sentinels,
+				rep.Counts.Passed, rep.Counts.Total, len(rep.TamperSignals), c.NaiveResult)
+			if os.Getenv("TESTFIRST_CORPUS_OUTPUT") != "" {
+				t.Logf("signals %v\nrunner output:\n%s", rep.TamperSignals, rep.Output)
+			}
 		})
 	}
 	t.Cleanup(func() {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -172,5 +173,14 @@ func servePipeline(t *testing.T, databaseURL string) {
 	}
 	if !strings.Contains(s.log(), `"base_sha":"`+baseSHA) && !strings.Contains(s.log(), baseSHA) {
 		t.Errorf("the ticket's base is not the default branch head %s:\n%s", baseSHA, s.log())
+	}
+
+	// 7. The grade reproduces from the command line, from what the service
+	// recorded: the commits fetched again, the tests from the store, the
+	// same image.
+	reproduce := exec.Command(p.bin, "grade", "--reproduce", "1")
+	reproduce.Dir, reproduce.Env = s.dir, s.env
+	if out, err := reproduce.CombinedOutput(); err != nil || !strings.Contains(string(out), "reproduced: the same verdict") {
+		t.Errorf("grade --reproduce 1: %v\n%s", err, out)
 	}
 }

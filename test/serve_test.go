@@ -45,8 +45,12 @@ type service struct {
 	// the first: serve listens again after registering its app.
 	listening chan string
 	proc      *os.Process
-	mu        sync.Mutex
-	logs      bytes.Buffer
+	// dir and env are the directory and environment serve runs in, for
+	// commands that must see the same configuration.
+	dir  string
+	env  []string
+	mu   sync.Mutex
+	logs bytes.Buffer
 }
 
 // kill ends the service with SIGKILL: no shutdown, no cleanup, as a crash.
@@ -105,7 +109,7 @@ func runServe(t *testing.T, dir string, env ...string) *service {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &service{listening: make(chan string, 8), proc: cmd.Process}
+	s := &service{listening: make(chan string, 8), proc: cmd.Process, dir: dir, env: cmd.Env}
 	addr := make(chan string, 1)
 	done := make(chan struct{})
 	go func() {

@@ -64,9 +64,14 @@ func CompletedCheckRun(headSHA string, g Graded) github.CheckRun {
 }
 
 // Title is "12/14 hidden tests passed · trust: isolated", prefixed with the
-// verdict when it is not a plain pass or fail.
+// verdict when it is not a plain pass or fail, and with the verdict and the
+// count of runtime signals when the runs showed weak evidence: "pass ·
+// runtime signals: 3 · 14/14 hidden tests passed · trust: isolated".
 func Title(r *grader.Report) string {
 	t := fmt.Sprintf("%d/%d hidden tests passed · trust: %s", r.Counts.Passed, r.Counts.Total, r.Trust)
+	if n := grader.WeakSignals(r.Evidence); n > 0 {
+		return fmt.Sprintf("%s · runtime signals: %d · %s", r.Verdict, n, t)
+	}
 	if r.Verdict != grader.VerdictPass && r.Verdict != grader.VerdictFail {
 		t = string(r.Verdict) + " · " + t
 	}
@@ -79,7 +84,7 @@ func Summary(g Graded) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Verdict: %s** · trust: %s · graded against hidden tests v%d\n\n", r.Verdict, r.Trust, g.Version)
 	for _, reason := range r.Reasons {
-		fmt.Fprintf(&b, "- %s\n", code(reason))
+		fmt.Fprintf(&b, "- %s\n", code(grader.EscapeText(reason)))
 	}
 	c := r.Counts
 	fmt.Fprintf(&b, "\n| passed | failed | errors | skipped | total |\n|---|---|---|---|---|\n| %d | %d | %d | %d | %d |\n", c.Passed, c.Failed, c.Errors, c.Skipped, c.Total)
@@ -103,20 +108,12 @@ func Summary(g Graded) string {
 					passed++
 				}
 			}
-			fmt.Fprintf(tail, "| %s | %d/%d |\n", code(id), passed, len(g.Criteria[id]))
+			fmt.Fprintf(tail, "| %s | %d/%d |\n", cell(code(grader.EscapeText(id))), passed, len(g.Criteria[id]))
 		}
 	}
-	if len(r.TamperSignals) > 0 || len(r.TouchedTests) > 0 || r.Contaminated {
-		fmt.Fprintf(tail, "\n### Detectors\n\n")
-		for _, s := range r.TamperSignals {
-			fmt.Fprintf(tail, "- tamper signal: %s — %s\n", code(s.Path), code(s.Reason))
-		}
-		for _, p := range r.TouchedTests {
-			fmt.Fprintf(tail, "- touched test: %s\n", code(p))
-		}
-		for _, s := range r.Contamination {
-			fmt.Fprintf(tail, "- contaminated: canary of hidden %s seen in %s\n", code(s.HiddenFile), code(s.Where))
-		}
+	if len(r.TamperSignals) > 0 || len(r.Evidence) > 0 || len(r.TouchedTests) > 0 || r.Contaminated {
+		fmt.Fprintf(tail, "\n### Detectors\n")
+		writeDetectors(tail, r)
 	}
 	fmt.Fprintf(tail, "\n### Reproduce\n\n- tests: %s (v%d)\n- tree: %s\n- grader image: %s\n", code(g.Digest), g.Version, code(r.RepoDigest), code(r.Image))
 
@@ -124,8 +121,15 @@ func Summary(g Graded) string {
 	if len(r.Failed) > 0 {
 		budget := maxSummaryBytes - b.Len() - tail.Len() - 200
 		fmt.Fprintf(&b, "\n### Hidden tests that did not pass\n\n")
+		flaky := map[string]bool{}
+		for _, t := range r.Tests {
+			flaky[t.ID] = t.Outcome == grader.OutcomeFlaky
+		}
 		for i, id := range r.Failed {
-			line := "- " + code(id) + "\n"
+			line := "- " + code(grader.EscapeText(id)) + "\n"
+			if flaky[id] {
+				line = "- " + code(grader.EscapeText(id)) + " — flaky: failed, then passed when run again alone\n"
+			}
 			if len(line) > budget {
 				fmt.Fprintf(&b, "- … and %d more\n", len(r.Failed)-i)
 				break
@@ -137,6 +141,96 @@ func Summary(g Graded) string {
 	b.WriteString(tail.String())
 	return truncate(b.String(), maxSummaryBytes)
 }
+
+// maxDetectorLines bounds the rows of each list in the detectors section
+// (kinds of signal, kinds of evidence, touched tests, canary sightings), and
+// detectorDetailBytes the room its example paths and listed paths may take,
+// so that the section always fits; every list says its total.
+const (
+	maxDetectorLines    = 40
+	detectorDetailBytes = 16 << 10
+)
+
+// writeDetectors writes the tamper signals and the runtime evidence
+// grouped by reason with counts, strongest first, and the touched tests and
+// canary sightings; each list with its total, every path escaped. Once the
+// details are out of room, rows keep their counts and reasons and lose their
+// examples, and lists say how many they left out.
+func writeDetectors(b *strings.Builder, r *grader.Report) {
+	room := detectorDetailBytes
+	details := func(es []string) string {
+		s := examples(es)
+		if len(s) > room {
+			return "…"
+		}
+		room -= len(s)
+		return s
+	}
+	if len(r.Evidence) > 0 {
+		strong, weak := 0, grader.WeakSignals(r.Evidence)
+		for _, e := range grader.StrongEvidence(r.Evidence) {
+			strong += e.Count
+		}
+		fmt.Fprintf(b, "\n**Runtime evidence**: %d strong, %d runtime signals (weak), strongest first\n\n| seen | strength | reason | e.g. |\n|---|---|---|---|\n", strong, weak)
+		for i, e := range r.Evidence {
+			if i == maxDetectorLines {
+				fmt.Fprintf(b, "| … | | %d more kinds | |\n", len(r.Evidence)-i)
+				break
+			}
+			fmt.Fprintf(b, "| %d | %s | %s | %s |\n", e.Count, e.Strength, cell(code(grader.ShortText(e.Reason, 120))), details(e.Examples))
+		}
+	}
+	if len(r.TamperSignals) > 0 {
+		groups := grader.GroupTamperSignals(r.TamperSignals)
+		fmt.Fprintf(b, "\n**%d tamper signals** of %d kinds, strongest first\n\n| files | reason | e.g. |\n|---|---|---|\n", len(r.TamperSignals), len(groups))
+		for i, g := range groups {
+			if i == maxDetectorLines {
+				rest := 0
+				for _, g := range groups[i:] {
+					rest += g.Count
+				}
+				fmt.Fprintf(b, "| %d | %d more kinds | |\n", rest, len(groups)-i)
+				break
+			}
+			fmt.Fprintf(b, "| %d | %s | %s |\n", g.Count, cell(code(g.Reason)), details(g.Examples))
+		}
+	}
+	if len(r.TouchedTests) > 0 || r.Contaminated {
+		b.WriteString("\n")
+	}
+	for i, p := range r.TouchedTests {
+		line := fmt.Sprintf("- touched test: %s\n", code(grader.ShortText(p, 120)))
+		if i == maxDetectorLines || len(line) > room {
+			fmt.Fprintf(b, "- … and %d more touched tests (%d in total)\n", len(r.TouchedTests)-i, len(r.TouchedTests))
+			break
+		}
+		room -= len(line)
+		b.WriteString(line)
+	}
+	for i, s := range r.Contamination {
+		line := fmt.Sprintf("- contaminated: canary of hidden %s seen in %s\n", code(grader.ShortText(s.HiddenFile, 120)), code(grader.ShortText(s.Where, 120)))
+		if i == maxDetectorLines || len(line) > room {
+			fmt.Fprintf(b, "- … and %d more canary sightings (%d in total)\n", len(r.Contamination)-i, len(r.Contamination))
+			break
+		}
+		room -= len(line)
+		b.WriteString(line)
+	}
+}
+
+// examples renders the examples of a group as code spans in a table cell,
+// each escaped and shortened.
+func examples(es []string) string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = code(grader.ShortText(e, 120))
+	}
+	return cell(strings.Join(parts, ", "))
+}
+
+// cell makes s safe inside a table cell: a pipe, even in a code span, would
+// end the cell and let a path forge the next one.
+func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 // code renders s as an inline code span: nothing in it is markdown, HTML,
 // a mention or a link. Newlines become spaces; the fence is longer than

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,4 +139,125 @@ func insideCodeSpan(line string, i int) bool {
 		at = end + n
 	}
 	return false
+}
+
+// decoyReport is an attack's report: 49,000 decoy files that each raise a
+// signal, sorted before the one real signal, beside runtime evidence.
+func decoyReport() *grader.Report {
+	r := report()
+	r.Verdict, r.Reasons = grader.VerdictPass, []string{"all 14 hidden tests passed", "runtime signals: 3"}
+	r.Counts, r.Failed = grader.Counts{Passed: 14, Total: 14}, nil
+	r.TamperSignals = nil
+	for i := range 49_000 {
+		r.TamperSignals = append(r.TamperSignals, grader.TamperSignal{Path: fmt.Sprintf("decoys/d%05d/conftest.py", i), Reason: "conftest.py can hook the test run"})
+	}
+	r.TamperSignals = append(r.TamperSignals, grader.TamperSignal{Path: "wordstats/\u202estats.py", Reason: "source mentions sys._getframe (can reach the caller's frames)"})
+	r.Evidence = []grader.Evidence{
+		{Reason: "frame_access", Strength: grader.StrengthWeak, Count: 2, Examples: []string{"sys._getframe from /repo/wordstats/stats.py:3"}},
+		{Reason: "settrace", Strength: grader.StrengthWeak, Count: 1, Examples: []string{"sys.settrace"}},
+	}
+	return r
+}
+
+// TestSummaryKeepsTheSignalThatMatters: however many decoys raise
+// signals, the summary names every kind with its count and the total, and
+// still fits GitHub's limit.
+func TestSummaryKeepsTheSignalThatMatters(t *testing.T) {
+	s := Summary(Graded{Report: decoyReport(), Version: 1, Digest: "sha256:cccc"})
+	if len(s) > github.MaxSummary || !utf8.ValidString(s) {
+		t.Fatalf("summary is %d bytes (valid UTF-8: %v)", len(s), utf8.ValidString(s))
+	}
+	for _, want := range []string{
+		"sys._getframe", "49001 tamper signals", "| 49000 | `conftest.py can hook the test run`",
+		"| 1 | `source mentions sys._getframe (can reach the caller's frames)` | `wordstats/\\u202estats.py` |",
+		"3 runtime signals", "`frame_access`", "### Reproduce",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary does not contain %q:\n%s", want, s[:min(len(s), 3000)])
+		}
+	}
+	if strings.ContainsRune(s, '\u202e') {
+		t.Error("a bidirectional override reached the summary unescaped")
+	}
+}
+
+// TestTitleRuntimeSignals: weak evidence keeps the verdict, and the title
+// says how much of it there was.
+func TestTitleRuntimeSignals(t *testing.T) {
+	r := decoyReport()
+	if got, want := Title(r), "pass · runtime signals: 3 · 14/14 hidden tests passed · trust: isolated"; got != want {
+		t.Errorf("title %q, want %q", got, want)
+	}
+	if cr := CompletedCheckRun("abc", Graded{Report: r}); cr.Conclusion != github.ConclusionSuccess {
+		t.Errorf("weak evidence changed the conclusion to %s", cr.Conclusion)
+	}
+	r.Verdict = grader.VerdictTampered
+	if got, want := Title(r), "tampered · runtime signals: 3 · 14/14 hidden tests passed · trust: isolated"; got != want {
+		t.Errorf("title %q, want %q", got, want)
+	}
+	r.Evidence = nil
+	r.Verdict = grader.VerdictPass
+	if got, want := Title(r), "14/14 hidden tests passed · trust: isolated"; got != want {
+		t.Errorf("title %q, want %q", got, want)
+	}
+}
+
+// TestSummaryEscapesControlCharacters: paths and ids from the tree cannot
+// reorder or hide the text around them.
+func TestSummaryEscapesControlCharacters(t *testing.T) {
+	r := report()
+	r.TamperSignals = []grader.TamperSignal{{Path: "a\u202egnp.py", Reason: "conftest.py can hook the test run"}, {Path: "b\x1b[2Jx.py", Reason: "conftest.py can hook the test run"}, {Path: "c.py | 1 | `forged reason` | d.py", Reason: "conftest.py can hook the test run"}}
+	r.TouchedTests = []string{"tests/\u2066test_x.py"}
+	r.Failed = []string{"tests/test_spin.py::test_slow\u200b"}
+	s := Summary(Graded{Report: r, Version: 1, Digest: "sha256:cccc"})
+	for _, bad := range []rune{'\u202e', '\x1b', '\u2066', '\u200b'} {
+		if strings.ContainsRune(s, bad) {
+			t.Errorf("summary holds %U unescaped", bad)
+		}
+	}
+	for _, want := range []string{`a\u202egnp.py`, `b\x1b[2Jx.py`, `tests/\u2066test_x.py`, `test_slow\u200b`, "`` c.py \\| 1 \\| `forged reason` \\| d.py ``"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary does not show %s", want)
+		}
+	}
+}
+
+// TestSummaryDetectorsFit: the longest paths and the most kinds of
+// evidence and signal still leave the totals, every kind and the reproduce
+// section in the summary.
+func TestSummaryDetectorsFit(t *testing.T) {
+	r := decoyReport()
+	long := strings.Repeat("\U0001F600", 2000)
+	r.Evidence = nil
+	for i := range 60 {
+		r.Evidence = append(r.Evidence, grader.Evidence{Reason: fmt.Sprintf("reason_%02d", i), Strength: grader.StrengthWeak, Count: 1,
+			Examples: []string{long + "1", long + "2", long + "3", long + "4", long + "5"}})
+	}
+	for i := range 200 {
+		r.TamperSignals = append(r.TamperSignals, grader.TamperSignal{Path: fmt.Sprintf("%s/%d.py", long, i), Reason: "source mentions ctypes (can call into the C library)"})
+		r.TouchedTests = append(r.TouchedTests, fmt.Sprintf("tests/%s%d.py", long, i))
+		r.Contamination = append(r.Contamination, grader.CanarySighting{HiddenFile: fmt.Sprintf("tests/%s%d.py", long, i), Where: "repo:" + long})
+	}
+	r.Contaminated = true
+	s := Summary(Graded{Report: r, Version: 1, Digest: "sha256:cccc"})
+	if len(s) > maxSummaryBytes || !utf8.ValidString(s) {
+		t.Fatalf("summary is %d bytes (valid UTF-8: %v)", len(s), utf8.ValidString(s))
+	}
+	for _, want := range []string{"49201 tamper signals", "`reason_39`", "| … | | 20 more kinds | |", "`source mentions sys._getframe", "`source mentions ctypes", "more touched tests (201 in total)", "more canary sightings (200 in total)", "### Reproduce"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary does not contain %q", want)
+		}
+	}
+}
+
+// TestSummaryMarksFlakyTests: a test that failed and passed when run again
+// alone is listed among those that did not pass, marked flaky.
+func TestSummaryMarksFlakyTests(t *testing.T) {
+	r := &grader.Report{Verdict: grader.VerdictFail, Trust: grader.TrustIsolated, Counts: grader.Counts{Passed: 1, Flaky: 1, Total: 2},
+		Tests:  []grader.TestResult{{ID: "t.py::test_a", Outcome: grader.OutcomePassed}, {ID: "t.py::test_b", Outcome: grader.OutcomeFlaky}},
+		Failed: []string{"t.py::test_b"}}
+	s := Summary(Graded{Report: r, Version: 1, Digest: "sha256:x"})
+	if !strings.Contains(s, "- `t.py::test_b` — flaky: failed, then passed when run again alone") {
+		t.Errorf("summary does not mark the flaky test:\n%s", s)
+	}
 }

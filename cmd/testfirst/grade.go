@@ -28,6 +28,9 @@ type gradeFlags struct {
 	noUIDSplit                   bool
 	store, ticket, digest        string
 	installation                 int64
+	reproduce                    int64
+	config                       string
+	strength                     bool
 }
 
 func (f *gradeFlags) register(fs *flag.FlagSet) {
@@ -49,6 +52,9 @@ func (f *gradeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.ticket, "ticket", "", "ticket owner/repo#N whose approved tests to grade against (with --digest)")
 	fs.StringVar(&f.digest, "digest", "", "digest of the ticket's approved version, sha256:…")
 	fs.Int64Var(&f.installation, "installation", 0, "GitHub App installation id of the ticket's repository")
+	fs.BoolVar(&f.strength, "strength", false, "with --base: also find flaky hidden tests and, with --reference, grade up to 40 mutants of the reference patch")
+	fs.Int64Var(&f.reproduce, "reproduce", 0, "grade a recorded grade (by id) again from the same trees, tests and image, and show both reports; reads the service's configuration")
+	fs.StringVar(&f.config, "config", "", "with --reproduce: the service's YAML configuration file (also $TESTFIRST_CONFIG)")
 }
 
 // request checks the flags and reads the trees they name.
@@ -103,6 +109,10 @@ func (f *gradeFlags) request() (app.LocalGradeRequest, error) {
 			return req, usageError{fmt.Sprintf("--base: %v", err)}
 		}
 	}
+	if f.strength && f.base == "" {
+		return req, usageError{"--strength needs --base: the strength checks run the base tree (and the reference patch against it)"}
+	}
+	req.TestStrength = f.strength
 	if f.reference != "" {
 		if req.Reference, err = os.ReadFile(f.reference); err != nil {
 			return req, usageError{fmt.Sprintf("--reference: %v", err)}
@@ -125,6 +135,9 @@ func gradeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err := parse(fs, args); err != nil {
 		return exitUsage, err
 	}
+	if f.reproduce != 0 || f.config != "" {
+		return reproduceCmd(ctx, fs, f, stdout)
+	}
 	req, err := f.request()
 	if err != nil {
 		return exitUsage, err
@@ -142,6 +155,43 @@ func gradeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		return exitUsage, err
 	}
 	if rep.Passed() {
+		return exitPass, nil
+	}
+	return exitOther, nil
+}
+
+// reproduceCmd runs "testfirst grade --reproduce GRADE": the recorded grade
+// again, both reports side by side. It exits 0 when the grade reproduced.
+func reproduceCmd(ctx context.Context, fs *flag.FlagSet, f gradeFlags, stdout io.Writer) (int, error) {
+	if f.reproduce <= 0 {
+		return exitUsage, usageError{"--reproduce needs a grade id (a positive number); --config goes with it"}
+	}
+	var other []string
+	fs.Visit(func(fl *flag.Flag) {
+		if fl.Name != "reproduce" && fl.Name != "config" && fl.Name != "format" {
+			other = append(other, "--"+fl.Name)
+		}
+	})
+	if len(other) > 0 {
+		return exitUsage, usageError{"--reproduce takes the trees, tests and image from the recorded grade: drop " + strings.Join(other, ", ")}
+	}
+	cfg, err := app.LoadConfig(f.config, os.Getenv)
+	if err != nil {
+		return exitUsage, err
+	}
+	rp, err := app.ReproduceGrade(ctx, cfg, f.reproduce)
+	if err != nil {
+		return exitUsage, err
+	}
+	if f.format == "json" {
+		err = rp.WriteJSON(stdout)
+	} else {
+		err = rp.WriteText(stdout)
+	}
+	if err != nil {
+		return exitUsage, err
+	}
+	if rp.Same() {
 		return exitPass, nil
 	}
 	return exitOther, nil

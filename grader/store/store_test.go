@@ -238,6 +238,19 @@ func testStoreContract(t *testing.T, open func(t *testing.T) backend) {
 		if _, err := w.Approve(ctx, ticket, 4, v4.Digest, "bob"); err != nil {
 			t.Fatal(err)
 		}
+		// A grade against v3 can be reproduced after v4 superseded it;
+		// versions never approved were never graded.
+		if c, v, err := r.OpenGraded(ctx, ticket, v3.Digest); err != nil || v.Number != 3 || c.Digest() != v3.Digest {
+			t.Errorf("open of a superseded approved version for a regrade: v%d, %v", v.Number, err)
+		}
+		for _, d := range []string{v1.Digest, v2.Digest} {
+			if _, _, err := r.OpenGraded(ctx, ticket, d); err == nil || !strings.Contains(err.Error(), "never approved") {
+				t.Errorf("open of a never-approved version for a regrade: %v", err)
+			}
+		}
+		if _, _, err := r.OpenGraded(ctx, ticket, "sha256:"+strings.Repeat("1", 64)); !errors.Is(err, ErrNotFound) {
+			t.Errorf("open of an unknown digest for a regrade: %v", err)
+		}
 	})
 
 	t.Run("tampering makes the grader refuse", func(t *testing.T) {

@@ -11,10 +11,6 @@ import (
 	"testing"
 )
 
-// hostPython is the host's Debian python3 with pytest, the same versions as
-// the grader image's.
-const hostPython = "/usr/bin/python3"
-
 // hostSyspath stands in for testfirst_syspath on a host, where the tree is
 // not in /repo.
 const hostSyspath = `import os, sys

@@ -25,6 +25,9 @@ const (
 const (
 	ModePytest  = "pytest"
 	ModeCommand = "command"
+	// ModeMutants runs the hidden tests once per mutant of the tree; see
+	// MutantsJob.
+	ModeMutants = "mutants"
 )
 
 // Job tells the wrapper what to run. It is the first entry of the input
@@ -51,6 +54,19 @@ type Job struct {
 	// and of its JUnit XML.
 	OutputLimit int64 `json:"output_limit"`
 	JUnitLimit  int64 `json:"junit_limit"`
+	// Twins, TwinSeed and TwinExclude ask for twins of the hidden tests:
+	// see TwinJob.
+	TwinJob
+	// Select, when set, runs only these hidden tests of a pytest job, by
+	// function id ("file::name" or "file::Class::name"); the sentinels run
+	// too, and Result.Expected lists only the selected tests.
+	Select []string `json:"select,omitempty"`
+	// Reverse runs a pytest job's hidden tests in the reverse of their
+	// order in the files, so a test that depends on another's leftovers
+	// comes out differently.
+	Reverse bool `json:"reverse,omitempty"`
+	// Mutants is the mutation job of ModeMutants.
+	Mutants *MutantsJob `json:"mutants,omitempty"`
 }
 
 // ExpectedTest is a hidden test found by reading the hidden files' syntax
@@ -125,4 +141,11 @@ type Result struct {
 	// Evidence is what the runner's plugin reported on its own pipe; nil
 	// for a command job.
 	Evidence *RuntimeEvidence `json:"evidence,omitempty"`
+	// Twins is the map of the twins the run's hidden tests were replaced
+	// with; set only when the job asked for twins.
+	Twins *TwinMap `json:"twins,omitempty"`
+	// MutantCandidates counts the mutants the added lines allow, before
+	// the job's bound; Mutants are the runs of this shard's mutants.
+	MutantCandidates int         `json:"mutant_candidates,omitempty"`
+	Mutants          []MutantRun `json:"mutants,omitempty"`
 }

@@ -1,7 +1,6 @@
 package wrapper
 
 import (
-	"bytes"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -81,21 +80,31 @@ func run(stdin io.Reader) *Result {
 		res.Error = err.Error()
 		return res
 	}
-	res.Expected, res.ListError = listTests(rp, sink.id, min(listTimeout, time.Until(sink.began.Add(time.Duration(sink.j.TimeoutMillis)*time.Millisecond))))
 	if sink.j.Mode == ModePytest {
-		taken := func(p string) bool {
-			_, err := os.Lstat(filepath.Join(HiddenDir, filepath.FromSlash(p)))
-			return err == nil
+		if m := makeTwins(rp, sink.j, min(twinTimeout, time.Until(sink.began.Add(time.Duration(sink.j.TimeoutMillis)*time.Millisecond)))); sink.j.Twins {
+			res.Twins = m
 		}
-		file, source, sentinels := sentinelModule(res.Expected, sink.j.Canaries, taken)
-		if err := writeFile(HiddenDir, file, 0o644, bytes.NewReader(source)); err != nil {
+	}
+	var modules []ListedModule
+	res.Expected, modules, res.ListError = listTests(rp, sink.id, min(listTimeout, time.Until(sink.began.Add(time.Duration(sink.j.TimeoutMillis)*time.Millisecond))))
+	var targets []string
+	if sink.j.Mode == ModePytest || sink.j.Mode == ModeMutants {
+		sentinels, err := writeSentinels(HiddenDir, res.Expected, modules)
+		if err != nil {
 			res.Error = err.Error()
 			return res
 		}
 		res.Sentinels = sentinels
+		res.Expected, targets = selectTests(res.Expected, sentinels, sink.j.Select, sink.j.Reverse)
 	}
 	deadline := sink.began.Add(time.Duration(sink.j.TimeoutMillis) * time.Millisecond)
-	if err := runTests(rp, sink.id, sink.j, deadline, res); err != nil {
+	if sink.j.Mode == ModeMutants {
+		if err := runMutants(rp, sink.id, sink.j, sink.began, deadline, res); err != nil {
+			res.Error = err.Error()
+		}
+		return res
+	}
+	if err := runTests(rp, sink.id, sink.j, targets, deadline, res); err != nil {
 		res.Error = err.Error()
 	}
 	return res
@@ -120,6 +129,10 @@ func (a *archiveSink) job(j Job) error {
 	case ModeCommand:
 		if len(j.Command) == 0 {
 			return errors.New("job: command mode needs a command")
+		}
+	case ModeMutants:
+		if j.Mutants == nil {
+			return errors.New("job: mutants mode needs a mutants job")
 		}
 	default:
 		return fmt.Errorf("job: unknown mode %q", j.Mode)
@@ -177,39 +190,45 @@ func (a *archiveSink) createSymlinks() error {
 	})
 }
 
-// listTests lists the hidden tests as the test identity, before the
-// sentinels are written and before any code under test has run.
-func listTests(rp *reaper, id identity, timeout time.Duration) ([]ExpectedTest, string) {
+// listTests lists the hidden tests and what each hidden module can hold of
+// the sentinels, as the test identity, before the sentinels are written and
+// before any code under test has run.
+func listTests(rp *reaper, id identity, timeout time.Duration) ([]ExpectedTest, []ListedModule, string) {
 	out := newBoundedScanner(16<<20, nil)
 	p, err := start(rp, id, []string{python, "-I", "-c", listTestsScript, HiddenDir}, baseEnv(), "/", out, nil, nil, nil)
 	if err != nil {
-		return nil, "list hidden tests: " + err.Error()
+		return nil, nil, "list hidden tests: " + err.Error()
 	}
 	st := p.finish(timeout)
 	if st.err != nil {
-		return nil, "list hidden tests: " + st.err.Error()
+		return nil, nil, "list hidden tests: " + st.err.Error()
 	}
 	var listed struct {
-		Tests  []ExpectedTest `json:"tests"`
-		Errors []string       `json:"errors"`
+		Tests   []ExpectedTest `json:"tests"`
+		Modules []ListedModule `json:"modules"`
+		Errors  []string       `json:"errors"`
 	}
 	if st.timedOut || st.ws.ExitStatus() != 0 || json.Unmarshal(out.kept, &listed) != nil {
-		return nil, fmt.Sprintf("list hidden tests: exit %d: %s", st.ws.ExitStatus(), truncate(out.kept, 2000))
+		return nil, nil, fmt.Sprintf("list hidden tests: exit %d: %s", st.ws.ExitStatus(), truncate(out.kept, 2000))
 	}
 	if len(listed.Errors) > 0 {
-		return listed.Tests, fmt.Sprintf("hidden tests do not parse: %q", listed.Errors)
+		return listed.Tests, listed.Modules, fmt.Sprintf("hidden tests do not parse: %q", listed.Errors)
 	}
-	return listed.Tests, ""
+	return listed.Tests, listed.Modules, ""
 }
 
-// runTests runs the job's test command and fills in res.
-func runTests(rp *reaper, id identity, job Job, deadline time.Time, res *Result) error {
+// runTests runs the job's test command and fills in res. targets, when
+// set, replace the hidden directory as pytest's arguments.
+func runTests(rp *reaper, id identity, job Job, targets []string, deadline time.Time, res *Result) error {
 	env := baseEnv()
 	var argv []string
 	var evc *evidenceChannel
 	switch job.Mode {
 	case ModePytest:
 		argv = PytestCommand()
+		if targets != nil {
+			argv = append(argv[:len(argv)-1], targets...)
+		}
 		env = append(env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1")
 		evc = newEvidenceChannel()
 	case ModeCommand:

@@ -1,0 +1,305 @@
+package grader
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bluekeyes/go-gitdiff/gitdiff"
+
+	"github.com/testfirst-app/testfirst/grader/wrapper"
+)
+
+// Bounds of a mutation run, unless TestStrength sets others.
+const (
+	// DefaultMaxMutants bounds the mutants of one reference patch.
+	DefaultMaxMutants = 40
+	// DefaultMutationBudget is how long after their sandboxes start new
+	// mutants may start; the rest are counted as not run.
+	DefaultMutationBudget = time.Minute
+	// DefaultMutationSandboxes is how many sandboxes share the mutants.
+	// Each runs its share one after another in a single container, so the
+	// cost is one container start per sandbox, not per mutant.
+	DefaultMutationSandboxes = 2
+	// minMutantTimeout and maxMutantTimeout clamp one mutant's test run
+	// (a quarter of the budget): a mutant that loops forever is killed
+	// there, and counts as killed.
+	minMutantTimeout = 5 * time.Second
+	maxMutantTimeout = 30 * time.Second
+	// mutationMargin is the time past the budget a mutation sandbox gets to
+	// finish its last mutant and report.
+	mutationMargin = 30 * time.Second
+)
+
+// TestStrength asks a grade to measure the hidden tests themselves, as the
+// base check of a new version does: the base tree (and the reference, with
+// a reference patch) runs a second time with the tests in reverse order,
+// and tests whose outcome differs are reported flaky in BaseCheck.Flaky;
+// with a reference patch, mutants of the lines it adds are graded too
+// (ReferenceCheck.Mutation).
+type TestStrength struct {
+	// MaxMutants bounds the mutants; DefaultMaxMutants when 0, none when
+	// negative.
+	MaxMutants int
+	// MutationBudget bounds the mutation run's wall time;
+	// DefaultMutationBudget when 0.
+	MutationBudget time.Duration
+	// MutationSandboxes is how many sandboxes share the mutants;
+	// DefaultMutationSandboxes when 0.
+	MutationSandboxes int
+}
+
+func (s TestStrength) withDefaults() TestStrength {
+	if s.MaxMutants == 0 {
+		s.MaxMutants = DefaultMaxMutants
+	}
+	if s.MutationBudget <= 0 {
+		s.MutationBudget = DefaultMutationBudget
+	}
+	if s.MutationSandboxes <= 0 {
+		s.MutationSandboxes = DefaultMutationSandboxes
+	}
+	return s
+}
+
+// Mutation says how many small changes to the reference patch the hidden
+// tests notice: each mutant is the reference with one change in a line the
+// patch adds (an operator swapped, a constant moved by one, a boolean
+// flipped, a returned string changed, a statement deleted). A mutant is
+// killed when a hidden test does not pass against it; a survivor is a
+// change no hidden test notices.
+type Mutation struct {
+	// Mutants counts the mutants that ran and were judged.
+	Mutants int `json:"mutants"`
+	// Killed counts the mutants some hidden test noticed.
+	Killed int `json:"killed"`
+	// Survivors are the mutants every hidden test passed against.
+	Survivors []Survivor `json:"survivors"`
+	// Candidates counts the mutants the added lines allow; at most the
+	// bound of them are made, spread over the whole patch.
+	Candidates int `json:"candidates"`
+	// Invalid counts mutants the hidden tests could not import; they are
+	// not counted.
+	Invalid int `json:"invalid"`
+	// NotRun counts mutants left out by the time budget or whose run could
+	// not be judged; they are not counted.
+	NotRun int `json:"not_run"`
+	// Sandboxes is how many sandbox runs the mutants took.
+	Sandboxes int `json:"sandboxes"`
+	// Seconds is the wall time of the longest mutation sandbox.
+	Seconds float64 `json:"seconds"`
+	// Error says why the mutation was not measured, if it was not.
+	Error string `json:"error,omitempty"`
+}
+
+// Survivor is one change to the reference that no hidden test noticed.
+type Survivor struct {
+	File string `json:"file"`
+	Line int    `json:"line"`
+	// Change says what changed: "< -> <=", "statement deleted", ….
+	Change string `json:"change"`
+	// Before and After are the line before and after the change.
+	Before string `json:"before"`
+	After  string `json:"after"`
+}
+
+// AddedLines returns, per file a unified diff creates or changes, the
+// 1-based line numbers (in the patched file) of the lines it adds.
+func AddedLines(patch []byte) (map[string][]int, error) {
+	files, _, err := gitdiff.Parse(bytes.NewReader(patch))
+	if err != nil {
+		return nil, fmt.Errorf("parse patch: %w", err)
+	}
+	out := map[string][]int{}
+	for _, f := range files {
+		if f.IsDelete || f.IsBinary {
+			continue
+		}
+		for _, frag := range f.TextFragments {
+			n := int(frag.NewPosition)
+			for _, l := range frag.Lines {
+				switch l.Op {
+				case gitdiff.OpAdd:
+					out[f.NewName] = append(out[f.NewName], n)
+					n++
+				case gitdiff.OpContext:
+					n++
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// mutantsJob is the job of mutation sandbox shard of shards.
+func mutantsJob(added map[string][]int, s TestStrength, shard int) func(*wrapper.Job) {
+	per := min(max(s.MutationBudget/4, minMutantTimeout), maxMutantTimeout)
+	return func(j *wrapper.Job) {
+		j.Mode = wrapper.ModeMutants
+		j.Mutants = &wrapper.MutantsJob{Added: added, Max: s.MaxMutants, Shard: shard, Shards: s.MutationSandboxes,
+			BudgetMillis: s.MutationBudget.Milliseconds(), MutantMillis: per.Milliseconds()}
+	}
+}
+
+// judgeMutation counts the mutants of the shards' runs. refPassed says
+// whether the reference itself passed every hidden test: if not, killing
+// a mutant means nothing.
+func judgeMutation(shards []*run, refPassed bool, seconds float64) *Mutation {
+	m := &Mutation{Sandboxes: len(shards), Seconds: seconds, Survivors: []Survivor{}}
+	if !refPassed {
+		m.Error = "not measured: the reference patch does not pass every hidden test"
+		return m
+	}
+	var errs []string
+	for _, sh := range shards {
+		res := sh.res
+		if res.Error != "" && len(res.Mutants) == 0 {
+			errs = append(errs, res.Error)
+			continue
+		}
+		m.Candidates = max(m.Candidates, res.MutantCandidates)
+		for _, mr := range res.Mutants {
+			switch judgeMutant(res, mr) {
+			case mutantKilled:
+				m.Mutants++
+				m.Killed++
+			case mutantSurvived:
+				m.Mutants++
+				m.Survivors = append(m.Survivors, Survivor{File: mr.File, Line: mr.Line, Change: mr.Change, Before: mr.Before, After: mr.After})
+			case mutantInvalid:
+				m.Invalid++
+			default:
+				m.NotRun++
+			}
+		}
+	}
+	slices.SortFunc(m.Survivors, func(a, b Survivor) int {
+		return cmp.Or(strings.Compare(a.File, b.File), a.Line-b.Line, strings.Compare(a.Change, b.Change))
+	})
+	if len(errs) > 0 {
+		m.Error = strings.Join(errs, "; ")
+	}
+	return m
+}
+
+type mutantOutcome int
+
+const (
+	mutantNotRun mutantOutcome = iota
+	mutantInvalid
+	mutantKilled
+	mutantSurvived
+)
+
+// judgeMutant judges one mutant's run with the same evaluation as any run,
+// so a report that is not the runner's own (wrong sentinels, missing
+// tests) never counts as a kill or a survivor.
+func judgeMutant(shard *wrapper.Result, mr wrapper.MutantRun) mutantOutcome {
+	if mr.Skipped != "" || mr.Error != "" {
+		return mutantNotRun
+	}
+	if mr.TimedOut {
+		return mutantKilled // the tests hung on it: noticed
+	}
+	cases, err := parseJUnit(mr.JUnit)
+	if err == nil && slices.ContainsFunc(cases, func(c junitCase) bool { return c.ClassName == "" && c.Outcome == OutcomeError }) {
+		return mutantInvalid // a hidden module could not import it
+	}
+	ev := evaluatePytest(&wrapper.Result{Expected: shard.Expected, Sentinels: shard.Sentinels, Runner: shard.Runner,
+		ExitCode: mr.ExitCode, Signal: mr.Signal, JUnit: mr.JUnit, JUnitTruncated: mr.JUnitTruncated})
+	switch {
+	case len(ev.tampered) > 0 || len(ev.problems) > 0:
+		return mutantNotRun
+	case ev.allPassed():
+		return mutantSurvived
+	default:
+		return mutantKilled
+	}
+}
+
+// Summary is the sentence the card leads with: "these tests miss 4 of 23
+// changes to the reference".
+func (m *Mutation) Summary() string {
+	switch {
+	case m == nil:
+		return ""
+	case m.Error != "" && m.Mutants == 0:
+		return "mutation " + m.Error
+	case m.Mutants == 0:
+		return "no change to the reference could be tried"
+	case len(m.Survivors) == 0:
+		return fmt.Sprintf("these tests notice all %d changes to the reference tried", m.Mutants)
+	}
+	return fmt.Sprintf("these tests miss %d of %d changes to the reference", len(m.Survivors), m.Mutants)
+}
+
+// strengthRuns are the extra runs of a grade with TestStrength.
+type strengthRuns struct {
+	baseAgain, refAgain *run
+	shards              []*run
+}
+
+// startStrength starts, through start, the extra runs req.TestStrength
+// asks for: the base and the reference again, tests reversed, and the
+// mutation shards. Without it, it starts nothing.
+func (g *Grader) startStrength(req Request, refTree *Tree, start func(**run, *Tree, ...func(*wrapper.Job))) *strengthRuns {
+	sr := &strengthRuns{}
+	if req.TestStrength == nil || req.Base == nil || req.Command != nil {
+		return sr
+	}
+	s := req.TestStrength.withDefaults()
+	start(&sr.baseAgain, req.Base, reverseTests)
+	if refTree == nil {
+		return sr
+	}
+	start(&sr.refAgain, refTree, reverseTests)
+	added, err := AddedLines(req.Reference)
+	if err != nil || len(added) == 0 || s.MaxMutants < 0 {
+		return sr
+	}
+	sr.shards = make([]*run, s.MutationSandboxes)
+	for i := range sr.shards {
+		start(&sr.shards[i], refTree, mutantsJob(added, s, i))
+	}
+	return sr
+}
+
+// flaky lists the tests whose outcome differed between a tree's two runs.
+func (sr *strengthRuns) flaky(base, ref *run) []string {
+	ids := slices.Concat(flakyBetween(base, sr.baseAgain), flakyBetween(ref, sr.refAgain))
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// mutation judges the mutation shards; nil when there were none.
+func (sr *strengthRuns) mutation(refPassed bool) *Mutation {
+	if len(sr.shards) == 0 {
+		return nil
+	}
+	var wall time.Duration
+	for _, sh := range sr.shards {
+		wall = max(wall, sh.wall)
+	}
+	return judgeMutation(sr.shards, refPassed, wall.Seconds())
+}
+
+// writeMutation adds a mutation's rows to a text report: its summary, then
+// each survivor as "file:line change: after".
+func writeMutation(row func(k, v string), rows func(k string, vs []string), m *Mutation) {
+	if m == nil {
+		return
+	}
+	v := m.Summary()
+	if m.Invalid+m.NotRun > 0 {
+		v += fmt.Sprintf(" (%d not counted: %d did not import, %d not run)", m.Invalid+m.NotRun, m.Invalid, m.NotRun)
+	}
+	row("mutation", v)
+	var surv []string
+	for _, s := range m.Survivors {
+		surv = append(surv, EscapeText(fmt.Sprintf("%s:%d %s: %s", s.File, s.Line, s.Change, strings.TrimSpace(s.After))))
+	}
+	rows("survivors", surv)
+}
