@@ -17,6 +17,10 @@ const (
 	// ReasonChannelGarbled: the evidence pipe carried something that is not
 	// the plugin's signed, numbered records.
 	ReasonChannelGarbled = "evidence_channel_garbled"
+	// ReasonReportForgery: something wrote to fds 3, 4 or 5 once the
+	// plugin had moved the real pipes away and left the wrapper's tripwire
+	// there.
+	ReasonReportForgery = "report_forgery_attempt"
 	// ReasonChannelOverflow: the evidence pipe carried more than the
 	// wrapper keeps (a fork bomb: every child reports).
 	ReasonChannelOverflow = "evidence_overflow"
@@ -57,6 +61,9 @@ func runtimeEvidence(res *wrapper.Result, set *evidenceSet) {
 	}
 	for _, g := range ev.Garbled {
 		set.add(ReasonChannelGarbled, StrengthStrong, g)
+	}
+	if ev.TripwireBytes > 0 {
+		set.add(ReasonReportForgery, StrengthStrong, fmt.Sprintf("%d bytes written to the runner's report descriptors after the plugin moved them", ev.TripwireBytes))
 	}
 	if ev.Overflow {
 		set.add(ReasonChannelOverflow, StrengthWeak, "the evidence pipe carried more than the wrapper keeps")

@@ -62,6 +62,7 @@ func TestRuntimeEvidence(t *testing.T) {
 		{"no channel", func(r *wrapper.Result) { r.Evidence = nil }, map[string]Strength{ReasonChannelClosed: StrengthStrong}},
 		{"no start", func(r *wrapper.Result) { r.Evidence.Started = false }, map[string]Strength{ReasonChannelClosed: StrengthStrong}},
 		{"garbled", func(r *wrapper.Result) { r.Evidence.Garbled = []string{"line 3 has a wrong signature"} }, map[string]Strength{ReasonChannelGarbled: StrengthStrong}},
+		{"tripwire", func(r *wrapper.Result) { r.Evidence.TripwireBytes = 512 }, map[string]Strength{ReasonReportForgery: StrengthStrong}},
 		{"overflow", func(r *wrapper.Result) { r.Evidence.Overflow = true }, map[string]Strength{ReasonChannelOverflow: StrengthWeak}},
 		{"no end, exit 1", func(r *wrapper.Result) { r.Evidence.End, r.Evidence.Ends = nil, 0 }, map[string]Strength{ReasonEndMissing: StrengthStrong}},
 		{"no end, exec'd", func(r *wrapper.Result) {

@@ -5,9 +5,9 @@ is importable (see testfirst_syspath). At import it:
 
 - takes its descriptors: the report pipe (fd 3), the evidence pipe (fd 4)
   and the key pipe (fd 5, a one-time key the wrapper wrote), moves the two
-  pipes to private close-on-exec numbers and closes 3, 4 and 5, so
-  /proc/self/fd/3 no longer leads anywhere and an exec'd program inherits
-  neither;
+  pipes to private close-on-exec numbers and puts the wrapper's tripwire
+  pipe (fd 6) on 3, 4 and 5, so /proc/self/fd/3 leads to a pipe whose every
+  byte the wrapper counts, and an exec'd program inherits neither real pipe;
 - installs a PEP 578 audit hook (hooks cannot be removed) that reports, at
   once and signed, what the code under test does that a bent run needs:
   compiling under a hidden file's name, opening /hidden or /proc/*/fd,
@@ -63,7 +63,7 @@ import unittest.case
 # on a host, with other directories.
 REPO = os.environ.get("TESTFIRST_REPO_DIR", "/repo").rstrip("/") + "/"
 HIDDEN = os.environ.get("TESTFIRST_HIDDEN_DIR", "/hidden").rstrip("/") + "/"
-REPORT_FD, EVIDENCE_FD, KEY_FD = 3, 4, 5
+REPORT_FD, EVIDENCE_FD, KEY_FD, TRIPWIRE_FD = 3, 4, 5, 6
 
 # Record size bound: one write of at most PIPE_BUF bytes is atomic, so
 # records of concurrent threads or forked children never interleave.
@@ -114,6 +114,14 @@ def _new_channel():
         pass
     ch.report = _take_fd(REPORT_FD)
     ch.evidence = _take_fd(EVIDENCE_FD)
+    # The well-known numbers now lead to the wrapper's tripwire: whatever
+    # the tree writes to them there is counted.
+    try:
+        for fd in (REPORT_FD, EVIDENCE_FD, KEY_FD):
+            os.dup2(TRIPWIRE_FD, fd)
+        os.close(TRIPWIRE_FD)
+    except OSError:
+        pass
     ch.pid = os.getpid()
     ch.origin = ch.pid
     ch.child_sent = 0

@@ -25,6 +25,10 @@ const (
 	reportFD   = 3 // the plugin's JUnit report, plugin -> wrapper
 	evidenceFD = 4 // signed evidence records, plugin -> wrapper
 	keyFD      = 5 // the records' key, wrapper -> plugin, read once
+	// tripwireFD is a pipe the plugin puts on fds 3, 4 and 5 once it has
+	// taken them: whatever is written there later was written by code that
+	// looked for the runner's report.
+	tripwireFD = 6
 )
 
 const (
@@ -70,6 +74,9 @@ type RuntimeEvidence struct {
 	// the report pipe carried.
 	ReportSHA256 string `json:"report_sha256"`
 	ReportBytes  int64  `json:"report_bytes"`
+	// TripwireBytes counts what was written to fds 3, 4 and 5 after the
+	// plugin had moved the real pipes away.
+	TripwireBytes int64 `json:"tripwire_bytes,omitempty"`
 }
 
 // EvidenceEvent is one reason the plugin reported, with its sightings.
@@ -106,6 +113,8 @@ type evidenceChannel struct {
 
 	report      hash.Hash
 	reportBytes int64
+
+	tripwire int64
 }
 
 func newEvidenceChannel() *evidenceChannel {
@@ -131,6 +140,16 @@ func (c *evidenceChannel) reportWriter(dst interface{ Write([]byte) (int, error)
 		c.report.Write(p)
 		c.reportBytes += int64(len(p))
 		return dst.Write(p)
+	}
+}
+
+// tripwireWriter counts what the tripwire pipe carries.
+func (c *evidenceChannel) tripwireWriter() writerFunc {
+	return func(p []byte) (int, error) {
+		c.mu.Lock()
+		c.tripwire += int64(len(p))
+		c.mu.Unlock()
+		return len(p), nil
 	}
 }
 
@@ -178,7 +197,7 @@ type record struct {
 func (c *evidenceChannel) verify(runner int) *RuntimeEvidence {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ev := &RuntimeEvidence{ReportSHA256: hex.EncodeToString(c.report.Sum(nil)), ReportBytes: c.reportBytes}
+	ev := &RuntimeEvidence{ReportSHA256: hex.EncodeToString(c.report.Sum(nil)), ReportBytes: c.reportBytes, TripwireBytes: c.tripwire}
 	garble := func(format string, args ...any) {
 		if len(ev.Garbled) < maxGarbled {
 			ev.Garbled = append(ev.Garbled, fmt.Sprintf(format, args...))

@@ -67,13 +67,14 @@ func runPlugin(t *testing.T, repo, hidden map[string]string) (*RuntimeEvidence, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	tripR, tripW, _ := os.Pipe()
 	cmd := exec.Command(hostPython, "-P", "-m", "pytest", "--noconftest", "-c", "/dev/null", "--rootdir", hiddenDir,
 		"-p", "no:cacheprovider", "-p", EvidenceModule, "-p", "testfirst_syspath_host",
 		"--continue-on-collection-errors", "-s", "-ra", hiddenDir)
 	cmd.Dir = repoDir
 	cmd.Env = append(baseEnv(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1", "PYTHONPATH="+plugins,
 		"TESTFIRST_REPO_DIR="+repoDir, "TESTFIRST_HIDDEN_DIR="+hiddenDir)
-	cmd.ExtraFiles = []*os.File{reportW, evW, key}
+	cmd.ExtraFiles = []*os.File{reportW, evW, key, tripW}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -82,11 +83,14 @@ func runPlugin(t *testing.T, repo, hidden map[string]string) (*RuntimeEvidence, 
 	reportW.Close()
 	evW.Close()
 	key.Close()
+	tripW.Close()
 	var junit bytes.Buffer
 	done := make(chan struct{})
 	go func() { io.Copy(ch.reportWriter(&junit), reportR); done <- struct{}{} }()
 	go func() { io.Copy(ch, evR); done <- struct{}{} }()
+	go func() { io.Copy(ch.tripwireWriter(), tripR); done <- struct{}{} }()
 	err = cmd.Wait()
+	<-done
 	<-done
 	<-done
 	code := 0
@@ -381,6 +385,11 @@ def words(text):
     time.sleep(0.01)
     return []
 `, "identity_mismatch", true},
+		{"a forged report on fd 3", `import os
+os.write(3, b'<testsuites><testsuite name="pytest"></testsuite></testsuites>')
+def words(text):
+    return []
+`, "", false},
 		{"forged evidence record", `import os
 for fd in range(3, 1024):
     try:
@@ -403,7 +412,10 @@ def words(text):
 			if tt.name == "session finished in a forked child" && (ev.ForkedEnds != 1 || !slices.Contains(reasons(ev, StrengthWeak), "fork")) {
 				t.Errorf("forked ends %d, weak %v; want the child's end record and the fork", ev.ForkedEnds, reasons(ev, StrengthWeak))
 			}
-			if tt.name == "forged evidence record" && len(ev.Garbled) == 0 {
+			if tt.name == "a forged report on fd 3" && ev.TripwireBytes == 0 {
+				t.Errorf("a write to fd 3 was not counted: %+v", ev)
+			}
+			if tt.name == "forged evidence record" && len(ev.Garbled) == 0 && ev.TripwireBytes == 0 {
 				t.Errorf("a forged record on the evidence pipe was not noticed: %+v", ev)
 			}
 		})

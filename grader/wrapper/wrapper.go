@@ -283,8 +283,8 @@ type finished struct {
 }
 
 // start runs argv as id with stdout and stderr copied to out and, when
-// junit is set, fd 3 copied to junit. When ev is set, fd 4 is copied to ev
-// and fd 5 holds ev's key. The pipes are created as the test identity so
+// junit is set, fd 3 copied to junit. When ev is set, fd 4 is copied to ev,
+// fd 5 holds ev's key and fd 6 is ev's tripwire. The pipes are created as the test identity so
 // the child may reopen them through /proc/self/fd. When iso is set it
 // receives the /proc evidence of the child's identity.
 func start(rp *reaper, id identity, argv, env []string, dir string, out, junit io.Writer, ev *evidenceChannel, iso *Isolation) (*process, error) {
@@ -333,7 +333,10 @@ func start(rp *reaper, id identity, argv, env []string, dir string, out, junit i
 			return fail(err)
 		}
 		defer key.Close()
-		files = append(files, writers[2], key)
+		if err := pipe(ev.tripwireWriter()); err != nil {
+			return fail(err)
+		}
+		files = append(files, writers[2], key, writers[3])
 	}
 	p.pid, err = spawn(argv, env, dir, files, id)
 	for _, w := range writers {
