@@ -430,7 +430,7 @@ _CH_HOLDER = [_install()]
 # (module, names): each name is an attribute of the module, or Class.member
 # looked up where the class (or the first base in its MRO) defines it.
 _IDENTITY_TARGETS = (
-    ("builtins", ("compile", "exec", "eval", "__import__", "type", "isinstance", "issubclass", "len", "all", "any", "sorted", "list", "tuple",
+    ("builtins", ("compile", "exec", "eval", "__import__", "open", "type", "isinstance", "issubclass", "len", "all", "any", "sorted", "list", "tuple",
                   "dict", "set", "frozenset", "str", "int", "float", "bool", "bytes", "repr", "abs",
                   "round", "sum", "min", "max", "zip", "map", "filter", "range", "enumerate",
                   "reversed", "iter", "next", "hash", "id", "getattr", "hasattr", "callable",
