@@ -84,7 +84,7 @@ class _Channel:
         "tallies", "phases", "items", "session", "config", "tree_names",
         "hidden_sources", "expected_codes", "expected_ids", "plain_codes",
         "snapshot", "hooks", "watched", "ended", "started", "mismatches",
-        "pycache_prefix", "meta_path", "fast", "proxy_ok", "origin", "child_sent",
+        "pycache_prefix", "meta_path", "fast", "proxy_ok", "origin", "child_sent", "tripwire",
     )
 
 
@@ -116,9 +116,12 @@ def _new_channel():
     ch.evidence = _take_fd(EVIDENCE_FD)
     # The well-known numbers now lead to the wrapper's tripwire: whatever
     # the tree writes to them there is counted.
+    ch.tripwire = None
     try:
         for fd in (REPORT_FD, EVIDENCE_FD, KEY_FD):
             os.dup2(TRIPWIRE_FD, fd)
+        st = os.fstat(TRIPWIRE_FD)
+        ch.tripwire = (st.st_dev, st.st_ino)
         os.close(TRIPWIRE_FD)
     except OSError:
         pass
@@ -1048,7 +1051,8 @@ def _category(report):
 # Hooks
 
 
-def _finish(ch, check=_check, check_item=_check_item, write_report=_write_report, event=_event, emit=_emit):
+def _finish(ch, check=_check, check_item=_check_item, write_report=_write_report, event=_event, emit=_emit,
+            fstat=os.fstat):
     """The end record, written once and only when every check holds."""
     if ch.ended:
         return
@@ -1063,6 +1067,18 @@ def _finish(ch, check=_check, check_item=_check_item, write_report=_write_report
     if ch.phases:
         ok = False
         event(ch, "report_incomplete", "strong", f"{len(ch.phases)} test(s) without a teardown report")
+    if ch.tripwire is not None:
+        # Nothing but a close or a dup2 takes a descriptor away from the
+        # tripwire: honest code has no reason to touch fds it never opened.
+        for fd in (REPORT_FD, EVIDENCE_FD, KEY_FD):
+            try:
+                st = fstat(fd)
+                now = (st.st_dev, st.st_ino)
+            except OSError:
+                now = None
+            if now != ch.tripwire:
+                ok = False
+                event(ch, "report_forgery_attempt", "strong", f"fd {fd} no longer leads to the tripwire")
     if not ok or ch.broken or ch.session is None:
         return
     status = ch.session.exitstatus

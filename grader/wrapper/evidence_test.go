@@ -390,6 +390,12 @@ os.write(3, b'<testsuites><testsuite name="pytest"></testsuite></testsuites>')
 def words(text):
     return []
 `, "", false},
+		{"fd 3 diverted to a spool file", `import os, tempfile
+_spool = tempfile.TemporaryFile()
+os.dup2(_spool.fileno(), 3)
+def words(text):
+    return []
+`, "report_forgery_attempt", true},
 		{"forged evidence record", `import os
 for fd in range(3, 1024):
     try:
