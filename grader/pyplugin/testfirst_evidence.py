@@ -84,7 +84,7 @@ class _Channel:
         "tallies", "phases", "items", "session", "config", "tree_names",
         "hidden_sources", "expected_codes", "expected_ids", "plain_codes",
         "snapshot", "hooks", "watched", "ended", "started", "mismatches",
-        "pycache_prefix", "meta_path", "fast", "proxy_ok", "origin", "child_sent", "tripwire",
+        "pycache_prefix", "fast", "proxy_ok", "origin", "child_sent", "tripwire",
     )
 
 
@@ -156,7 +156,6 @@ def _new_channel():
     ch.started = False
     ch.mismatches = set()
     ch.pycache_prefix = sys.pycache_prefix
-    ch.meta_path = list(sys.meta_path)
     return ch
 
 
@@ -944,11 +943,11 @@ def _add_one_way(tree):
     return False
 
 
-def _make_rewrite(ch, rewrite_asserts, parse=ast.parse, compile_=compile, stat=os.stat, add=_add_one_way):
+def _make_rewrite(ch, rewrite_asserts, compile_=compile, stat=os.stat, add=_add_one_way):
     """pytest's _rewrite_test, from the source read at configure."""
 
-    def _rewrite_test(fn, config, ch=ch, rewrite_asserts=rewrite_asserts, parse=parse,
-                      compile_=compile_, stat=stat, add=add, event=_event, only_ast=ast.PyCF_ONLY_AST):
+    def _rewrite_test(fn, config, ch=ch, rewrite_asserts=rewrite_asserts, compile_=compile_, stat=stat,
+                      add=add, event=_event, only_ast=ast.PyCF_ONLY_AST):
         strfn = str(fn)
         st = stat(fn)
         source = ch.hidden_sources.get(strfn)
