@@ -30,6 +30,9 @@ type evaluation struct {
 	// notes are facts worth a reviewer's eye that change no verdict.
 	notes     []string
 	sentinels string
+	// evidence is what the run showed about the runner itself (see
+	// runtimeEvidence), strongest first.
+	evidence []Evidence
 	// cases holds each hidden test's results by its id without
 	// parametrization, in the order the runner reported them.
 	cases map[string][]TestResult

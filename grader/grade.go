@@ -228,6 +228,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	var invalid, problems []string
 	if baseRun != nil {
 		b := baseRun.ev
+		b.tampered = append(b.tampered, describeStrong(b.evidence)...)
 		rep.BaseCheck = &BaseCheck{Counts: count(b.tests), AllPass: b.allPassed() && len(b.problems) == 0 && len(b.tampered) == 0}
 		for _, t := range b.tests {
 			if t.Outcome == OutcomePassed {
@@ -245,6 +246,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	}
 	if refRun != nil {
 		r := refRun.ev
+		r.tampered = append(r.tampered, describeStrong(r.evidence)...)
 		rep.ReferenceCheck = &ReferenceCheck{Counts: count(r.tests), Failed: r.notPassed(), AllPass: r.allPassed() && len(r.problems) == 0 && len(r.tampered) == 0}
 		if errs := slices.Concat(r.tampered, r.problems); len(errs) > 0 {
 			// The reference run could not be judged: that says nothing
@@ -261,12 +263,20 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	// evidence gathers what the runs say about the runner itself, beside
 	// the outcomes: strong evidence makes the grade tampered.
 	var evidence evidenceSet
+	for _, e := range pr.evidence {
+		evidence.merge(e)
+	}
 	if req.Command == nil {
 		in := twinInput{pr: pr, twin: &prTwin, exclude: req.TwinExclude}
 		if refRun != nil {
 			in.ref, in.refTwin = refRun.ev, &refTwin
 		}
 		rep.Twins = compareTwins(in, &evidence)
+		if prTwin.r != nil {
+			// The twin run is the same tree under the same runner: what
+			// bends one shows in both, and neither can tell which it is.
+			mergeStrong(&evidence, prTwin.r.ev.evidence, "twin run: ")
+		}
 	}
 
 	rep.Evidence = evidence.list()
@@ -379,11 +389,14 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 		}
 		res = &wrapper.Result{Error: why, TimedOut: sres.TimedOut}
 	}
-	ev := evaluatePytest
 	if req.Command != nil {
-		ev = evaluateCommand
+		return &run{res: res, ev: evaluateCommand(res), wall: time.Since(began)}, nil
 	}
-	return &run{res: res, ev: ev(res), wall: time.Since(began)}, nil
+	ev := evaluatePytest(res)
+	var set evidenceSet
+	runtimeEvidence(res, &set)
+	ev.evidence = set.list()
+	return &run{res: res, ev: ev, wall: time.Since(began)}, nil
 }
 
 // maskSentinels replaces the sentinels' names in the runner output with

@@ -89,7 +89,7 @@ func gradeRun(failing ...string) *wrapper.Result {
 		}
 	}
 	cases = append(cases, passedCase(evalSentinelModule, evalSentinelPass), failedCase(evalSentinelModule, evalSentinelFail))
-	return &wrapper.Result{
+	return withEvidence(&wrapper.Result{
 		Expected:  gradeExpected,
 		Sentinels: evalSentinels,
 		Runner:    wrapper.PytestCommand(),
@@ -98,7 +98,7 @@ func gradeRun(failing ...string) *wrapper.Result {
 		Output:    []byte("===== 3 passed, 1 failed in 0.1s =====\n"),
 		Isolation: wrapper.Isolation{UID: testUIDBase, GID: testUIDBase, CapEff: "0000000000000000", CapPrm: "0000000000000000", CapAmb: "0000000000000000", NoNewPrivs: true, Proven: true},
 		Seconds:   0.1,
-	}
+	})
 }
 
 // tamperedRun is a run whose must-fail sentinel passed.
@@ -106,7 +106,7 @@ func tamperedRun() *wrapper.Result {
 	r := gradeRun()
 	r.JUnit = bytes.Replace(r.JUnit, []byte(failedCase(evalSentinelModule, evalSentinelFail)), []byte(passedCase(evalSentinelModule, evalSentinelFail)), 1)
 	r.ExitCode = 0
-	return r
+	return withEvidence(r)
 }
 
 // stdout is the sandbox result of a wrapper that reported res.

@@ -16,6 +16,9 @@ import (
 //go:embed pyplugin/testfirst_syspath.py
 var pluginSource []byte
 
+//go:embed pyplugin/testfirst_evidence.py
+var evidencePluginSource []byte
+
 // BaseRecipe is the grader's base image: Debian's python3 and pytest, built
 // locally because no image registry is needed.
 var BaseRecipe = sandbox.DebianRecipe{
@@ -52,6 +55,7 @@ func EnsureImage(ctx context.Context, b imageBuilder, base string, wrapperBinary
 		Files: []sandbox.LayerFile{
 			{Path: wrapper.BinaryPath, Mode: 0o755, Data: wrapperBinary},
 			{Path: "/usr/lib/python3/dist-packages/" + wrapper.PluginModule + ".py", Mode: 0o644, Data: pluginSource},
+			{Path: "/usr/lib/python3/dist-packages/" + wrapper.EvidenceModule + ".py", Mode: 0o644, Data: evidencePluginSource},
 		},
 		Entrypoint: []string{wrapper.BinaryPath},
 	})

@@ -81,7 +81,7 @@ func makeMutants(rp *reaper, id identity, mj *MutantsJob, timeout time.Duration)
 		return 0, nil, err
 	}
 	out := newBoundedScanner(mutateOutputLimit, nil)
-	p, err := start(rp, id, []string{python, "-I", "-c", mutateScript, string(arg)}, baseEnv(), "/", out, nil, nil)
+	p, err := start(rp, id, []string{python, "-I", "-c", mutateScript, string(arg)}, baseEnv(), "/", out, nil, nil, nil)
 	if err != nil {
 		return 0, nil, fmt.Errorf("make mutants: %w", err)
 	}

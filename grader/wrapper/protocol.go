@@ -119,7 +119,8 @@ type Result struct {
 	Signal   string `json:"signal,omitempty"`
 	// TimedOut is true when the wrapper killed the run at its deadline.
 	TimedOut bool `json:"timed_out"`
-	// JUnit is the report the runner wrote to the JUnit pipe.
+	// JUnit is the report the runner wrote to the JUnit pipe (for pytest,
+	// the report EvidenceModule wrote).
 	JUnit          []byte `json:"junit"`
 	JUnitTruncated bool   `json:"junit_truncated"`
 	// Output is the start of what the run printed; OutputBytes counts all of
@@ -137,6 +138,9 @@ type Result struct {
 	Leftovers int `json:"leftovers"`
 	// Seconds is how long the test run took.
 	Seconds float64 `json:"seconds"`
+	// Evidence is what the runner's plugin reported on its own pipe; nil
+	// for a command job.
+	Evidence *RuntimeEvidence `json:"evidence,omitempty"`
 	// Twins is the map of the twins the run's hidden tests were replaced
 	// with; set only when the job asked for twins.
 	Twins *TwinMap `json:"twins,omitempty"`

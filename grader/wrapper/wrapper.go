@@ -33,15 +33,15 @@ const (
 // python is the interpreter of the grader image.
 const python = "/usr/bin/python3"
 
-// PytestCommand is the runner command line of a pytest job. The JUnit
-// report goes to fd 3, a pipe the wrapper reads.
+// PytestCommand is the runner command line of a pytest job. EvidenceModule
+// writes the JUnit report to fd 3 and its evidence to fd 4, pipes the
+// wrapper reads, with the key it reads from fd 5.
 func PytestCommand() []string {
 	return []string{
 		python, "-I", "-m", "pytest",
 		"--noconftest", "-c", "/dev/null", "--rootdir", HiddenDir,
-		"-p", "no:cacheprovider", "-p", PluginModule,
+		"-p", "no:cacheprovider", "-p", EvidenceModule, "-p", PluginModule,
 		"--continue-on-collection-errors", "-s", "-ra",
-		"--junitxml=/proc/self/fd/3",
 		HiddenDir,
 	}
 }
@@ -195,7 +195,7 @@ func (a *archiveSink) createSymlinks() error {
 // before any code under test has run.
 func listTests(rp *reaper, id identity, timeout time.Duration) ([]ExpectedTest, []ListedModule, string) {
 	out := newBoundedScanner(16<<20, nil)
-	p, err := start(rp, id, []string{python, "-I", "-c", listTestsScript, HiddenDir}, baseEnv(), "/", out, nil, nil)
+	p, err := start(rp, id, []string{python, "-I", "-c", listTestsScript, HiddenDir}, baseEnv(), "/", out, nil, nil, nil)
 	if err != nil {
 		return nil, nil, "list hidden tests: " + err.Error()
 	}
@@ -222,6 +222,7 @@ func listTests(rp *reaper, id identity, timeout time.Duration) ([]ExpectedTest, 
 func runTests(rp *reaper, id identity, job Job, targets []string, deadline time.Time, res *Result) error {
 	env := baseEnv()
 	var argv []string
+	var evc *evidenceChannel
 	switch job.Mode {
 	case ModePytest:
 		argv = PytestCommand()
@@ -229,6 +230,7 @@ func runTests(rp *reaper, id identity, job Job, targets []string, deadline time.
 			argv = append(argv[:len(argv)-1], targets...)
 		}
 		env = append(env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1")
+		evc = newEvidenceChannel()
 	case ModeCommand:
 		bin, err := exec.LookPath(job.Command[0])
 		if err != nil {
@@ -240,8 +242,12 @@ func runTests(rp *reaper, id identity, job Job, targets []string, deadline time.
 	res.Runner = argv
 	out := newBoundedScanner(job.OutputLimit, job.Canaries)
 	junit := newBoundedScanner(job.JUnitLimit, nil)
+	var report io.Writer = junit
+	if evc != nil {
+		report = evc.reportWriter(junit)
+	}
 	began := time.Now()
-	p, err := start(rp, id, argv, env, RepoDir, out, junit, &res.Isolation)
+	p, err := start(rp, id, argv, env, RepoDir, out, report, evc, &res.Isolation)
 	if err != nil {
 		return err
 	}
@@ -254,6 +260,9 @@ func runTests(rp *reaper, id identity, job Job, targets []string, deadline time.
 	res.Output, res.OutputBytes, res.OutputTruncated = out.kept, out.total, out.total > int64(len(out.kept))
 	res.JUnit, res.JUnitTruncated = junit.kept, junit.total > int64(len(junit.kept))
 	res.CanariesSeen = out.Seen()
+	if evc != nil {
+		res.Evidence = evc.verify(p.pid)
+	}
 	return st.err
 }
 
@@ -274,10 +283,11 @@ type finished struct {
 }
 
 // start runs argv as id with stdout and stderr copied to out and, when
-// junit is set, fd 3 copied to junit. The pipes are created as the test
-// identity so the child may reopen them through /proc/self/fd. When iso is
-// set it receives the /proc evidence of the child's identity.
-func start(rp *reaper, id identity, argv, env []string, dir string, out, junit io.Writer, iso *Isolation) (*process, error) {
+// junit is set, fd 3 copied to junit. When ev is set, fd 4 is copied to ev,
+// fd 5 holds ev's key and fd 6 is ev's tripwire. The pipes are created as the test identity so
+// the child may reopen them through /proc/self/fd. When iso is set it
+// receives the /proc evidence of the child's identity.
+func start(rp *reaper, id identity, argv, env []string, dir string, out, junit io.Writer, ev *evidenceChannel, iso *Isolation) (*process, error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", os.DevNull, err)
@@ -313,6 +323,20 @@ func start(rp *reaper, id identity, argv, env []string, dir string, out, junit i
 			return fail(err)
 		}
 		files = append(files, writers[1])
+	}
+	if ev != nil {
+		if err := pipe(ev); err != nil {
+			return fail(err)
+		}
+		key, err := ev.keyPipe()
+		if err != nil {
+			return fail(err)
+		}
+		defer key.Close()
+		if err := pipe(ev.tripwireWriter()); err != nil {
+			return fail(err)
+		}
+		files = append(files, writers[2], key, writers[3])
 	}
 	p.pid, err = spawn(argv, env, dir, files, id)
 	for _, w := range writers {
