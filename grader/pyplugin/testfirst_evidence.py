@@ -769,7 +769,7 @@ def _plain_keys(d, names):
     return out if len(out) == len(d) else None
 
 
-def _holds(a, b, names, budget, depth=0):
+def _holds(a, b, names, budget, depth=0, probes=None):
     """Whether a == b holds by built-in comparisons alone: True, False, or
     None when it cannot be told without running code of the tree."""
     budget[0] -= 1
@@ -783,7 +783,7 @@ def _holds(a, b, names, budget, depth=0):
             if ta is not tb or len(a) != len(b):
                 return False
             for x, y in zip(a, b):
-                r = _holds(x, y, names, budget, depth + 1)
+                r = _holds(x, y, names, budget, depth + 1, probes)
                 if r is not True:
                     return r
             return True
@@ -796,7 +796,7 @@ def _holds(a, b, names, budget, depth=0):
             if pa.keys() != pb.keys():
                 return False
             for k in pa:
-                r = _holds(pa[k], pb[k], names, budget, depth + 1)
+                r = _holds(pa[k], pb[k], names, budget, depth + 1, probes)
                 if r is not True:
                     return r
             return True
@@ -813,42 +813,91 @@ def _holds(a, b, names, budget, depth=0):
     if not (_override_from_tree(type(other), "__eq__", names) or _override_from_tree(type(other), "__ne__", names)):
         return None
     raw = _raw(other)
-    if raw is None:
-        # Not a built-in at all: the comparison held only by its override.
+    # Not a built-in at all: the comparison held only by its override.
+    held = False if raw is None else _holds(builtin, raw, names, budget, depth + 1, probes)
+    if held is False and probes is not None:
+        probes.append(_equals_another(other, builtin))
+    return held
+
+
+def _perturbed(v, urandom=os.urandom):
+    """A value of v's built-in type that differs from v, drawn at random so
+    that code of the tree cannot tell it from an expected value; _UNKNOWN
+    when there is none to make."""
+    n = 1 + urandom(1)[0] % 9
+    t = type(v)
+    if t is bool:
+        return not v
+    if t is int:
+        return v + n
+    if t is float:
+        return v + n if v == v and v not in (float("inf"), float("-inf")) else 0.5
+    if t is str:
+        c = "abcdefghijklmnopqrstuvwxyz"[urandom(1)[0] % 26]
+        return v[:-1] + c if v and v[-1] != c else v + c
+    if t is bytes:
+        return v + bytes([97 + n])
+    if t in (list, tuple):
+        return t(list(v) + [n])
+    if t is dict:
+        d = dict(v)
+        d["k%d" % (len(d) + n)] = n
+        return d
+    if t in (set, frozenset):
+        return t(set(v) | {"k%d" % (len(v) + n)})
+    return _UNKNOWN
+
+
+def _equals_another(other, builtin, perturbed=_perturbed):
+    """Whether a value of the tree that compared equal to builtin by its own
+    override also compares equal to a different value of the same type: a
+    value equal to anything, not a rich type (a version, a path) that
+    compares with built-in values by what it means."""
+    probe = perturbed(builtin)
+    if probe is _UNKNOWN:
         return False
-    return _holds(builtin, raw, names, budget, depth + 1)
+    try:
+        return bool(other == probe)
+    except Exception:
+        return False
 
 
 def _one_way(op, left, right, res, names):
-    """A reason when the comparison made the assertion hold only by an
-    override of the tree, else ""."""
+    """How the comparison made the assertion hold only by an override of
+    the tree ("==", "!=" or "in"; "" when it did not), and whether that is
+    strong. It is strong when the tree's value also equals a different value
+    of the built-in's type (it is equal to anything), or decided an
+    inequality or a truth by itself. A rich type of the tree that compares
+    with built-in values by what it means (a version equal to "1.2.3"), or
+    a container of the tree that decides what it contains, is weak."""
     t = type(res)
     if t is not bool and t not in _BUILTIN_SCALARS:
         # The comparison answered with an object whose truth is the tree's
         # to say.
         if _override_from_tree(t, "__bool__", names) or _override_from_tree(t, "__len__", names):
-            return op == 0 and "==" or op == 1 and "!=" or "in"
-        return ""
+            return (op == 0 and "==" or op == 1 and "!=" or "in"), True
+        return "", False
     if not res:
-        return ""
+        return "", False
     budget = [_BUDGET]
+    probes = []
     if op == 0:
-        if _holds(left, right, names, budget) is False:
-            return "=="
+        if _holds(left, right, names, budget, 0, probes) is False:
+            return "==", any(probes)
     elif op == 1:
         if _holds(left, right, names, budget) is True:
-            return "!="
+            return "!=", True
     else:
         tl, tr = type(left), type(right)
         if tr in (list, tuple, set, frozenset, dict):
             if tl in _BUILTIN_SCALARS and all(type(x) in _BUILTIN_SCALARS for x in right):
-                return ""
-            results = [_holds(left, x, names, budget) for x in right]
+                return "", False
+            results = [_holds(left, x, names, budget, 0, probes) for x in right]
             if results and all(r is False for r in results):
-                return "in"
+                return "in", any(probes)
         elif tr in (str, bytes) and tl not in _BUILTIN and isinstance(left, tr):
             if not tr.__contains__(right, _raw(left)):
-                return "in"
+                return "in", True
         elif tr not in _BUILTIN and tl in _BUILTIN and _override_from_tree(tr, "__contains__", names):
             raw = _raw(right)
             if raw is not None and type(raw) in (list, tuple, set, frozenset, dict, str, bytes):
@@ -860,8 +909,8 @@ def _one_way(op, left, right, res, names):
                 except TypeError:
                     inside = True
                 if not inside:
-                    return "in"
-    return ""
+                    return "in", False
+    return "", False
 
 
 def _compare(op, left, right, ch=_CH_HOLDER[0], one_way=_one_way, event=_event, getframe=sys._getframe):
@@ -875,11 +924,15 @@ def _compare(op, left, right, ch=_CH_HOLDER[0], one_way=_one_way, event=_event, 
         res = left in right
     if ch is not None and res is not False and not (type(left) in _BUILTIN_SCALARS and type(right) in _BUILTIN_SCALARS):
         try:
-            how = one_way(op, left, right, res, ch.tree_names)
+            how, strong = one_way(op, left, right, res, ch.tree_names)
             if how:
                 f = getframe(1)
                 where = f.f_code.co_filename + ":" + str(f.f_lineno) if f is not None else "?"
-                event(ch, "one_way_equality", "strong", f"{type(left).__name__} {how} {type(right).__name__} at {where}")
+                detail = f"{type(left).__name__} {how} {type(right).__name__} at {where}"
+                if strong:
+                    event(ch, "one_way_equality", "strong", detail)
+                else:
+                    event(ch, "tree_type_equality", "weak", detail)
         except Exception:
             pass
     return res

@@ -427,3 +427,76 @@ def words(text):
 		})
 	}
 }
+
+// TestPluginRichTypesAreNotTampering: a type of the tree that compares
+// with built-in values by what it means (a version equal to its string, as
+// python-semver's is) or a container that decides what it contains (a
+// complement set, as boltons' is) makes an assertion hold by its own
+// override; that is a weak signal, never strong, while a value equal to
+// anything stays strong.
+func TestPluginRichTypesAreNotTampering(t *testing.T) {
+	const richTests = `# testfirst-canary: tfc-00000000rich0000
+from rich import Version, everything_but, Anything
+
+
+def test_version_equals_its_string():
+    assert Version("1.2.3") == "1.2.3"
+    assert "1.2.3" == Version("1.2.3")
+
+
+def test_version_is_not_another():
+    assert Version("1.2.3") != "1.2.4"
+
+
+def test_complement():
+    assert 5 in everything_but({1, 2})
+
+
+def test_version_in_list():
+    assert Version("1.2.3") in ["0.1.0", "1.2.3"]
+`
+	const rich = `class Version:
+    def __init__(self, s):
+        self.s = s
+    def __eq__(self, other):
+        if isinstance(other, str):
+            return self.s == other
+        return isinstance(other, Version) and self.s == other.s
+    def __hash__(self):
+        return hash(self.s)
+
+
+class everything_but:
+    def __init__(self, excluded):
+        self.excluded = excluded
+    def __contains__(self, x):
+        return x not in self.excluded
+
+
+class Anything:
+    def __eq__(self, other):
+        return True
+`
+	ev, _, _, out := runPlugin(t, map[string]string{"rich.py": rich}, map[string]string{"test_rich.py": richTests})
+	if strong := reasons(ev, StrengthStrong); len(strong) > 0 {
+		t.Errorf("honest rich types raised strong evidence %v (events %+v)\n%s", strong, ev.Events, out)
+	}
+	if weak := reasons(ev, StrengthWeak); !slices.Contains(weak, "tree_type_equality") {
+		t.Errorf("weak evidence %v, want tree_type_equality for a comparison held by the tree's override", weak)
+	}
+	const anyTests = `# testfirst-canary: tfc-00000000rich0001
+from rich import Anything
+
+
+def test_anything_is_one():
+    assert Anything() == 1
+
+
+def test_anything_in_list():
+    assert Anything() in ["a", "b"]
+`
+	ev, _, _, out = runPlugin(t, map[string]string{"rich.py": rich}, map[string]string{"test_any.py": anyTests})
+	if strong := reasons(ev, StrengthStrong); !slices.Contains(strong, "one_way_equality") {
+		t.Errorf("a value equal to anything raised strong evidence %v, want one_way_equality (events %+v)\n%s", strong, ev.Events, out)
+	}
+}
