@@ -821,22 +821,26 @@ def _holds(a, b, names, budget, depth=0, probes=None):
 
 
 def _perturbed(v, urandom=os.urandom):
-    """A value of v's built-in type that differs from v, drawn at random so
-    that code of the tree cannot tell it from an expected value; _UNKNOWN
-    when there is none to make."""
-    n = 1 + urandom(1)[0] % 9
+    """A value of v's built-in type far from v, drawn at random so that code
+    of the tree cannot tell it from an expected value; _UNKNOWN when there
+    is none to make. Far, so that a type comparing loosely (equal within a
+    tolerance) is not taken for one equal to anything: values close to the
+    expected one are the twins' to try."""
+    r = urandom(8)
+    n = 1 + r[0] % 9
     t = type(v)
     if t is bool:
         return not v
     if t is int:
-        return v + n
+        return v + (10**6 + int.from_bytes(r[1:4], "big")) * (1 if r[4] & 1 else -1)
     if t is float:
-        return v + n if v == v and v not in (float("inf"), float("-inf")) else 0.5
-    if t is str:
-        c = "abcdefghijklmnopqrstuvwxyz"[urandom(1)[0] % 26]
-        return v[:-1] + c if v and v[-1] != c else v + c
-    if t is bytes:
-        return v + bytes([97 + n])
+        if v != v or v in (float("inf"), float("-inf")):
+            return 0.5
+        return v + (1e6 + int.from_bytes(r[1:4], "big")) * (abs(v) + 1) * (1 if r[4] & 1 else -1)
+    if t in (str, bytes):
+        letters = "abcdefghijklmnopqrstuvwxyz"
+        w = "".join(letters[b % 26] for b in urandom(len(v) + 3 + n))
+        return w if t is str else w.encode()
     if t in (list, tuple):
         return t(list(v) + [n])
     if t is dict:

@@ -432,11 +432,11 @@ def words(text):
 // with built-in values by what it means (a version equal to its string, as
 // python-semver's is) or a container that decides what it contains (a
 // complement set, as boltons' is) makes an assertion hold by its own
-// override; that is a weak signal, never strong, while a value equal to
-// anything stays strong.
+// override, and so does a type that compares within a tolerance; that is a
+// weak signal, never strong, while a value equal to anything stays strong.
 func TestPluginRichTypesAreNotTampering(t *testing.T) {
 	const richTests = `# testfirst-canary: tfc-00000000rich0000
-from rich import Version, everything_but, Anything
+from rich import Amount, Version, everything_but, Anything
 
 
 def test_version_equals_its_string():
@@ -454,6 +454,10 @@ def test_complement():
 
 def test_version_in_list():
     assert Version("1.2.3") in ["0.1.0", "1.2.3"]
+
+
+def test_amount_within_a_cent():
+    assert Amount(10.004) == 10
 `
 	const rich = `class Version:
     def __init__(self, s):
@@ -471,6 +475,13 @@ class everything_but:
         self.excluded = excluded
     def __contains__(self, x):
         return x not in self.excluded
+
+
+class Amount:
+    def __init__(self, v):
+        self.v = v
+    def __eq__(self, other):
+        return abs(self.v - other) < 0.01
 
 
 class Anything:
