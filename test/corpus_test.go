@@ -292,6 +292,11 @@ func TestSampleCases(t *testing.T) {
 			c, rep := gradeCase(t, dir)
 			checkExpect(t, c, rep)
 			checkHonestTwins(t, rep)
+			var weak []string
+			for _, e := range rep.Evidence {
+				weak = append(weak, fmt.Sprintf("%s×%d", e.Reason, e.Count))
+			}
+			t.Logf("%s -> %s; runtime signals %d %v", filepath.Base(dir), rep.Verdict, grader.WeakSignals(rep.Evidence), weak)
 		})
 	}
 	t.Cleanup(func() { testenv.CheckSandboxes(t) })
