@@ -118,10 +118,15 @@ func StrongEvidence(es []Evidence) []Evidence {
 }
 
 // WeakSignals counts the sightings of weak evidence in es.
-func WeakSignals(es []Evidence) int {
+func WeakSignals(es []Evidence) int { return sightings(es, StrengthWeak) }
+
+// StrongSignals counts the sightings of strong evidence in es.
+func StrongSignals(es []Evidence) int { return sightings(es, StrengthStrong) }
+
+func sightings(es []Evidence, strength Strength) int {
 	n := 0
 	for _, e := range es {
-		if e.Strength == StrengthWeak {
+		if e.Strength == strength {
 			n += e.Count
 		}
 	}

@@ -505,17 +505,14 @@ type verdictInputs struct {
 // contamination, then a run that could not be judged, then the outcomes.
 // Weak evidence never changes the verdict; it is counted in the reasons.
 func judge(in verdictInputs) (Verdict, []string) {
-	strong := StrongEvidence(in.evidence)
 	var v Verdict
 	var reasons []string
 	switch {
 	case len(in.invalid) > 0:
 		v, reasons = VerdictInvalidTask, slices.Clone(in.invalid)
-	case len(in.tampered) > 0 || len(strong) > 0:
+	case len(in.tampered) > 0 || StrongSignals(in.evidence) > 0:
 		v, reasons = VerdictTampered, slices.Clone(in.tampered)
-		for _, e := range strong {
-			reasons = append(reasons, e.describe())
-		}
+		reasons = append(reasons, describeStrong(in.evidence)...)
 	case len(in.contaminated) > 0:
 		v = VerdictContaminated
 		for _, s := range in.contaminated {

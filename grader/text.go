@@ -43,10 +43,7 @@ func WriteText(w io.Writer, r *Report) error {
 		rows("tamper signals", signals)
 	}
 	if len(r.Evidence) > 0 {
-		strong, weak := 0, WeakSignals(r.Evidence)
-		for _, e := range StrongEvidence(r.Evidence) {
-			strong += e.Count
-		}
+		strong, weak := StrongSignals(r.Evidence), WeakSignals(r.Evidence)
 		evidence := []string{fmt.Sprintf("%d in total (%d strong, %d weak)", strong+weak, strong, weak)}
 		for _, e := range r.Evidence {
 			evidence = append(evidence, EscapeText(e.describe()))

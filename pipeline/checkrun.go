@@ -160,10 +160,7 @@ func writeDetectors(b *strings.Builder, r *grader.Report) {
 		return s
 	}
 	if len(r.Evidence) > 0 {
-		strong, weak := 0, grader.WeakSignals(r.Evidence)
-		for _, e := range grader.StrongEvidence(r.Evidence) {
-			strong += e.Count
-		}
+		strong, weak := grader.StrongSignals(r.Evidence), grader.WeakSignals(r.Evidence)
 		fmt.Fprintf(b, "\n**Runtime evidence**: %d strong, %d runtime signals (weak), strongest first\n\n| seen | strength | reason | e.g. |\n|---|---|---|---|\n", strong, weak)
 		for i, e := range r.Evidence {
 			if i == maxDetectorLines {
