@@ -207,11 +207,9 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 		CapAmb:     prRun.res.Isolation.CapAmb,
 		NoNewPrivs: prRun.res.Isolation.NoNewPrivs,
 	}
-	rep.Contamination = append(rep.Contamination, canarySightings(canaries, prRun.res.CanariesSeen, "output")...)
-	rep.Contamination = append(rep.Contamination, ScanBytes("junit", prRun.res.JUnit, canaries)...)
+	rep.Contamination = append(rep.Contamination, runSightings(canaries, prRun.res)...)
 	if prRun.rerun != nil {
-		rep.Contamination = append(rep.Contamination, canarySightings(canaries, prRun.rerun.res.CanariesSeen, "output")...)
-		rep.Contamination = append(rep.Contamination, ScanBytes("junit", prRun.rerun.res.JUnit, canaries)...)
+		rep.Contamination = append(rep.Contamination, runSightings(canaries, prRun.rerun.res)...)
 	}
 	rep.Contamination = sortSightings(rep.Contamination)
 	rep.Contaminated = len(rep.Contamination) > 0
@@ -419,6 +417,11 @@ func lastLine(s string) string {
 		return s[i+1:]
 	}
 	return s
+}
+
+// runSightings are the canaries a run printed or wrote into its report.
+func runSightings(cs []Canary, res *wrapper.Result) []CanarySighting {
+	return append(canarySightings(cs, res.CanariesSeen, "output"), ScanBytes("junit", res.JUnit, cs)...)
 }
 
 // canarySightings maps seen tokens back to their hidden files.
