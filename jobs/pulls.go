@@ -106,7 +106,7 @@ func (w *DeliveryWorker) pullRequest(ctx context.Context, a DeliveryArgs) error 
 		return nil
 	}
 	for _, tk := range tickets {
-		if err := w.grades.gradeTicket(ctx, gi, repo, tk, p.Number, head, false); err != nil {
+		if _, err := w.grades.gradeTicket(ctx, gi, repo, tk, p.Number, head, false); err != nil {
 			return err
 		}
 	}
@@ -130,7 +130,7 @@ func (w *DeliveryWorker) checkRun(ctx context.Context, a DeliveryArgs) error {
 	if err := json.Unmarshal(a.Payload, &p); err != nil {
 		return river.JobCancel(fmt.Errorf("delivery %s: payload: %w", a.Delivery, err))
 	}
-	if p.CheckRun.Name != pipeline.CheckRunName || (a.Action == "requested_action" && p.RequestedAction.Identifier != pipeline.RegradeAction.Identifier) {
+	if !pipeline.IsCheckRunName(p.CheckRun.Name) || (a.Action == "requested_action" && p.RequestedAction.Identifier != pipeline.RegradeAction.Identifier) {
 		return nil
 	}
 	id, err := strconv.ParseInt(p.CheckRun.ExternalID, 10, 64)

@@ -169,7 +169,14 @@ func (w *DeliveryWorker) ticketEvent(ctx context.Context, a DeliveryArgs, p issu
 		if p.Action == "unlabeled" {
 			why = fmt.Sprintf("The %s label was removed from issue #%d: its grades were cancelled.", tk.Label, tk.IssueNumber)
 		}
-		return w.grades.cancelTicket(ctx, gi, repo, tk, "", why)
+		if err := w.grades.cancelTicket(ctx, gi, repo, tk, "", why); err != nil {
+			return err
+		}
+		if p.Action == "unlabeled" {
+			// A withdrawn ticket's earlier grades no longer count.
+			return w.grades.withdraw(ctx, gi, repo, tk)
+		}
+		return nil
 	case "reopened":
 		return w.grades.resume(ctx, gi, repo, tk)
 	}

@@ -1,0 +1,173 @@
+package jobs
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/testfirst-app/testfirst/db"
+	"github.com/testfirst-app/testfirst/pipeline"
+	"github.com/testfirst-app/testfirst/test/fakegithub"
+)
+
+// TestCheckRunNeverAbsentNorStale follows one pull request's check run
+// through its ticket's life, with real payloads: opened before any
+// approval it is queued at once, waiting, and says what for; a version
+// announced ready says so; the approval's grade adopts that run (one run,
+// queued with its place); a grade that passed is completed again as
+// superseded when a new version reopens the approval, and as withdrawn
+// when the label is removed; /testfirst regrade while the next version
+// awaits approval says so instead of "Grading … again".
+func TestCheckRunNeverAbsentNorStale(t *testing.T) {
+	f := newSyncFixture(t)
+	ctx := t.Context()
+	f.gh.SetPermission("octo-org", "app", "maria", "write")
+	w := &DeliveryWorker{db: f.d, github: f.sync.github, grades: f.sync.grades, log: f.sync.log}
+	work := func(a DeliveryArgs) {
+		t.Helper()
+		job := &river.Job[DeliveryArgs]{JobRow: &rivertype.JobRow{ID: 1, Attempt: 1, MaxAttempts: 25, Kind: a.Kind()}, Args: a}
+		if err := w.Work(ctx, job); err != nil {
+			t.Fatalf("%s.%s: %v", a.Event, a.Action, err)
+		}
+	}
+	only := func(when string) fakegithub.CheckRun {
+		t.Helper()
+		runs := f.gh.CheckRuns("octo-org", "app")
+		if len(runs) != 1 {
+			t.Fatalf("%s: %d check runs, want exactly one: %+v", when, len(runs), runs)
+		}
+		return runs[0]
+	}
+	head := f.gh.Commit("octo-org", "app", "pr", map[string]string{"README.md": "change\n"})
+	f.gh.AddPull("octo-org", "app", 8, head, "main", "Fixes #7", "")
+
+	// Opened before any tests: queued, waiting, at once.
+	work(fixtureDelivery(t, "pull_request", "opened.payload.json", map[string]any{"number": 8, "pull_request.number": 8,
+		"pull_request.body": "Fixes #7", "pull_request.head.sha": head, "pull_request.state": "open"}))
+	r := only("opened before any tests")
+	if r.Status != "queued" || r.Name != "testfirst" || r.Title != "waiting for approved hidden tests (no tests pushed yet)" {
+		t.Errorf("opened before any tests: %+v", r)
+	}
+
+	// v1 checked and announced ready: the waiting run says it awaits review.
+	v1 := f.push(t)
+	f.run(t)
+	setCheck(t, f, 1, `{"tests":["tests/test_count.py::test_count"],"base":{"failing":["tests/test_count.py::test_count"]},"trust":"isolated"}`)
+	f.run(t)
+	if r := only("v1 ready"); r.Status != "queued" || r.Title != "waiting for approved hidden tests (v1 awaits review)" ||
+		!strings.Contains(r.Summary, "closes #7") || !strings.Contains(r.DetailsURL, "/tickets/octo-org/app/7/versions/1") {
+		t.Errorf("v1 ready: %+v", r)
+	}
+
+	// The approval grades the head on that same run.
+	if _, err := f.w.Approve(ctx, f.st, v1.Number, v1.Digest, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	f.run(t)
+	r = only("approved")
+	g := gradeOf(t, f, head)
+	if r.Status != "queued" || r.ExternalID != fmt.Sprint(g.ID) || !strings.HasPrefix(r.Title, "queued: next in line for a sandbox · hidden tests v1") {
+		t.Errorf("approved: %+v; want the waiting run adopted by grade %d, queued", r, g.ID)
+	}
+
+	// The grade passes.
+	g.State, g.Verdict, g.Trust, g.Passed, g.Total, g.FinishedAt = pipeline.GradeCompleted, "pass", "isolated", 1, 1, time.Now()
+	if err := f.d.Tx(ctx, func(tx *db.Tx) error { return tx.UpdateGrade(ctx, g) }); err != nil {
+		t.Fatal(err)
+	}
+	repo := db.Repository{ID: 30, InstallationID: 3, Owner: "octo-org", Name: "app", DefaultBranch: "main"}
+	pass := pipeline.CheckRun{Status: "completed", Conclusion: "success", Title: "1/1 hidden tests passed · trust: isolated", Summary: "pass"}
+	if err := f.sync.grades.completeCheckRuns(ctx, f.gi, repo, g, pass); err != nil {
+		t.Fatal(err)
+	}
+
+	// v2 reopens the approval: no stale green.
+	f.push(t)
+	f.run(t)
+	r = only("v2 pushed")
+	if r.Status != "completed" || r.Conclusion != "neutral" || r.Title != "superseded: graded against v1, which v2 replaces; awaiting approval" ||
+		!strings.Contains(r.Summary, "1/1 hidden tests passed") {
+		t.Errorf("v2 pushed: %+v; want the green run completed again as superseded", r)
+	}
+
+	// /testfirst regrade on the pull request while v2 awaits approval says so.
+	work(fixtureDelivery(t, "issue_comment", "created.payload.json", map[string]any{"comment.body": "/testfirst regrade",
+		"comment.user.login": "maria", "comment.user.type": "User", "issue.number": 8,
+		"issue.pull_request": map[string]any{"url": "https://api.github.com/repos/octo-org/app/pulls/8"}}))
+	cs := f.gh.Comments("octo-org", "app", 8)
+	if len(cs) != 1 || strings.Contains(cs[0].Body, "Grading") || !strings.Contains(cs[0].Body, "#7 (v2 is being checked) has no approved hidden tests yet") {
+		t.Errorf("regrade reply %+v; want it to say #7 waits for v2", cs)
+	}
+
+	// The label removed: withdrawn, at once.
+	work(issueDelivery(t, "unlabeled", map[string]any{"label": map[string]any{"name": "test-first"}}))
+	for _, r := range f.gh.CheckRuns("octo-org", "app") {
+		if r.Status != "completed" || r.Conclusion != "neutral" || r.Title != "withdrawn: #7 no longer carries the test-first label" {
+			t.Errorf("after the label was removed: %+v; want every run withdrawn", r)
+		}
+	}
+}
+
+// TestCheckRunPerTicket: a pull request that closes two tickets gets one
+// check run per ticket, each named for its ticket.
+func TestCheckRunPerTicket(t *testing.T) {
+	f := newSyncFixture(t)
+	ctx := t.Context()
+	if err := f.d.Tx(ctx, func(tx *db.Tx) error {
+		_, _, err := tx.OpenTicket(ctx, db.Ticket{RepositoryID: 30, IssueNumber: 12, Requester: "bob", BaseSHA: f.ticket.BaseSHA, State: pipeline.TicketWriting, Label: "test-first"})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w := &DeliveryWorker{db: f.d, github: f.sync.github, grades: f.sync.grades, log: f.sync.log}
+	head := f.gh.Commit("octo-org", "app", "pr", map[string]string{"README.md": "change\n"})
+	f.gh.AddPull("octo-org", "app", 8, head, "main", "Fixes #7, fixes #12", "")
+	a := fixtureDelivery(t, "pull_request", "opened.payload.json", map[string]any{"number": 8, "pull_request.number": 8,
+		"pull_request.body": "Fixes #7, fixes #12", "pull_request.head.sha": head, "pull_request.state": "open"})
+	if err := w.Work(ctx, &river.Job[DeliveryArgs]{JobRow: &rivertype.JobRow{ID: 1, Attempt: 1, MaxAttempts: 25, Kind: a.Kind()}, Args: a}); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, r := range f.gh.CheckRuns("octo-org", "app") {
+		names[r.Name] = true
+		if !strings.Contains(r.Summary, "closes #"+strings.TrimPrefix(r.Name, "testfirst · #")) {
+			t.Errorf("run %q does not say which ticket it is for: %s", r.Name, r.Summary)
+		}
+	}
+	if len(names) != 2 || !names["testfirst · #7"] || !names["testfirst · #12"] {
+		t.Errorf("check run names %v; want testfirst · #7 and testfirst · #12", names)
+	}
+}
+
+// setCheck records version k's base check as the check worker would.
+func setCheck(t *testing.T, f *syncFixture, k int, check string) {
+	t.Helper()
+	ctx := t.Context()
+	if err := f.d.Tx(ctx, func(tx *db.Tx) error {
+		v, err := tx.Version(ctx, f.ticket.ID, k)
+		if err != nil {
+			return err
+		}
+		return tx.SetVersionCheck(ctx, v.ID, []byte(check), time.Now())
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gradeOf is the one grade of head.
+func gradeOf(t *testing.T, f *syncFixture, head string) db.Grade {
+	t.Helper()
+	var gs []db.Grade
+	if err := f.d.Tx(t.Context(), func(tx *db.Tx) error {
+		var err error
+		gs, err = tx.GradesOfHead(t.Context(), head)
+		return err
+	}); err != nil || len(gs) != 1 {
+		t.Fatalf("grades of %s: %+v, %v; want one", head, gs, err)
+	}
+	return gs[0]
+}
