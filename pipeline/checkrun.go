@@ -104,14 +104,14 @@ func TrustLine(t grader.Trust) string {
 }
 
 // prose makes text from the grader (which may name files of the pull
-// request) safe as plain markdown prose: every ASCII punctuation character
-// is backslash-escaped, so nothing in it is a link, a mention, HTML or
-// formatting, and control characters are escaped.
+// request) safe as plain markdown prose: every character that could start
+// a link, a mention, HTML, a heading, a table cell or emphasis is
+// backslash-escaped, and control characters are escaped.
 func prose(s string) string {
 	s = grader.EscapeText(s)
 	var b strings.Builder
 	for _, r := range s {
-		if r < 128 && strings.ContainsRune("\\`*_{}[]()#+-.!|<>@~&:\"'", r) {
+		if strings.ContainsRune("\\`*_[]<>@#|~!&", r) {
 			b.WriteByte('\\')
 		}
 		b.WriteRune(r)

@@ -180,7 +180,7 @@ func WithdrawnCheckRun(issue int, label, was string) CheckRun {
 func NotConfiguredCheckRun(headSHA string, why string) CheckRun {
 	return CheckRun{Name: CheckRunName, HeadSHA: headSHA, Status: StatusCompleted, Conclusion: ConclusionActionRequired,
 		Title: "not graded: grading is not configured on this installation",
-		Summary: "grading is not configured on this installation: " + prose(why) + "\n\n" +
+		Summary: "grading is not configured on this installation: " + code(why) + "\n\n" +
 			"The operator of this testfirst installation must fix it (see `/readyz` on the service); then use `/testfirst regrade` on this pull request."}
 }
 
