@@ -71,7 +71,7 @@ func TestNotGradingRecordsAndGradesNothing(t *testing.T) {
 		"comment.user.login": "maria", "comment.user.type": "User", "issue.number": 7, "issue.pull_request": nil}))
 	runs := f.gh.CheckRuns("octo-org", "app")
 	if len(runs) != 1 || runs[0].Status != "completed" || runs[0].Conclusion != "action_required" ||
-		!strings.Contains(runs[0].Summary, "grading is not configured on this installation: no store") {
+		!strings.Contains(runs[0].Summary, "grading is not configured on this installation: `no store`") {
 		t.Errorf("check runs %+v; want one, action required, saying grading is not configured and why", runs)
 	}
 	// A redelivery updates that run; it does not add one.

@@ -18,6 +18,8 @@ type DeliveryWorker struct {
 	// grades starts and cancels grades; see grading.
 	grades grading
 	log    *slog.Logger
+	// publicURL starts the card's links in comments.
+	publicURL string
 }
 
 // grading is how deliveries start and cancel grades. Whether the service

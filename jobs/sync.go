@@ -272,7 +272,8 @@ func (w *SyncWorker) announce(ctx context.Context, t ticketView, vv versionView,
 	case pipeline.AnnouncedInvalid:
 		body = pipeline.InvalidComment(v.Number, *vv.status.Check)
 	case pipeline.AnnouncedRejected:
-		body = pipeline.RejectedComment(v.Number)
+		body = pipeline.RejectedComment(v.Number, v.Author,
+			strings.TrimSuffix(w.publicURL, "/")+pipeline.CardPath(t.repo.Owner, t.repo.Name, t.tk.IssueNumber, v.Number))
 	}
 	var claimed bool
 	if err := w.db.Tx(ctx, func(tx *db.Tx) error {

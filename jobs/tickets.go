@@ -74,9 +74,9 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 		return retryOrCancel(err)
 	}
 	var (
-		resumed bool
-		repo    db.Repository
-		tk      db.Ticket
+		resumed, opened bool
+		repo            db.Repository
+		tk              db.Ticket
 	)
 	err = w.db.Tx(ctx, func(tx *db.Tx) error {
 		var (
@@ -107,10 +107,23 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 			return w.grades.enqueueSync(ctx, tx, tk.ID)
 		}
 		log.InfoContext(ctx, "ticket opened", "base_sha", base)
+		opened = true
 		return audit(ctx, tx, p.Sender.Login, tk.ID, "ticket.opened", map[string]any{"delivery": a.Delivery, "base_sha": base, "issue": p.Issue.Number})
 	})
-	if err != nil || !resumed {
+	if err != nil {
 		return err
+	}
+	if opened {
+		// Nobody waits without knowing what comes next. (A retry after a
+		// failed comment finds the ticket opened: the comment is made at
+		// most once.)
+		body := pipeline.OpenedComment(owner, name, p.Issue.Number, p.Installation.ID, base, tk.Requester,
+			strings.TrimSuffix(w.publicURL, "/")+pipeline.TicketPath(owner, name, p.Issue.Number))
+		_, err := gi.CreateComment(ctx, owner, name, p.Issue.Number, body)
+		return retryOrCancel(err)
+	}
+	if !resumed {
+		return nil
 	}
 	return w.grades.resume(ctx, gi, repo, tk)
 }

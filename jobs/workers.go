@@ -82,7 +82,7 @@ func NewGradingSetup(cfg Config, s Sealed) Setup {
 
 func newSetup(cfg Config, g grading) Setup {
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &DeliveryWorker{db: cfg.DB, github: cfg.GitHub, grades: g, log: cfg.Log})
+	river.AddWorker(workers, &DeliveryWorker{db: cfg.DB, github: cfg.GitHub, grades: g, log: cfg.Log, publicURL: cfg.PublicURL})
 	river.AddWorker(workers, NewRedeliverWorker(cfg.DB, cfg.GitHub, cfg.Log))
 	return Setup{Workers: workers, Queues: Queues(cfg.DB.Engine()),
 		Periodic: []*river.PeriodicJob{RedeliverPeriodicJob(DefaultRedeliverInterval)}}

@@ -55,7 +55,7 @@ func TestServeTicketLifecycle(t *testing.T) {
 	// v1: checked on the base, announced, rejected.
 	k1, d1 := p.push(t, "writer-bot", nil)
 	ready := p.comment(t, s, 1, "**v1** are ready for review")
-	for _, want := range []string{"10 tests", "/tickets/" + pipeOwner + "/" + pipeRepo + "/1/versions/1", "`alice`"} {
+	for _, want := range []string{"10 tests", "/tickets/" + pipeOwner + "/" + pipeRepo + "/1/versions/1", "@alice can review"} {
 		if !strings.Contains(ready, want) {
 			t.Errorf("ready comment lacks %q:\n%s", want, ready)
 		}
