@@ -128,7 +128,9 @@ func mention(login string) string {
 // ConfigErrorComment says, on the issue a ticket would open on, what is
 // wrong with the repository's config.
 func ConfigErrorComment(err error) string {
-	return "testfirst cannot read its configuration:\n\n```\n" + err.Error() + "\n```"
+	return "testfirst cannot read its configuration:\n\n```\n" + err.Error() + "\n```\n\n" +
+		"Fix `" + RepoConfigPath + "` on the default branch: testfirst reads it again on the next event on this issue " +
+		"(an edit or a comment will do); there is no need to label the issue again."
 }
 
 // ConfigErrorSummary says, on a grade's check run, what is wrong with the
