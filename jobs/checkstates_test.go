@@ -171,3 +171,43 @@ func gradeOf(t *testing.T, f *syncFixture, head string) db.Grade {
 	}
 	return gs[0]
 }
+
+// TestConfigReadAgainOnNextEvent: a label put on while the repository's
+// config is broken gets the error on the issue; once the config is fixed,
+// the issue's next event opens the ticket without labelling it again, and
+// the opening comment says what comes next.
+func TestConfigReadAgainOnNextEvent(t *testing.T) {
+	f := newSyncFixture(t)
+	ctx := t.Context()
+	w := &DeliveryWorker{db: f.d, github: f.sync.github, grades: f.sync.grades, log: f.sync.log, publicURL: "https://tf.example"}
+	work := func(a DeliveryArgs) {
+		t.Helper()
+		job := &river.Job[DeliveryArgs]{JobRow: &rivertype.JobRow{ID: 1, Attempt: 1, MaxAttempts: 25, Kind: a.Kind()}, Args: a}
+		if err := w.Work(ctx, job); err != nil {
+			t.Fatalf("%s: %v", a.Action, err)
+		}
+	}
+	f.gh.AddIssue("octo-org", "app", 9, "alice", "Another")
+	f.gh.Commit("octo-org", "app", "main", map[string]string{"README.md": "base\n", ".github/testfirst.yml": "lable: test-first\n"})
+	labels := []any{map[string]any{"name": "test-first"}}
+	work(issueDelivery(t, "labeled", map[string]any{"issue.number": 9, "label": map[string]any{"name": "test-first"}, "issue.labels": labels}))
+	cs := f.gh.Comments("octo-org", "app", 9)
+	if len(cs) != 1 || !strings.Contains(cs[0].Body, `unknown key "lable"; the valid keys here are label`) {
+		t.Fatalf("comments %+v; want the config error, naming the valid keys", cs)
+	}
+	f.gh.Commit("octo-org", "app", "main", map[string]string{"README.md": "base\n", ".github/testfirst.yml": "label: test-first\n"})
+	work(issueDelivery(t, "edited", map[string]any{"issue.number": 9, "issue.labels": labels}))
+	cs = f.gh.Comments("octo-org", "app", 9)
+	if len(cs) != 2 || !strings.Contains(cs[1].Body, "testfirst opened a ticket for #9") ||
+		!strings.Contains(cs[1].Body, "testfirst tests push --ticket octo-org/app#9 --installation 3 DIR") {
+		t.Fatalf("comments %+v; want the ticket opened on the edit, with the push command", cs)
+	}
+	// An edit of a labelled issue while the config is broken says nothing
+	// more (the label's event said it).
+	f.gh.AddIssue("octo-org", "app", 10, "alice", "Third")
+	f.gh.Commit("octo-org", "app", "main", map[string]string{"README.md": "base\n", ".github/testfirst.yml": "lable: x\n"})
+	work(issueDelivery(t, "edited", map[string]any{"issue.number": 10, "issue.labels": labels}))
+	if cs := f.gh.Comments("octo-org", "app", 10); len(cs) != 0 {
+		t.Errorf("comments on an edit while the config is broken: %+v", cs)
+	}
+}
