@@ -26,7 +26,7 @@ func TestCheckRunNeverAbsentNorStale(t *testing.T) {
 	f := newSyncFixture(t)
 	ctx := t.Context()
 	f.gh.SetPermission("octo-org", "app", "maria", "write")
-	w := &DeliveryWorker{db: f.d, github: f.sync.github, grades: f.sync.grades, log: f.sync.log}
+	w := &DeliveryWorker{db: f.d, github: f.sync.github, grades: f.sync.grades, log: f.sync.log, publicURL: "https://tf.example/"}
 	work := func(a DeliveryArgs) {
 		t.Helper()
 		job := &river.Job[DeliveryArgs]{JobRow: &rivertype.JobRow{ID: 1, Attempt: 1, MaxAttempts: 25, Kind: a.Kind()}, Args: a}
@@ -85,6 +85,18 @@ func TestCheckRunNeverAbsentNorStale(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// /testfirst status on the issue lists the pull request with its
+	// verdict and grade page, and the card.
+	work(issueComment(t, "/testfirst status", 7, false))
+	cs := f.gh.Comments("octo-org", "app", 7)
+	status := cs[len(cs)-1].Body
+	for _, want := range []string{fmt.Sprintf("- #8 at `%.12s`: hidden tests v1: pass, 1/1 passed, trust isolated ([grade](https://tf.example/grades/%d))", head, g.ID),
+		"- approval card: https://tf.example/tickets/octo-org/app/7/versions/1"} {
+		if !strings.Contains(status, want) {
+			t.Errorf("status reply lacks %q:\n%s", want, status)
+		}
+	}
+
 	// v2 reopens the approval: no stale green.
 	f.push(t)
 	f.run(t)
@@ -95,10 +107,8 @@ func TestCheckRunNeverAbsentNorStale(t *testing.T) {
 	}
 
 	// /testfirst regrade on the pull request while v2 awaits approval says so.
-	work(fixtureDelivery(t, "issue_comment", "created.payload.json", map[string]any{"comment.body": "/testfirst regrade",
-		"comment.user.login": "maria", "comment.user.type": "User", "issue.number": 8,
-		"issue.pull_request": map[string]any{"url": "https://api.github.com/repos/octo-org/app/pulls/8"}}))
-	cs := f.gh.Comments("octo-org", "app", 8)
+	work(issueComment(t, "/testfirst regrade", 8, true))
+	cs = f.gh.Comments("octo-org", "app", 8)
 	if len(cs) != 1 || strings.Contains(cs[0].Body, "Grading") || !strings.Contains(cs[0].Body, "#7 (v2 is being checked) has no approved hidden tests yet") {
 		t.Errorf("regrade reply %+v; want it to say #7 waits for v2", cs)
 	}
@@ -210,4 +220,17 @@ func TestConfigReadAgainOnNextEvent(t *testing.T) {
 	if cs := f.gh.Comments("octo-org", "app", 10); len(cs) != 0 {
 		t.Errorf("comments on an edit while the config is broken: %+v", cs)
 	}
+}
+
+// issueComment is a real issue_comment payload of maria's on issue (a pull
+// request when pull).
+func issueComment(t *testing.T, body string, issue int, pull bool) DeliveryArgs {
+	t.Helper()
+	set := map[string]any{"comment.body": body, "comment.user.login": "maria", "comment.user.type": "User", "issue.number": issue, "issue.pull_request": nil}
+	if pull {
+		set["issue.pull_request"] = map[string]any{"url": fmt.Sprintf("https://api.github.com/repos/octo-org/app/pulls/%d", issue)}
+	}
+	a := fixtureDelivery(t, "issue_comment", "created.payload.json", set)
+	a.Delivery += fmt.Sprint("-", issue, "-", body)
+	return a
 }
