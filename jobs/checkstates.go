@@ -100,6 +100,22 @@ func (q *gradeQueue) wait(ctx context.Context, gi *github.Installation, repo db.
 	return pipeline.WaitingFor(newest), putRun(ctx, gi, repo, head, cr)
 }
 
+// withdrawn puts on head of pull request pr the check run of a withdrawn
+// ticket (neutral: it is not graded) and returns why.
+func (q *gradeQueue) withdrawn(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket, pr int, head string) (string, error) {
+	var name string
+	if err := q.db.Tx(ctx, func(tx *db.Tx) error {
+		var err error
+		name, err = checkRunName(ctx, tx, repo.ID, pr, tk.IssueNumber)
+		return err
+	}); err != nil {
+		return "", err
+	}
+	cr := pipeline.WithdrawnCheckRun(tk.IssueNumber, tk.Label, "not graded yet")
+	cr.Name, cr.ExternalID = name, waitingID(tk.ID)
+	return "the " + tk.Label + " label was removed", putRun(ctx, gi, repo, head, cr)
+}
+
 // cardURL is the ticket's approval card: of its newest version, or the
 // ticket's page when it has none.
 func (q *gradeQueue) cardURL(repo db.Repository, tk db.Ticket, newest *pipeline.VersionStatus) string {

@@ -53,6 +53,23 @@ func TestCheckRunNeverAbsentNorStale(t *testing.T) {
 		t.Errorf("opened before any tests: %+v", r)
 	}
 
+	// A re-run of the waiting run says again what it waits for.
+	updates := func() int {
+		n := 0
+		for _, q := range f.gh.Requests() {
+			if q.Method == "PATCH" && strings.Contains(q.Path, "/check-runs/") {
+				n++
+			}
+		}
+		return n
+	}
+	before := updates()
+	work(fixtureDelivery(t, "check_run", "rerequested.payload.json", map[string]any{"check_run.name": "testfirst",
+		"check_run.external_id": r.ExternalID, "check_run.head_sha": head}))
+	if r2 := only("waiting run re-run"); updates() != before+1 || r2.Status != "queued" || r2.Title != r.Title {
+		t.Errorf("re-run of the waiting run: %d updates, run %+v; want it said again", updates()-before, r2)
+	}
+
 	// v1 checked and announced ready: the waiting run says it awaits review.
 	v1 := f.push(t)
 	f.run(t)
@@ -119,6 +136,23 @@ func TestCheckRunNeverAbsentNorStale(t *testing.T) {
 		if r.Status != "completed" || r.Conclusion != "neutral" || r.Title != "withdrawn: #7 no longer carries the test-first label" {
 			t.Errorf("after the label was removed: %+v; want every run withdrawn", r)
 		}
+	}
+	// A pull request opened on the withdrawn ticket is told so, too.
+	other := f.gh.Commit("octo-org", "app", "pr2", map[string]string{"README.md": "other\n"})
+	f.gh.AddPull("octo-org", "app", 9, other, "main", "Fixes #7", "")
+	work(fixtureDelivery(t, "pull_request", "opened.payload.json", map[string]any{"number": 9, "pull_request.number": 9,
+		"pull_request.body": "Fixes #7", "pull_request.head.sha": other, "pull_request.state": "open"}))
+	n := 0
+	for _, r := range f.gh.CheckRuns("octo-org", "app") {
+		if r.HeadSHA == other {
+			n++
+			if r.Conclusion != "neutral" || !strings.HasPrefix(r.Title, "withdrawn: #7") {
+				t.Errorf("pull request on a withdrawn ticket: %+v", r)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("pull request on a withdrawn ticket: %d runs, want 1", n)
 	}
 }
 

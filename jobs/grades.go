@@ -219,7 +219,10 @@ func (q *gradeQueue) regrade(ctx context.Context, gh installationClients, instal
 // Without approved tests the head gets the ticket's waiting check run at
 // once, and the returned text says what it waits for.
 func (q *gradeQueue) gradeTicket(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket, pr int, head string, force bool) (string, error) {
-	if !pipeline.Active(!tk.ClosedAt.IsZero(), !tk.WithdrawnAt.IsZero()) {
+	if !tk.WithdrawnAt.IsZero() {
+		return q.withdrawn(ctx, gi, repo, tk, pr, head)
+	}
+	if !pipeline.Active(!tk.ClosedAt.IsZero(), false) {
 		return "", nil
 	}
 	v, err := approvedVersion(ctx, q.store, storeTicket(repo, tk.IssueNumber))

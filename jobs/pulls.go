@@ -133,6 +133,9 @@ func (w *DeliveryWorker) checkRun(ctx context.Context, a DeliveryArgs) error {
 	if !pipeline.IsCheckRunName(p.CheckRun.Name) || (a.Action == "requested_action" && p.RequestedAction.Identifier != pipeline.RegradeAction.Identifier) {
 		return nil
 	}
+	if ticket, ok := strings.CutPrefix(p.CheckRun.ExternalID, "wait-"); ok {
+		return w.rerunWaiting(ctx, p.repoPayload, ticket, p.CheckRun.HeadSHA)
+	}
 	id, err := strconv.ParseInt(p.CheckRun.ExternalID, 10, 64)
 	if err != nil || id <= 0 {
 		return nil // not one of ours
@@ -179,4 +182,49 @@ func (w *DeliveryWorker) regrade(ctx context.Context, p repoPayload, gs []db.Gra
 		return nil
 	}
 	return w.grades.regrade(ctx, w.github, p.Installation.ID, p.Repository.ID, gs, by)
+}
+
+// rerunWaiting handles a re-run of a ticket's waiting check run: the head
+// is graded when the ticket has approved tests now, or its run says again
+// what it waits for. Never silently nothing.
+func (w *DeliveryWorker) rerunWaiting(ctx context.Context, p repoPayload, ticket, head string) error {
+	id, err := strconv.ParseInt(ticket, 10, 64)
+	if err != nil {
+		return nil // not one of ours
+	}
+	var (
+		tk   db.Ticket
+		repo db.Repository
+		prs  []db.PullRequest
+	)
+	if err := w.db.Tx(ctx, func(tx *db.Tx) error {
+		var err error
+		if repo, err = p.record(ctx, tx); err != nil {
+			return err
+		}
+		if tk, err = tx.Ticket(ctx, id); err != nil {
+			return err
+		}
+		if tk.RepositoryID != repo.ID {
+			return db.ErrNotFound
+		}
+		prs, err = tx.OpenPullsClosing(ctx, repo.ID, tk.IssueNumber)
+		return err
+	}); errors.Is(err, db.ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	gi, err := w.github.Installation(p.Installation.ID)
+	if err != nil {
+		return err
+	}
+	for _, pr := range prs {
+		if pr.HeadSHA == head {
+			if _, err := w.grades.gradeTicket(ctx, gi, repo, tk, pr.Number, head, true); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
