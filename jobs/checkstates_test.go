@@ -268,3 +268,35 @@ func issueComment(t *testing.T, body string, issue int, pull bool) DeliveryArgs 
 	a.Delivery += fmt.Sprint("-", issue, "-", body)
 	return a
 }
+
+// TestLatePhaseKeepsCancelledRun: a grade cancelled while it runs keeps
+// its cancelled check run when the grade job reaches its next phase.
+func TestLatePhaseKeepsCancelledRun(t *testing.T) {
+	f := newSyncFixture(t)
+	ctx := t.Context()
+	repo := db.Repository{ID: 30, InstallationID: 3, Owner: "octo-org", Name: "app", DefaultBranch: "main"}
+	head := f.gh.Commit("octo-org", "app", "pr", map[string]string{"README.md": "change\n"})
+	var g db.Grade
+	if err := f.d.Tx(ctx, func(tx *db.Tx) error {
+		var err error
+		g, _, err = tx.CreateGrade(ctx, db.Grade{TicketID: f.ticket.ID, PRNumber: 8, HeadSHA: head, Digest: "sha256:1", VersionNumber: 1, InstallationID: 3, State: pipeline.GradeRunning})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	q := f.sync.grades
+	var err error
+	if g.CheckRunID, err = q.ensureCheckRun(ctx, f.gi, repo, g, pipeline.RunningCheckRun(head, 1, pipeline.PhaseFetching, ""), pipeline.GradeRunning); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.cancel(ctx, f.gi, repo, []db.Grade{g}, "A newer commit was pushed."); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.phase(ctx, f.gi, repo, g, pipeline.PhaseGrading); err != nil {
+		t.Fatal(err)
+	}
+	runs := f.gh.CheckRuns("octo-org", "app")
+	if len(runs) != 1 || runs[0].Conclusion != "cancelled" {
+		t.Errorf("check runs %+v; want the one run still cancelled", runs)
+	}
+}

@@ -307,7 +307,7 @@ func (q *gradeQueue) grade(ctx context.Context, gi *github.Installation, repo db
 	if err != nil {
 		return err
 	}
-	_, err = q.ensureCheckRun(ctx, gi, repo, g, cr, true)
+	_, err = q.ensureCheckRun(ctx, gi, repo, g, cr, pipeline.GradeQueued)
 	return err
 }
 
@@ -380,7 +380,7 @@ func (q *gradeQueue) refreshQueue(ctx context.Context, gh installationClients) {
 		if err == nil {
 			var cr pipeline.CheckRun
 			if cr, err = q.queuedRun(ctx, g); err == nil {
-				_, err = q.ensureCheckRun(ctx, gi, repos[g.ID], g, cr, true)
+				_, err = q.ensureCheckRun(ctx, gi, repos[g.ID], g, cr, pipeline.GradeQueued)
 			}
 		}
 		if err != nil {
@@ -391,7 +391,7 @@ func (q *gradeQueue) refreshQueue(ctx context.Context, gh installationClients) {
 
 // phase tells grade g's check run what the running grade is doing.
 func (q *gradeQueue) phase(ctx context.Context, gi *github.Installation, repo db.Repository, g db.Grade, p pipeline.GradePhase) error {
-	_, err := q.ensureCheckRun(ctx, gi, repo, g, pipeline.RunningCheckRun(g.HeadSHA, g.VersionNumber, p, q.detailsURL(g.ID)), false)
+	_, err := q.ensureCheckRun(ctx, gi, repo, g, pipeline.RunningCheckRun(g.HeadSHA, g.VersionNumber, p, q.detailsURL(g.ID)), pipeline.GradeRunning)
 	return err
 }
 
@@ -401,9 +401,10 @@ func (q *gradeQueue) phase(ctx context.Context, gi *github.Installation, repo db
 // at once on different replicas, one claims the creation in the database;
 // the other waits for its id. A claim left by a crash is taken over after
 // checkRunClaimWait, adopting the run the crashed process made if it got
-// that far (found by external id). onlyQueued leaves a run alone once its
-// grade has left the queue, so a late "queued" never hides "in progress".
-func (q *gradeQueue) ensureCheckRun(ctx context.Context, gi *github.Installation, repo db.Repository, g db.Grade, cr0 pipeline.CheckRun, onlyQueued bool) (int64, error) {
+// that far (found by external id). An existing run is changed only while
+// the grade is in state while, so that a late "queued" never hides "in
+// progress" and a late phase never reopens a cancelled run.
+func (q *gradeQueue) ensureCheckRun(ctx context.Context, gi *github.Installation, repo db.Repository, g db.Grade, cr0 pipeline.CheckRun, while pipeline.GradeState) (int64, error) {
 	cr0.ExternalID = strconv.FormatInt(g.ID, 10)
 	var err error
 	if cr0.Name, err = q.nameOf(ctx, repo, g); err != nil {
@@ -415,7 +416,7 @@ func (q *gradeQueue) ensureCheckRun(ctx context.Context, gi *github.Installation
 		return 0, err
 	}
 	if id > 0 {
-		if onlyQueued && state != pipeline.GradeQueued {
+		if state != while {
 			return id, nil
 		}
 		if err := gi.UpdateCheckRun(ctx, repo.Owner, repo.Name, id, cr); err != nil {

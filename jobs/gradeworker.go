@@ -108,7 +108,7 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 	log.InfoContext(ctx, "grading", "head_sha", g.HeadSHA, "digest", g.Digest)
 	var err error
 	if g.CheckRunID, err = w.grades.ensureCheckRun(ctx, gi, repo, g,
-		pipeline.RunningCheckRun(g.HeadSHA, g.VersionNumber, pipeline.PhaseFetching, w.grades.detailsURL(g.ID)), false); err != nil {
+		pipeline.RunningCheckRun(g.HeadSHA, g.VersionNumber, pipeline.PhaseFetching, w.grades.detailsURL(g.ID)), pipeline.GradeRunning); err != nil {
 		return err
 	}
 	// The grades behind this one moved up.

@@ -133,8 +133,10 @@ func (w *DeliveryWorker) checkRun(ctx context.Context, a DeliveryArgs) error {
 	if !pipeline.IsCheckRunName(p.CheckRun.Name) || (a.Action == "requested_action" && p.RequestedAction.Identifier != pipeline.RegradeAction.Identifier) {
 		return nil
 	}
-	if ticket, ok := strings.CutPrefix(p.CheckRun.ExternalID, "wait-"); ok {
-		return w.rerunWaiting(ctx, p.repoPayload, ticket, p.CheckRun.HeadSHA)
+	for _, prefix := range []string{"wait-", "off-"} {
+		if ticket, ok := strings.CutPrefix(p.CheckRun.ExternalID, prefix); ok {
+			return w.rerunWaiting(ctx, p.repoPayload, ticket, p.CheckRun.HeadSHA)
+		}
 	}
 	id, err := strconv.ParseInt(p.CheckRun.ExternalID, 10, 64)
 	if err != nil || id <= 0 {
@@ -184,9 +186,10 @@ func (w *DeliveryWorker) regrade(ctx context.Context, p repoPayload, gs []db.Gra
 	return w.grades.regrade(ctx, w.github, p.Installation.ID, p.Repository.ID, gs, by)
 }
 
-// rerunWaiting handles a re-run of a ticket's waiting check run: the head
-// is graded when the ticket has approved tests now, or its run says again
-// what it waits for. Never silently nothing.
+// rerunWaiting handles a re-run of a ticket's waiting check run (or of
+// the run saying the installation cannot grade): the head is graded when
+// the ticket has approved tests now, or its run says again why it is not.
+// Never silently nothing.
 func (w *DeliveryWorker) rerunWaiting(ctx context.Context, p repoPayload, ticket, head string) error {
 	id, err := strconv.ParseInt(ticket, 10, 64)
 	if err != nil {

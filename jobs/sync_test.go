@@ -208,7 +208,7 @@ func TestSyncApprovalAndReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	gi, _ := f.sync.github.Installation(3)
-	if _, err := f.sync.grades.ensureCheckRun(ctx, gi, db.Repository{ID: 30, InstallationID: 3, Owner: "octo-org", Name: "app"}, g, pipeline.RunningCheckRun(head, 1, pipeline.PhaseGrading, ""), false); err != nil {
+	if _, err := f.sync.grades.ensureCheckRun(ctx, gi, db.Repository{ID: 30, InstallationID: 3, Owner: "octo-org", Name: "app"}, g, pipeline.RunningCheckRun(head, 1, pipeline.PhaseGrading, ""), pipeline.GradeRunning); err != nil {
 		t.Fatal(err)
 	}
 

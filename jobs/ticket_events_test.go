@@ -89,7 +89,7 @@ func TestTicketIssueEvents(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		if g.CheckRunID, _ = f.sync.grades.ensureCheckRun(ctx, f.gi, repo, g, pipeline.RunningCheckRun(head, 1, pipeline.PhaseGrading, ""), false); g.CheckRunID == 0 {
+		if g.CheckRunID, _ = f.sync.grades.ensureCheckRun(ctx, f.gi, repo, g, pipeline.RunningCheckRun(head, 1, pipeline.PhaseGrading, ""), pipeline.GradeRunning); g.CheckRunID == 0 {
 			t.Fatal("no check run")
 		}
 		return g
