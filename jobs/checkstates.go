@@ -241,3 +241,73 @@ func (q *gradeQueue) withdraw(ctx context.Context, gi *github.Installation, repo
 		return pipeline.WithdrawnCheckRun(tk.IssueNumber, tk.Label, was), true
 	})
 }
+
+// rename gives the check runs on head of pull request pr the names they
+// have now that its description links tickets: "testfirst" alone, or one
+// "testfirst · #N" per ticket; a run keeps what it says. The waiting run
+// of a ticket no longer linked is completed, saying so (its grades are
+// cancelled by the pull request's event).
+func (q *gradeQueue) rename(ctx context.Context, gi *github.Installation, repo db.Repository, pr int, head string, tickets []db.Ticket) error {
+	runs, err := gi.CheckRunsFor(ctx, repo.Owner, repo.Name, head, "")
+	if err != nil {
+		return retryOrCancel(err)
+	}
+	names := map[string]string{} // external id → name
+	unlinked := map[string]int{} // waiting run's external id → issue
+	if err := q.db.Tx(ctx, func(tx *db.Tx) error {
+		gs, err := tx.GradesOfHead(ctx, head)
+		if err != nil {
+			return err
+		}
+		linked := map[string]bool{}
+		for _, tk := range tickets {
+			name, err := checkRunName(ctx, tx, repo.ID, pr, tk.IssueNumber)
+			if err != nil {
+				return err
+			}
+			linked[waitingID(tk.ID)] = true
+			names[waitingID(tk.ID)], names[notGradingID(tk.ID)] = name, name
+			for _, g := range gs {
+				if g.TicketID == tk.ID && g.PRNumber == pr {
+					names[strconv.FormatInt(g.ID, 10)] = name
+				}
+			}
+		}
+		for _, r := range runs {
+			id, ok := strings.CutPrefix(r.ExternalID, "wait-")
+			if !ok || linked[r.ExternalID] || r.Status == github.StatusCompleted {
+				continue
+			}
+			n, err := strconv.ParseInt(id, 10, 64)
+			if err != nil {
+				continue
+			}
+			tk, err := tx.Ticket(ctx, n)
+			if errors.Is(err, db.ErrNotFound) || err == nil && tk.RepositoryID != repo.ID {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			unlinked[r.ExternalID] = tk.IssueNumber
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, r := range runs {
+		var cr github.CheckRun
+		if issue, ok := unlinked[r.ExternalID]; ok {
+			cr = toGitHub(pipeline.UnlinkedCheckRun(issue))
+			cr.Name, cr.ExternalID = r.Name, r.ExternalID
+		} else if name, ok := names[r.ExternalID]; ok && r.Name != name && pipeline.IsCheckRunName(r.Name) {
+			cr = github.CheckRun{Name: name}
+		} else {
+			continue
+		}
+		if err := gi.UpdateCheckRun(ctx, repo.Owner, repo.Name, r.ID, cr); err != nil {
+			return retryOrCancel(err)
+		}
+	}
+	return nil
+}

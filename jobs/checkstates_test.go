@@ -185,6 +185,23 @@ func TestCheckRunPerTicket(t *testing.T) {
 	if len(names) != 2 || !names["testfirst · #7"] || !names["testfirst · #12"] {
 		t.Errorf("check run names %v; want testfirst · #7 and testfirst · #12", names)
 	}
+
+	// The description edited to fix #7 only: its run is "testfirst" again.
+	a = fixtureDelivery(t, "pull_request", "opened.payload.json", map[string]any{"action": "edited", "number": 8, "pull_request.number": 8,
+		"pull_request.body": "Fixes #7", "pull_request.head.sha": head, "pull_request.state": "open"})
+	if err := w.Work(ctx, &river.Job[DeliveryArgs]{JobRow: &rivertype.JobRow{ID: 2, Attempt: 1, MaxAttempts: 25, Kind: a.Kind()}, Args: a}); err != nil {
+		t.Fatal(err)
+	}
+	names = map[string]bool{}
+	for _, r := range f.gh.CheckRuns("octo-org", "app") {
+		names[r.Name] = true
+		if r.Name == "testfirst · #12" && (r.Status != "completed" || r.Title != "not graded: this pull request no longer fixes #12") {
+			t.Errorf("#12's waiting run after the edit: %+v; want it completed, unlinked", r)
+		}
+	}
+	if !names["testfirst"] || names["testfirst · #7"] {
+		t.Errorf("after the edit, check run names %v; want #7's run named testfirst", names)
+	}
 }
 
 // setCheck records version k's base check as the check worker would.

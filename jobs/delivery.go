@@ -33,6 +33,9 @@ type grading interface {
 	// approved tests; when it cannot, the head's check run says why and
 	// so does the returned text.
 	gradeTicket(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket, pr int, head string, force bool) (string, error)
+	// rename names a pull request's check runs for the tickets it links
+	// now.
+	rename(ctx context.Context, gi *github.Installation, repo db.Repository, pr int, head string, tickets []db.Ticket) error
 	// withdraw completes the ticket's check runs on open pull requests as
 	// withdrawn.
 	withdraw(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket) error

@@ -110,6 +110,10 @@ func (w *DeliveryWorker) pullRequest(ctx context.Context, a DeliveryArgs) error 
 			return err
 		}
 	}
+	if p.Action == "edited" {
+		// The description may link more tickets, or fewer, than before.
+		return w.grades.rename(ctx, gi, repo, p.Number, head, tickets)
+	}
 	return nil
 }
 

@@ -175,6 +175,14 @@ func WithdrawnCheckRun(issue int, label, was string) CheckRun {
 			"Put the label back to take the ticket up again; open pull requests are then graded again.", label, issue, prose(was))}
 }
 
+// UnlinkedCheckRun completes the waiting check run of ticket issue on a
+// pull request whose description no longer fixes it.
+func UnlinkedCheckRun(issue int) CheckRun {
+	return CheckRun{Name: CheckRunName, Status: StatusCompleted, Conclusion: ConclusionNeutral,
+		Title:   fmt.Sprintf("not graded: this pull request no longer fixes #%d", issue),
+		Summary: fmt.Sprintf("The pull request's description no longer links #%d, so it is not graded against that ticket's hidden tests.", issue)}
+}
+
 // NotConfiguredCheckRun is the check run of a pull request that closes a
 // ticket on an installation that cannot grade: why says what is missing.
 func NotConfiguredCheckRun(headSHA string, why string) CheckRun {
