@@ -89,10 +89,12 @@ func Title(r *grader.Report) string {
 // trustMeaning says in one line what each trust level means for the
 // verdict.
 var trustMeaning = map[grader.Trust]string{
-	grader.TrustIsolated: "the code under test ran as another user than the grader, without network, and could not read or change the hidden tests: the verdict can be relied on.",
-	grader.TrustBestEffort: "the sandbox could not run the code under test as a separate user, so it could in principle have read or bent the hidden tests: " +
-		"read the verdict with the detectors below.",
-	grader.TrustLow: "the tests ran with a custom command rather than testfirst's runner, so nothing stops the code under test from shaping the result: a reviewer must check it.",
+	grader.TrustIsolated: "the code under test ran as another user than the grader, without network, could not change the root-owned hidden tests, " +
+		"and the grade was written by testfirst's runner: the verdict can be relied on.",
+	grader.TrustBestEffort: "the sandbox could not run the code under test as a separate user, so it could have rewritten the hidden tests " +
+		"or forged the grade: read the verdict with the detectors below.",
+	grader.TrustLow: "the tests ran with a custom command, not testfirst's pytest runner, so nothing stops the code under test from " +
+		"shaping the result: a reviewer must check it.",
 }
 
 // TrustLine is one line on what trust t means.

@@ -116,8 +116,7 @@ func QueuedCheckRun(headSHA string, k, ahead, running int, detailsURL string) Ch
 func RunningCheckRun(headSHA string, k int, phase GradePhase, detailsURL string) CheckRun {
 	return CheckRun{Name: CheckRunName, HeadSHA: headSHA, Status: StatusInProgress, DetailsURL: detailsURL,
 		Title: fmt.Sprintf("grading against hidden tests v%d: %s", k, phase),
-		Summary: fmt.Sprintf("The sealed grader is at work on this commit: %s. Steps: %s, %s, %s (with %s beside it).",
-			phase, PhaseFetching, PhaseEnvironment, PhaseGrading, PhaseTwins)}
+		Summary: fmt.Sprintf("The sealed grader is at work on this commit: %s. The check run completes with the verdict.", phase)}
 }
 
 // WaitingCheckRun is the check run of a pull request that closes ticket
