@@ -16,7 +16,8 @@ import (
 //	requester mentioned) → early pull request (queued, waiting) →
 //	approval → graded (the same run, success) → new version (the green
 //	run completed again as superseded) → /testfirst regrade (says it waits)
-//	→ approval → graded again.
+//	→ approval → graded again → label removed (withdrawn) → label back
+//	(graded again).
 //
 // The enforce leg (a second signer with write access) belongs to the
 // card's policy and is not walked here.
@@ -108,6 +109,22 @@ func TestServeScenarioOneTicket(t *testing.T) {
 	if again.ID != waiting.ID {
 		t.Errorf("v2's grade made a new run %d instead of completing the waiting run %d", again.ID, waiting.ID)
 	}
+
+	// The label removed: the green run is withdrawn at once. Put back: the
+	// head is graded again.
+	deliver("issues", "unlabel", patchFixture(t, "issues/unlabeled.payload.json", map[string]any{
+		"label.name": "test-first", "issue.number": 1, "installation.id": 1, "sender.login": "alice"}))
+	withdrawn := p.run(t, s, p.fixedSHA, "withdrawn", func(r fakegithub.CheckRun) bool {
+		return r.ID == again.ID && r.Conclusion == "neutral"
+	})
+	if withdrawn.Title != "withdrawn: #1 no longer carries the test-first label" || !strings.Contains(withdrawn.Summary, "10/10 hidden tests passed") {
+		t.Errorf("after the label was removed: %+v", withdrawn)
+	}
+	deliver("issues", "relabel", patchFixture(t, "issues/labeled.payload.json", map[string]any{
+		"label.name": "test-first", "issue.number": 1, "installation.id": 1, "sender.login": "alice"}))
+	p.run(t, s, p.fixedSHA, "graded again after the label came back", func(r fakegithub.CheckRun) bool {
+		return r.ID == again.ID && r.Conclusion == "success"
+	})
 
 	// Commands neither cancel their job nor log a nil cancel.
 	if strings.Contains(s.log(), "JobCancelError: <nil>") {
