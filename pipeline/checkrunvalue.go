@@ -115,7 +115,7 @@ func QueuedCheckRun(headSHA string, k, ahead, running int, detailsURL string) Ch
 // running, at phase.
 func RunningCheckRun(headSHA string, k int, phase GradePhase, detailsURL string) CheckRun {
 	return CheckRun{Name: CheckRunName, HeadSHA: headSHA, Status: StatusInProgress, DetailsURL: detailsURL,
-		Title: fmt.Sprintf("grading against hidden tests v%d: %s", k, phase),
+		Title:   fmt.Sprintf("grading against hidden tests v%d: %s", k, phase),
 		Summary: fmt.Sprintf("The sealed grader is at work on this commit: %s. The check run completes with the verdict.", phase)}
 }
 
