@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -54,7 +55,16 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
-	handlers.RegisterService(mux, handlers.ServiceConfig{Ready: d.Ready, Registry: reg, Secrets: cfg.WebhookSecrets, Intake: jobs.NewIntake(d), Log: log})
+	// Why this replica does not grade, once its jobs are set up.
+	var gradingOff atomic.Pointer[error]
+	degraded := func() error {
+		if p := gradingOff.Load(); p != nil {
+			return *p
+		}
+		return nil
+	}
+	handlers.RegisterService(mux, handlers.ServiceConfig{Ready: d.Ready, Degraded: degraded, Registry: reg, Secrets: cfg.WebhookSecrets,
+		Intake: jobs.NewIntake(d), Log: log})
 
 	if !cfg.HasApp() {
 		registered, err := mountSetup(ctx, mux, cfg, log)
@@ -63,7 +73,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 		}
 		return serveHTTP(ctx, cfg, mux, log, listening, registered, nil)
 	}
-	stop, err := startApp(ctx, cfg, d, mux, reg, log)
+	stop, err := startApp(ctx, cfg, d, mux, reg, log, &gradingOff)
 	if err != nil {
 		return err
 	}
@@ -73,7 +83,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 // startApp proves the app's credentials, opens the hidden-test store once
 // for the card and the workers, mounts the card and starts the job
 // workers. The returned function stops the workers and closes the store.
-func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg prometheus.Registerer, log *slog.Logger) (func(context.Context) error, error) {
+func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg prometheus.Registerer, log *slog.Logger, gradingOff *atomic.Pointer[error]) (func(context.Context) error, error) {
 	clients, err := github.NewClients(github.AppConfig{AppID: cfg.GitHubAppID, PrivateKey: cfg.PrivateKey, BaseURL: cfg.GitHubAPIURL})
 	if err != nil {
 		return nil, err
@@ -99,7 +109,7 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 	metrics := jobs.NewMetrics(reg, d)
 	jcfg := jobs.Config{DB: d, GitHub: clients, PublicURL: cfg.PublicURL, Log: log, Metrics: metrics,
 		RescueAfter: cfg.JobRescueAfter, SyncInterval: cfg.SyncInterval}
-	setup, err := jobsSetup(ctx, jcfg, st, storeErr, log)
+	setup, err := jobsSetup(ctx, jcfg, st, storeErr, log, gradingOff)
 	if err != nil {
 		closeStore()
 		return nil, err
@@ -132,19 +142,25 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 
 // jobsSetup decides, once, whether this replica grades: with the store's
 // both sides and the sealed grader it does; without, pull requests are not
-// graded and the rest of the pipeline runs.
-func jobsSetup(ctx context.Context, cfg jobs.Config, st *serviceStore, storeErr error, log *slog.Logger) (jobs.Setup, error) {
+// graded, their check runs and /readyz say why (stored in off), and the
+// rest of the pipeline runs.
+func jobsSetup(ctx context.Context, cfg jobs.Config, st *serviceStore, storeErr error, log *slog.Logger, off *atomic.Pointer[error]) (jobs.Setup, error) {
 	if storeErr == nil && st.readerErr != nil {
 		storeErr = st.readerErr
 	}
+	notGrading := func(why error) jobs.Setup {
+		log.WarnContext(ctx, "pull requests will not be graded", "err", why)
+		why = fmt.Errorf("pull requests are not graded: %w", why)
+		off.Store(&why)
+		cfg.GradingOff = why
+		return jobs.NewSetup(cfg)
+	}
 	if storeErr != nil {
-		log.WarnContext(ctx, "pull requests will not be graded", "err", storeErr)
-		return jobs.NewSetup(cfg), nil
+		return notGrading(storeErr), nil
 	}
 	g, err := OpenGrading(ctx, GradingConfig{Progress: io.Discard})
 	if err != nil {
-		log.WarnContext(ctx, "pull requests will not be graded", "err", fmt.Errorf("sealed grader: %w", err))
-		return jobs.NewSetup(cfg), nil
+		return notGrading(fmt.Errorf("sealed grader: %w", err)), nil
 	}
 	// A replica that crashed left its sandboxes behind; those past their
 	// deadline go now.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"reflect"
 	"strings"
 	"time"
 
@@ -91,10 +92,17 @@ const (
 // message can go on the issue or check run as it is.
 func ParseRepoConfig(data []byte) (RepoConfig, error) {
 	c := DefaultRepoConfig()
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return c, fmt.Errorf("%s: %w", RepoConfigPath, err)
+	}
+	if len(doc.Content) > 0 {
+		if err := errors.Join(unknownKeys(doc.Content[0], reflect.TypeOf(repoConfigFile{}), "")...); err != nil {
+			return c, err
+		}
+	}
 	var f repoConfigFile
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&f); err != nil && !errors.Is(err, io.EOF) {
 		return c, fmt.Errorf("%s: %w", RepoConfigPath, err)
 	}
 	var errs []error
@@ -163,4 +171,37 @@ func ParseRepoConfig(data []byte) (RepoConfig, error) {
 		return DefaultRepoConfig(), err
 	}
 	return c, nil
+}
+
+// unknownKeys names every key of the mapping n that the file's shape t
+// does not have, with the keys valid at that place, in YAML's words (never
+// a Go type's name).
+func unknownKeys(n *yaml.Node, t reflect.Type, prefix string) []error {
+	if n.Kind != yaml.MappingNode {
+		if prefix == "" && n.Kind != yaml.ScalarNode {
+			return []error{fmt.Errorf("%s: want a mapping of settings such as label: test-first", RepoConfigPath)}
+		}
+		return nil
+	}
+	fields := map[string]reflect.Type{}
+	var valid []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		fields[name] = t.Field(i).Type
+		valid = append(valid, prefix+name)
+	}
+	var errs []error
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, value := n.Content[i].Value, n.Content[i+1]
+		ft, ok := fields[key]
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s: line %d: unknown key %q; the valid keys here are %s", RepoConfigPath, n.Content[i].Line,
+				prefix+key, strings.Join(valid, ", ")))
+			continue
+		}
+		if ft.Kind() == reflect.Struct {
+			errs = append(errs, unknownKeys(value, ft, prefix+key+".")...)
+		}
+	}
+	return errs
 }
