@@ -118,7 +118,7 @@ func TestCheckRunNeverAbsentNorStale(t *testing.T) {
 	f.push(t)
 	f.run(t)
 	r = only("v2 pushed")
-	if r.Status != "completed" || r.Conclusion != "neutral" || r.Title != "superseded: graded against v1, which v2 replaces; awaiting approval" ||
+	if r.Status != "completed" || r.Conclusion != "action_required" || r.Title != "superseded: graded against v1, which v2 replaces; awaiting approval" ||
 		!strings.Contains(r.Summary, "1/1 hidden tests passed") {
 		t.Errorf("v2 pushed: %+v; want the green run completed again as superseded", r)
 	}

@@ -157,9 +157,12 @@ func WaitingFor(newest *VersionStatus) string {
 
 // SupersededCheckRun completes again the check run of a grade against
 // version old, when version newer replaced it: what it said no longer
-// holds. was is the title it had.
+// holds. was is the title it had. It asks for action rather than staying
+// neutral: GitHub counts a neutral check as passing where the check is
+// required, and a pull request must not merge on tests that are being
+// replaced before the new ones are approved and graded.
 func SupersededCheckRun(old, newer int, newest *VersionStatus, was string) CheckRun {
-	return CheckRun{Name: CheckRunName, Status: StatusCompleted, Conclusion: ConclusionNeutral,
+	return CheckRun{Name: CheckRunName, Status: StatusCompleted, Conclusion: ConclusionActionRequired,
 		Title: fmt.Sprintf("superseded: graded against v%d, which v%d replaces; awaiting approval", old, newer),
 		Summary: fmt.Sprintf("This commit was graded against hidden tests v%d (%s). v%d replaces them (%s): that grade no longer counts. "+
 			"The commit is graded again, at once, when a version is approved.", old, prose(was), newer, WaitingFor(newest))}

@@ -81,7 +81,7 @@ func TestServeScenarioOneTicket(t *testing.T) {
 
 	// A new version reopens the approval: the green run is superseded.
 	k2, d2 := p.push(t, "writer-bot", nil)
-	p.run(t, s, p.fixedSHA, "superseded", completed("neutral"))
+	p.run(t, s, p.fixedSHA, "superseded", completed("action_required"))
 	if r := only("v2 pushed"); r.Title != "superseded: graded against v1, which v2 replaces; awaiting approval" ||
 		!strings.Contains(r.Summary, "10/10 hidden tests passed") {
 		t.Errorf("v2 pushed: %+v", r)
