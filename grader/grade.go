@@ -92,6 +92,10 @@ type Request struct {
 	// TestStrength, when set with a base tree, also measures the hidden
 	// tests: flaky tests and, with a reference patch, mutants of it.
 	TestStrength *TestStrength
+	// ProxySocket, when set, is the host path of a read-only egress
+	// proxy's socket: the grade's sandboxes may then read the package index
+	// through it (network: mirror), and nothing else.
+	ProxySocket string
 }
 
 // Grade grades req and returns its report. It returns an error for bad
@@ -136,6 +140,10 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 		RepoDigest:    req.Repo.Digest(),
 		TamperSignals: TamperSignals(req.Repo, req.Hidden),
 		Contamination: ScanTree(req.Repo, canaries),
+		Network:       NetworkNone,
+	}
+	if req.ProxySocket != "" {
+		rep.Network = NetworkMirror
 	}
 	if req.Base != nil {
 		rep.TouchedTests = TouchedTests(req.Base, req.Repo)
@@ -340,6 +348,7 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 	for _, c := range canaries {
 		job.Canaries = append(job.Canaries, c.Token)
 	}
+	job.Proxy = req.ProxySocket != ""
 	for _, o := range opts {
 		o(&job)
 	}
@@ -362,6 +371,7 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 		TestUID:     uid,
 		StdoutLimit: stdoutLimit,
 		StderrLimit: stderrLimit,
+		ProxySocket: req.ProxySocket,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("run sandbox: %w", err)
@@ -466,6 +476,10 @@ func (r *Report) normalize() {
 	nonNil(&r.Failed)
 	nonNil(&r.TouchedTests)
 	nonNil(&r.Runner)
+	if r.Environment != nil {
+		nonNil(&r.Environment.Packages)
+		nonNil(&r.Environment.BuiltFrom)
+	}
 	if r.Tests == nil {
 		r.Tests = []TestResult{}
 	}
