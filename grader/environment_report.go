@@ -1,8 +1,10 @@
 package grader
 
 import (
+	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/testfirst-app/testfirst/sandbox"
 )
@@ -82,4 +84,69 @@ func ErrorReport(trust Trust, reason, output string) *Report {
 	rep := &Report{Verdict: VerdictError, Trust: trust, Reasons: []string{reason}, Output: output, Sentinels: "none"}
 	rep.normalize()
 	return rep
+}
+
+// EnvironmentSource prepares the dependency environment of a grade
+// (grader/environment implements it).
+type EnvironmentSource interface {
+	// Prepare returns the grader image to grade req in. A build that
+	// failed is a Prepared with Failure set, not an error; an error is bad
+	// input or the engine's.
+	Prepare(ctx context.Context, req Request) (Prepared, error)
+}
+
+// Prepared is the environment a grade runs in.
+type Prepared struct {
+	// Image and ImageID are the grader image built on the environment.
+	Image, ImageID string
+	// Environment is what the report says of it.
+	Environment *Environment
+	// ProxySocket is the read-only egress proxy's socket, for a mirror
+	// grade.
+	ProxySocket string
+	// Failure, when set, says why the environment could not be built:
+	// the grade is an error and runs nothing. FailureOutput, for the
+	// requester only, is the build's output.
+	Failure       string
+	FailureOutput string
+}
+
+// EnvironmentLine says in one line what a grade ran in, for the check run,
+// the card and the text report: "python 3.11 · image testfirst-env:…
+// (cached) · 2 packages: attrs==23.1, six==1.16 · built from
+// requirements.txt · network: none". Empty when the report has no
+// environment and no network.
+func EnvironmentLine(env *Environment, network string) string {
+	var parts []string
+	if env != nil {
+		parts = append(parts, "python "+env.Python)
+		img := "image " + env.Image
+		switch {
+		case env.Error != "":
+			img += " (not built)"
+		case env.Cached:
+			img += " (cached)"
+		default:
+			img += fmt.Sprintf(" (built in %.1fs)", env.BuildSeconds)
+		}
+		parts = append(parts, img)
+		switch n := len(env.Packages); {
+		case n == 0:
+			parts = append(parts, "no packages")
+		case n <= 10:
+			parts = append(parts, fmt.Sprintf("%d package(s): %s", n, strings.Join(env.Packages, ", ")))
+		default:
+			parts = append(parts, fmt.Sprintf("%d packages: %s, …", n, strings.Join(env.Packages[:10], ", ")))
+		}
+		if len(env.BuiltFrom) > 0 {
+			parts = append(parts, "built from "+strings.Join(env.BuiltFrom, ", ")+" of the base")
+		}
+		if len(env.IgnoredChanges) > 0 {
+			parts = append(parts, "changes to "+strings.Join(env.IgnoredChanges, ", ")+" not used")
+		}
+	}
+	if network != "" {
+		parts = append(parts, "network: "+network)
+	}
+	return strings.Join(parts, " · ")
 }

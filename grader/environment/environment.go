@@ -54,6 +54,9 @@ type Engine interface {
 	FindImage(ctx context.Context, ref string) (id string, labels map[string]string, found bool, err error)
 	// Build runs a build and commits its container when Keep says so.
 	Build(ctx context.Context, b sandbox.Build) (sandbox.Result, string, error)
+	// EnsureLayer returns the layer's image, committing it when missing:
+	// the grader image on an environment.
+	EnsureLayer(ctx context.Context, l sandbox.Layer) (ref, id string, err error)
 }
 
 // BuilderRecipe is the image environments are built in for a Python
@@ -70,15 +73,22 @@ func BuilderRecipe(python string) (sandbox.DebianRecipe, error) {
 
 // Environments builds and reuses environment images.
 type Environments struct {
-	eng      Engine
-	wrapper  []byte
-	index    string
+	eng     Engine
+	wrapper []byte
+	index   string
+	// shown is the index as reports say it: without credentials.
+	shown    string
 	socket   string
 	timeout  time.Duration
 	limits   sandbox.Limits
 	progress io.Writer
+	mirror   string
 	flight   singleflight.Group
 }
+
+// WithMirror lets grades with network mirror read the index through the
+// read-only egress proxy listening on the unix socket at socket.
+func WithMirror(socket string) Option { return func(e *Environments) { e.mirror = socket } }
 
 // Option changes Environments.
 type Option func(*Environments)
@@ -113,15 +123,20 @@ func New(eng Engine, wrapperBinary []byte, indexURL, proxySocket string, opts ..
 	}
 	limits := sandbox.DefaultLimits
 	limits.TmpSize = 1 << 30
-	e := &Environments{eng: eng, wrapper: wrapperBinary, index: indexURL, socket: proxySocket, timeout: DefaultTimeout, limits: limits, progress: io.Discard}
+	shown := *u
+	if shown.User != nil {
+		shown.User = url.User("***")
+	}
+	e := &Environments{eng: eng, wrapper: wrapperBinary, index: indexURL, shown: shown.String(), socket: proxySocket, timeout: DefaultTimeout, limits: limits, progress: io.Discard}
 	for _, o := range opts {
 		o(e)
 	}
 	return e, nil
 }
 
-// IndexURL is the package index environments are built from.
-func (e *Environments) IndexURL() string { return e.index }
+// IndexURL is the package index environments are built from, its
+// credentials, if any, left out.
+func (e *Environments) IndexURL() string { return e.shown }
 
 // Built is an environment ready to grade in.
 type Built struct {
@@ -158,7 +173,7 @@ func (e *Environments) Ensure(ctx context.Context, tree *grader.Tree, python str
 		return nil, fmt.Errorf("dependency declarations of the base tree: %w", err)
 	}
 	began := time.Now()
-	rep := grader.Environment{Python: python, BuiltFrom: decl.Files, IndexURL: e.index, Packages: []string{}}
+	rep := grader.Environment{Python: python, BuiltFrom: decl.Files, IndexURL: e.shown, Packages: []string{}}
 	if len(decl.Requirements) == 0 {
 		recipe, err := grader.BaseRecipeFor(python)
 		if err != nil {
@@ -198,6 +213,10 @@ func (e *Environments) Ensure(ctx context.Context, tree *grader.Tree, python str
 		built = true
 		return e.build(ctx, builderID, ref, decl)
 	})
+	if be, ok := err.(*BuildError); ok {
+		be.Image = ref
+		return nil, be
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +245,7 @@ func imageOf(id string, labels map[string]string) image {
 // build runs pip in the builder image, through the proxy, and commits the
 // container as ref when pip installed everything.
 func (e *Environments) build(ctx context.Context, builderID, ref string, decl Declared) (image, error) {
-	fmt.Fprintf(e.progress, "building environment %s: %d requirement(s) from %s\n", ref, len(decl.Requirements), e.index)
+	fmt.Fprintf(e.progress, "building environment %s: %d requirement(s) from %s\n", ref, len(decl.Requirements), e.shown)
 	job := wrapper.Job{
 		Mode:          wrapper.ModeEnvironment,
 		Proxy:         true,
@@ -277,7 +296,7 @@ func (e *Environments) build(ctx context.Context, builderID, ref string, decl De
 
 // failure says why a build committed nothing.
 func (e *Environments) failure(res sandbox.Result, parsed bool, w *wrapper.Result) *BuildError {
-	be := &BuildError{Index: e.index, Output: string(w.Output)}
+	be := &BuildError{Index: e.shown, Output: string(w.Output)}
 	switch {
 	case res.TimedOut || w.TimedOut:
 		be.TimedOut, be.Timeout = true, e.timeout
@@ -337,6 +356,8 @@ type BuildError struct {
 	Reason string
 	// Output is what pip printed.
 	Output string
+	// Image is the environment image that was to be built.
+	Image string
 }
 
 func (e *BuildError) Error() string {
@@ -376,4 +397,52 @@ func jobArchive(job wrapper.Job) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+var _ grader.EnvironmentSource = (*Environments)(nil)
+
+// Prepare builds (or finds) the environment req's base tree declares (the
+// tree under test's, without a base), and the grader image on it. The
+// report says which declaration files the tree under test changed: they
+// are not used. A build that fails is a Prepared with Failure set.
+func (e *Environments) Prepare(ctx context.Context, req grader.Request) (grader.Prepared, error) {
+	decl := req.Base
+	if decl == nil {
+		decl = req.Repo
+	}
+	var p grader.Prepared
+	if req.Mirror {
+		if e.mirror == "" {
+			return p, errors.New("network mirror: the read-only egress proxy is not running")
+		}
+		p.ProxySocket = e.mirror
+	}
+	python := cmpOr(req.Python, grader.DefaultPython)
+	built, err := e.Ensure(ctx, decl, python)
+	var be *BuildError
+	if errors.As(err, &be) {
+		d, _ := Declarations(decl)
+		p.Failure, p.FailureOutput = be.Error(), be.Output
+		p.Environment = &grader.Environment{Image: be.Image, Python: python, Packages: []string{}, BuiltFrom: d.Files, IndexURL: e.shown, Error: be.Error()}
+		return p, nil
+	}
+	if err != nil {
+		return p, err
+	}
+	if p.Image, p.ImageID, err = grader.EnsureImage(ctx, e.eng, built.ImageID, e.wrapper, e.progress); err != nil {
+		return p, fmt.Errorf("grader image on %s: %w", built.Report.Image, err)
+	}
+	env := built.Report
+	if req.Base != nil {
+		env.IgnoredChanges = ChangedDeclarations(req.Base, req.Repo)
+	}
+	p.Environment = &env
+	return p, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
