@@ -18,6 +18,7 @@ import (
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/handlers"
 	"github.com/testfirst-app/testfirst/jobs"
+	"github.com/testfirst-app/testfirst/sandbox/egress"
 )
 
 // shutdownGrace bounds how long serve waits for requests and jobs in
@@ -99,10 +100,14 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 	metrics := jobs.NewMetrics(reg, d)
 	jcfg := jobs.Config{DB: d, GitHub: clients, PublicURL: cfg.PublicURL, Log: log, Metrics: metrics,
 		RescueAfter: cfg.JobRescueAfter, SyncInterval: cfg.SyncInterval}
-	setup, err := jobsSetup(ctx, jcfg, st, storeErr, log)
+	setup, closeGrading, err := jobsSetup(ctx, jcfg, cfg.PackageIndex, st, storeErr, log)
 	if err != nil {
 		closeStore()
 		return nil, err
+	}
+	if closeGrading != nil {
+		prevClose := closeStore
+		closeStore = func() { closeGrading(); prevClose() }
 	}
 	client, err := d.NewJobClient(setup.Workers, setup.Queues, db.WithRiverConfig(func(c *river.Config) {
 		c.PeriodicJobs = append(c.PeriodicJobs, setup.Periodic...)
@@ -133,18 +138,30 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 // jobsSetup decides, once, whether this replica grades: with the store's
 // both sides and the sealed grader it does; without, pull requests are not
 // graded and the rest of the pipeline runs.
-func jobsSetup(ctx context.Context, cfg jobs.Config, st *serviceStore, storeErr error, log *slog.Logger) (jobs.Setup, error) {
+//
+// Grades run in the dependency environment of their base, built from
+// packageIndex through the egress proxies; the returned function stops
+// them.
+func jobsSetup(ctx context.Context, cfg jobs.Config, packageIndex string, st *serviceStore, storeErr error, log *slog.Logger) (jobs.Setup, func(), error) {
 	if storeErr == nil && st.readerErr != nil {
 		storeErr = st.readerErr
 	}
 	if storeErr != nil {
 		log.WarnContext(ctx, "pull requests will not be graded", "err", storeErr)
-		return jobs.NewSetup(cfg), nil
+		return jobs.NewSetup(cfg), nil, nil
 	}
-	g, err := OpenGrading(ctx, GradingConfig{Progress: io.Discard})
+	g, err := OpenGrading(ctx, GradingConfig{Progress: io.Discard, Environments: true, PackageIndex: packageIndex,
+		EgressLog: func(e egress.Entry) {
+			log.InfoContext(ctx, "egress", "host", e.Host, "method", e.Method, "path", e.Path, "status", e.Status, "bytes", e.Bytes, "denied", e.Denied)
+		}})
 	if err != nil {
 		log.WarnContext(ctx, "pull requests will not be graded", "err", fmt.Errorf("sealed grader: %w", err))
-		return jobs.NewSetup(cfg), nil
+		return jobs.NewSetup(cfg), nil, nil
+	}
+	closeGrading := func() {
+		if err := g.Close(); err != nil {
+			log.WarnContext(ctx, "stop egress proxies", "err", err)
+		}
 	}
 	// A replica that crashed left its sandboxes behind; those past their
 	// deadline go now.
@@ -153,7 +170,7 @@ func jobsSetup(ctx context.Context, cfg jobs.Config, st *serviceStore, storeErr 
 	} else if n > 0 {
 		log.InfoContext(ctx, "sandbox sweep", "removed", n)
 	}
-	return jobs.NewGradingSetup(cfg, jobs.Sealed{Writer: st.writer, Reader: st.reader, Grader: g.Grader}), nil
+	return jobs.NewGradingSetup(cfg, jobs.Sealed{Writer: st.writer, Reader: st.reader, Grader: g.Grader}), closeGrading, nil
 }
 
 // serveHTTP answers HTTP on cfg.Listen until ctx ends, the server fails,

@@ -109,6 +109,9 @@ func Summary(g Graded) string {
 		writeDetectors(tail, r)
 	}
 	fmt.Fprintf(tail, "\n### Reproduce\n\n- tests: %s (v%d)\n- tree: %s\n- grader image: %s\n", code(g.Digest), g.Version, code(r.RepoDigest), code(r.Image))
+	if line := grader.EnvironmentLine(r.Environment, r.Network); line != "" {
+		fmt.Fprintf(tail, "- environment: %s\n", code(grader.EscapeText(line)))
+	}
 
 	// The failing ids come last in the budget: the rest always fits.
 	if len(r.Failed) > 0 {
