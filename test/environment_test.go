@@ -3,6 +3,7 @@ package test
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/testfirst-app/testfirst/app"
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/grader/environment"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/sandbox/docker"
 	"github.com/testfirst-app/testfirst/sandbox/egress"
@@ -86,6 +88,14 @@ func packageIndex(t *testing.T, wheels map[string][]byte) string {
 				fmt.Fprintf(w, "<a href=\"/simple/%s/\">%s</a>\n", p, p)
 			}
 			fmt.Fprint(w, "</body></html>\n")
+			return
+		}
+		if project == "slowpkg" {
+			// An index that never answers: a build must time out.
+			select {
+			case <-r.Context().Done():
+			case <-time.After(2 * time.Minute):
+			}
 			return
 		}
 		names, ok := projects[project]
@@ -318,6 +328,38 @@ def test_twice():
 		if !strings.Contains(rep.Output, "No matching distribution found for nosuchpkg") {
 			t.Errorf("pip's output is not kept for the requester: %q", rep.Output)
 		}
+	})
+
+	t.Run("a build that times out", func(t *testing.T) {
+		engine := testenv.Docker(t)
+		allowed, err := egress.AllowedFor(index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := egress.New(allowed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := p.Listen("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Close()
+		bin, err := os.ReadFile(testenv.Wrapper(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		envs, err := environment.New(engine, bin, index, srv.Socket, environment.WithTimeout(30*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		began := time.Now()
+		_, err = envs.Ensure(ctx, treeOf(t, maps(project, "requirements.txt", "slowpkg\n")), "")
+		var be *environment.BuildError
+		if !errors.As(err, &be) || !be.TimedOut || !strings.Contains(err.Error(), "timed out after 30s") {
+			t.Fatalf("a build against an index that never answers: %v, want a timeout that says so", err)
+		}
+		t.Logf("timed out after %.1fs: %v", time.Since(began).Seconds(), err)
 	})
 
 	reach := treeOf(t, map[string]string{"test_reach.py": fmt.Sprintf(`import urllib.error

@@ -418,6 +418,13 @@ func (e *Environments) Prepare(ctx context.Context, req grader.Request) (grader.
 		p.ProxySocket = e.mirror
 	}
 	python := cmpOr(req.Python, grader.DefaultPython)
+	if _, err := Declarations(decl); err != nil {
+		// The base's own files are wrong: the grade says so, and a retry
+		// would not help.
+		p.Failure = "the dependency declarations of the base tree do not parse: " + err.Error()
+		p.Environment = &grader.Environment{Python: python, Packages: []string{}, BuiltFrom: []string{}, IndexURL: e.shown, Error: p.Failure}
+		return p, nil
+	}
 	built, err := e.Ensure(ctx, decl, python)
 	var be *BuildError
 	if errors.As(err, &be) {
