@@ -123,15 +123,21 @@ func New(eng Engine, wrapperBinary []byte, indexURL, proxySocket string, opts ..
 	}
 	limits := sandbox.DefaultLimits
 	limits.TmpSize = 1 << 30
-	shown := *u
-	if shown.User != nil {
-		shown.User = url.User("***")
-	}
-	e := &Environments{eng: eng, wrapper: wrapperBinary, index: indexURL, shown: shown.String(), socket: proxySocket, timeout: DefaultTimeout, limits: limits, progress: io.Discard}
+	e := &Environments{eng: eng, wrapper: wrapperBinary, index: indexURL, shown: withoutCredentials(u), socket: proxySocket, timeout: DefaultTimeout, limits: limits, progress: io.Discard}
 	for _, o := range opts {
 		o(e)
 	}
 	return e, nil
+}
+
+// withoutCredentials is u as a report may show it: a user name or
+// password in it is replaced.
+func withoutCredentials(u *url.URL) string {
+	shown := *u
+	if shown.User != nil {
+		shown.User = url.User("redacted")
+	}
+	return shown.String()
 }
 
 // IndexURL is the package index environments are built from, its
