@@ -87,6 +87,11 @@ type Config struct {
 	// mirror may read; environment.DefaultIndex when empty. It is the
 	// operator's setting, never a repository's.
 	PackageIndex string `yaml:"package_index"`
+	// EgressDir is where the egress proxies' unix sockets are made (the
+	// system's temporary directory when empty). The engine bind-mounts
+	// them by path: when testfirst runs in a container beside the host's
+	// engine, this must be a host directory mounted at the same path.
+	EgressDir string `yaml:"egress_dir"`
 
 	// Read from the files above by Load.
 	PrivateKey     []byte   `yaml:"-"`
@@ -123,6 +128,7 @@ var envKeys = []struct {
 	{"TESTFIRST_GITHUB_APP_FILE", func(c *Config, v string) error { c.GitHubAppFile = v; return nil }},
 	{"TESTFIRST_SESSION_KEY_FILE", func(c *Config, v string) error { c.SessionKeyFile = v; return nil }},
 	{"TESTFIRST_PACKAGE_INDEX", func(c *Config, v string) error { c.PackageIndex = strings.TrimSpace(v); return nil }},
+	{"TESTFIRST_EGRESS_DIR", func(c *Config, v string) error { c.EgressDir = v; return nil }},
 }
 
 // durationSetting parses a Go duration ("15s", "1h30m") into a setting.
@@ -197,7 +203,7 @@ func ParseConfigYAML(data []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, package_index)", err)
+		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, package_index, egress_dir)", err)
 	}
 	return nil
 }
@@ -248,6 +254,9 @@ func (c *Config) validate() []error {
 		if u, err := url.Parse(c.PackageIndex); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("package_index %q: want the absolute http(s) URL of a PEP 503 simple index, e.g. https://pypi.org/simple or https://mirror.example/simple", c.PackageIndex)
 		}
+	}
+	if c.EgressDir != "" && !filepath.IsAbs(c.EgressDir) {
+		bad("egress_dir %q: want an absolute path, the same on this machine and the engine's", c.EgressDir)
 	}
 	if c.SyncInterval < time.Second {
 		bad("store_sync_interval %s: want at least 1s, e.g. 15s", c.SyncInterval)

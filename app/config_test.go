@@ -116,6 +116,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"relative public url", "", map[string]string{"TESTFIRST_PUBLIC_URL": "/app"}, []string{"public_url \"/app\": want the absolute http(s) URL"}},
 		{"mysql", "", map[string]string{"TESTFIRST_DATABASE_URL": "mysql://x"}, []string{"want sqlite:///path/db or postgres://"}},
 		{"s3 store", "", map[string]string{"TESTFIRST_STORE_URL": "s3://b"}, []string{"want file:///path or gs://bucket/prefix"}},
+		{"relative egress dir", "", map[string]string{"TESTFIRST_EGRESS_DIR": "var/egress"}, []string{`egress_dir "var/egress": want an absolute path`}},
 		{"package index not a URL", "", map[string]string{"TESTFIRST_PACKAGE_INDEX": "pypi.org/simple"}, []string{`package_index "pypi.org/simple": want the absolute http(s) URL of a PEP 503 simple index`}},
 		{"sync interval not a duration", "", map[string]string{"TESTFIRST_STORE_SYNC_INTERVAL": "15"}, []string{`TESTFIRST_STORE_SYNC_INTERVAL="15": want a duration such as 15s`}},
 		{"sync interval too short", "", map[string]string{"TESTFIRST_STORE_SYNC_INTERVAL": "10ms"}, []string{"store_sync_interval 10ms: want at least 1s"}},

@@ -41,6 +41,9 @@ type GradingConfig struct {
 	// EgressLog receives every request of the egress proxies; slog's
 	// default logger when nil.
 	EgressLog func(egress.Entry)
+	// EgressDir is where the proxies' sockets are made; the system's
+	// temporary directory when empty.
+	EgressDir string
 }
 
 // Grading is a connected grader and the engine behind it.
@@ -130,7 +133,7 @@ func (g *Grading) openEnvironments(cfg GradingConfig, wrapperBinary []byte) erro
 		return err
 	}
 	for _, p := range []*egress.Proxy{build, mirror} {
-		s, err := p.Listen("")
+		s, err := p.Listen(cfg.EgressDir)
 		if err != nil {
 			return err
 		}

@@ -100,7 +100,7 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 	metrics := jobs.NewMetrics(reg, d)
 	jcfg := jobs.Config{DB: d, GitHub: clients, PublicURL: cfg.PublicURL, Log: log, Metrics: metrics,
 		RescueAfter: cfg.JobRescueAfter, SyncInterval: cfg.SyncInterval}
-	setup, closeGrading, err := jobsSetup(ctx, jcfg, cfg.PackageIndex, st, storeErr, log)
+	setup, closeGrading, err := jobsSetup(ctx, jcfg, cfg, st, storeErr, log)
 	if err != nil {
 		closeStore()
 		return nil, err
@@ -140,9 +140,9 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 // graded and the rest of the pipeline runs.
 //
 // Grades run in the dependency environment of their base, built from
-// packageIndex through the egress proxies; the returned function stops
-// them.
-func jobsSetup(ctx context.Context, cfg jobs.Config, packageIndex string, st *serviceStore, storeErr error, log *slog.Logger) (jobs.Setup, func(), error) {
+// the service's package index through the egress proxies; the returned
+// function stops them.
+func jobsSetup(ctx context.Context, cfg jobs.Config, svc Config, st *serviceStore, storeErr error, log *slog.Logger) (jobs.Setup, func(), error) {
 	if storeErr == nil && st.readerErr != nil {
 		storeErr = st.readerErr
 	}
@@ -150,7 +150,7 @@ func jobsSetup(ctx context.Context, cfg jobs.Config, packageIndex string, st *se
 		log.WarnContext(ctx, "pull requests will not be graded", "err", storeErr)
 		return jobs.NewSetup(cfg), nil, nil
 	}
-	g, err := OpenGrading(ctx, GradingConfig{Progress: io.Discard, Environments: true, PackageIndex: packageIndex,
+	g, err := OpenGrading(ctx, GradingConfig{Progress: io.Discard, Environments: true, PackageIndex: svc.PackageIndex, EgressDir: svc.EgressDir,
 		EgressLog: func(e egress.Entry) {
 			log.InfoContext(ctx, "egress", "host", e.Host, "method", e.Method, "path", e.Path, "status", e.Status, "bytes", e.Bytes, "denied", e.Denied)
 		}})
