@@ -206,7 +206,13 @@ func TestEnvironments(t *testing.T) {
 	}
 	n1, w1 := buildWheel(t, "greetlib", "1.0")
 	n2, w2 := buildWheel(t, "greetlib", "2.0")
-	index := packageIndex(t, map[string][]byte{n1: w1, n2: w2})
+	// A "pytest" the index offers: installed, it would replace the
+	// grader's runner.
+	n3, w3 := buildWheel(t, "pytest", "99.0")
+	// A package whose module Python runs at every start, before the
+	// grader's plugin.
+	n4, w4 := buildWheel(t, "sitecustomize", "1.0")
+	index := packageIndex(t, map[string][]byte{n1: w1, n2: w2, n3: w3, n4: w4})
 	g, rec, egressLog := envGrading(t, index)
 	ctx := context.Background()
 
@@ -327,6 +333,29 @@ def test_twice():
 		}
 		if !strings.Contains(rep.Output, "No matching distribution found for nosuchpkg") {
 			t.Errorf("pip's output is not kept for the requester: %q", rep.Output)
+		}
+	})
+
+	t.Run("a requirement that would replace the runner", func(t *testing.T) {
+		base := treeOf(t, maps(project, "requirements.txt", "greetlib==1.0\npytest>=8\n"))
+		rep, err := g.Grader.Grade(ctx, grader.Request{Repo: base, Hidden: hidden, Timeout: 5 * time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Verdict != grader.VerdictError || len(rep.Reasons) != 1 || !strings.Contains(rep.Reasons[0], "the grader's own pytest") {
+			t.Fatalf("verdict %s %q, environment %+v: want an error that says the grader's pytest stays", rep.Verdict, rep.Reasons, rep.Environment)
+		}
+	})
+
+	t.Run("a package that runs before the runner", func(t *testing.T) {
+		base := treeOf(t, maps(project, "requirements.txt", "greetlib==1.0\nsitecustomize\n"))
+		rep, err := g.Grader.Grade(ctx, grader.Request{Repo: base, Hidden: hidden, Timeout: 5 * time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "the environment would run code before the grader's runner, or in its place: sitecustomize installs sitecustomize.py"
+		if rep.Verdict != grader.VerdictError || len(rep.Reasons) != 1 || !strings.Contains(rep.Reasons[0], want) {
+			t.Fatalf("verdict %s %q: want an error that says %q", rep.Verdict, rep.Reasons, want)
 		}
 	})
 

@@ -153,10 +153,11 @@ type Built struct {
 }
 
 // Key is the tag of an environment image: a hash of the builder image, the
-// declaration files, the Python version and the package index.
+// declaration files, the Python version, the package index and how the
+// build runs pip (wrapper.EnvironmentRecipe).
 func Key(builderImageID string, files []grader.File, python, indexURL string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "testfirst-env\x00%s\x00%s\x00%s\x00", builderImageID, python, indexURL)
+	fmt.Fprintf(h, "testfirst-env\x00%s\x00%s\x00%s\x00%s\x00", builderImageID, python, indexURL, wrapper.EnvironmentRecipe())
 	for _, f := range files {
 		sum := sha256.Sum256(f.Data)
 		fmt.Fprintf(h, "%s\x00%x\x00", f.Path, sum)
@@ -320,10 +321,15 @@ func (e *Environments) failure(res sandbox.Result, parsed bool, w *wrapper.Resul
 		be.Reason = w.Error
 	default:
 		be.Missing = missingPackages(w.Output)
+		be.Runner = runnerConflict.Match(w.Output)
 		be.Reason = fmt.Sprintf("pip exited %d: %s", w.ExitCode, lastErrorLine(w.Output))
 	}
 	return be
 }
+
+// runnerConflict is pip's word that a requirement conflicts with the
+// constraints that keep the grader's pytest and pluggy.
+var runnerConflict = regexp.MustCompile(`\(constraint\) (pytest|pluggy)==`)
 
 // noDistribution is pip's line for a requirement the index cannot satisfy.
 var noDistribution = regexp.MustCompile(`No matching distribution found for ([^\s;]+)`)
@@ -355,6 +361,9 @@ type BuildError struct {
 	Index string
 	// Missing names the requirements the index has no distribution of.
 	Missing []string
+	// Runner is true when a requirement asks for another pytest or pluggy
+	// than the grader's own.
+	Runner bool
 	// TimedOut is true when the build was killed at Timeout.
 	TimedOut bool
 	Timeout  time.Duration
@@ -371,6 +380,8 @@ func (e *BuildError) Error() string {
 	case len(e.Missing) > 0:
 		return fmt.Sprintf("the package index %s has no distribution of %s: fix the requirement in the base branch's declarations, or have the operator point testfirst at an index that has it (--index-url, TESTFIRST_PACKAGE_INDEX)",
 			e.Index, strings.Join(quoteAll(e.Missing), ", "))
+	case e.Runner:
+		return fmt.Sprintf("the base's declarations ask for another pytest or pluggy than the grader's own pytest, which runs the hidden tests (Debian's): drop or relax that requirement in the base branch (%s)", e.Reason)
 	case e.TimedOut:
 		return fmt.Sprintf("building the dependency environment from %s timed out after %s: declare fewer or prebuilt (wheel) dependencies, or raise the build timeout", e.Index, e.Timeout)
 	}

@@ -2,6 +2,7 @@ package wrapper
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -21,16 +22,41 @@ type EnvironmentJob struct {
 	Requirements []string `json:"requirements"`
 }
 
-// requirementsFile is where the job's requirements are written for pip.
-const requirementsFile = "/tmp/testfirst-requirements.txt"
+// Where the job's requirements, and the constraints that keep the
+// grader's runner, are written for pip.
+const (
+	requirementsFile = "/tmp/testfirst-requirements.txt"
+	constraintsFile  = "/tmp/testfirst-constraints.txt"
+)
 
-// installedScript prints, as a JSON list of "name==version", the
-// distributions installed in the interpreter's own site directory (for
-// Debian's python3, /usr/local/lib/python3.X/dist-packages), which is where
-// pip put them: Debian's own packages are not listed.
+// runnerScript prints pip constraints that pin the runner's distributions
+// (Debian's pytest and pluggy) to the versions installed: a requirement
+// for another version is a conflict pip reports, never a runner replaced
+// in /usr/local, which comes first on sys.path.
+const runnerScript = `import importlib.metadata as m
+for n in ("pytest", "pluggy"):
+    print("%s==%s" % (n, m.version(n)))
+`
+
+// installedScript prints, as JSON, the distributions installed in the
+// interpreter's own site directory (for Debian's python3,
+// /usr/local/lib/python3.X/dist-packages, where pip puts them; Debian's
+// own packages are not listed) as "name==version", and the files among
+// them that would run or be imported before or instead of the grader's
+// runner: a module or package named like the runner's or the grader's
+// plugins, a .pth file, sitecustomize or usercustomize.
 const installedScript = `import importlib.metadata as m, json, sysconfig
 p = sysconfig.get_paths()
-print(json.dumps(sorted({"%s==%s" % (d.metadata["Name"], d.version) for d in m.distributions(path=[p["purelib"], p["platlib"]])})))
+protected = {"pytest", "_pytest", "pluggy", "py", "testfirst_syspath", "testfirst_evidence", "sitecustomize", "usercustomize"}
+pkgs, hooks = set(), []
+for d in m.distributions(path=[p["purelib"], p["platlib"]]):
+    pkgs.add("%s==%s" % (d.metadata["Name"], d.version))
+    for f in d.files or []:
+        top = f.parts[0]
+        name = top.split(".")[0]
+        if len(f.parts) == 1 and top.endswith(".pth") or name in protected and not top.endswith((".dist-info", ".egg-info")):
+            hooks.append("%s installs %s" % (d.metadata["Name"], "/".join(f.parts)))
+print(json.dumps({"packages": sorted(pkgs), "hooks": sorted(hooks)}))
 `
 
 // PipCommand is the command line that installs an environment job's
@@ -43,7 +69,14 @@ func PipCommand(j EnvironmentJob) []string {
 	if j.TrustedHost != "" {
 		argv = append(argv, "--trusted-host", j.TrustedHost)
 	}
-	return append(argv, "-r", requirementsFile)
+	return append(argv, "-c", constraintsFile, "-r", requirementsFile)
+}
+
+// EnvironmentRecipe says what an environment build does, for the hash
+// that names its image: a change to the pip command line or to the checks
+// around it names new images, never reuses those built the old way.
+func EnvironmentRecipe() string {
+	return strings.Join(PipCommand(EnvironmentJob{IndexURL: "INDEX"}), "\x00") + "\x00" + runnerScript + "\x00" + installedScript
 }
 
 // buildEnvironment runs pip for the job as the container's root (the
@@ -53,6 +86,17 @@ func buildEnvironment(rp *reaper, id identity, j Job, deadline time.Time, res *R
 	ej := j.Environment
 	if err := os.WriteFile(requirementsFile, []byte(strings.Join(ej.Requirements, "\n")+"\n"), 0o644); err != nil {
 		return fmt.Errorf("write requirements: %w", err)
+	}
+	pins := newBoundedScanner(64<<10, nil)
+	pp, err := start(rp, id, []string{python, "-I", "-c", runnerScript}, baseEnv(), "/tmp", pins, nil, nil, nil)
+	if err != nil {
+		return fmt.Errorf("read the runner's versions: %w", err)
+	}
+	if st := pp.finish(max(time.Until(deadline), 10*time.Second)); st.err != nil || st.ws.ExitStatus() != 0 {
+		return fmt.Errorf("read the runner's versions: exit %d: %s", st.ws.ExitStatus(), truncate(pins.kept, 2000))
+	}
+	if err := os.WriteFile(constraintsFile, pins.kept, 0o644); err != nil {
+		return fmt.Errorf("write constraints: %w", err)
 	}
 	env := append(baseEnv(), proxyEnv()...)
 	argv := PipCommand(*ej)
@@ -81,8 +125,16 @@ func buildEnvironment(rp *reaper, id identity, j Job, deadline time.Time, res *R
 		return fmt.Errorf("list installed packages: %w", err)
 	}
 	lst := lp.finish(max(time.Until(deadline), 10*time.Second))
-	if lst.err != nil || lst.ws.ExitStatus() != 0 || json.Unmarshal(list.kept, &res.Packages) != nil {
+	var installed struct {
+		Packages []string `json:"packages"`
+		Hooks    []string `json:"hooks"`
+	}
+	if lst.err != nil || lst.ws.ExitStatus() != 0 || json.Unmarshal(list.kept, &installed) != nil {
 		return fmt.Errorf("list installed packages: exit %d: %s", lst.ws.ExitStatus(), truncate(list.kept, 2000))
 	}
-	return os.Remove(requirementsFile)
+	res.Packages = installed.Packages
+	if len(installed.Hooks) > 0 {
+		return fmt.Errorf("the environment would run code before the grader's runner, or in its place: %s", strings.Join(installed.Hooks, "; "))
+	}
+	return errors.Join(os.Remove(requirementsFile), os.Remove(constraintsFile))
 }
