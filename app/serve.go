@@ -19,6 +19,7 @@ import (
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/handlers"
 	"github.com/testfirst-app/testfirst/jobs"
+	"github.com/testfirst-app/testfirst/sandbox/egress"
 )
 
 // shutdownGrace bounds how long serve waits for requests and jobs in
@@ -109,10 +110,14 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 	metrics := jobs.NewMetrics(reg, d)
 	jcfg := jobs.Config{DB: d, GitHub: clients, PublicURL: cfg.PublicURL, Log: log, Metrics: metrics,
 		RescueAfter: cfg.JobRescueAfter, SyncInterval: cfg.SyncInterval}
-	setup, err := jobsSetup(ctx, jcfg, st, storeErr, log, gradingOff)
+	setup, closeGrading, err := jobsSetup(ctx, jcfg, cfg, st, storeErr, log, gradingOff)
 	if err != nil {
 		closeStore()
 		return nil, err
+	}
+	if closeGrading != nil {
+		prevClose := closeStore
+		closeStore = func() { closeGrading(); prevClose() }
 	}
 	client, err := d.NewJobClient(setup.Workers, setup.Queues, db.WithRiverConfig(func(c *river.Config) {
 		c.PeriodicJobs = append(c.PeriodicJobs, setup.Periodic...)
@@ -144,7 +149,11 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 // both sides and the sealed grader it does; without, pull requests are not
 // graded, their check runs and /readyz say why (stored in off), and the
 // rest of the pipeline runs.
-func jobsSetup(ctx context.Context, cfg jobs.Config, st *serviceStore, storeErr error, log *slog.Logger, off *atomic.Pointer[error]) (jobs.Setup, error) {
+//
+// Grades run in the dependency environment of their base, built from
+// the service's package index through the egress proxies; the returned
+// function stops them.
+func jobsSetup(ctx context.Context, cfg jobs.Config, svc Config, st *serviceStore, storeErr error, log *slog.Logger, off *atomic.Pointer[error]) (jobs.Setup, func(), error) {
 	if storeErr == nil && st.readerErr != nil {
 		storeErr = st.readerErr
 	}
@@ -156,11 +165,19 @@ func jobsSetup(ctx context.Context, cfg jobs.Config, st *serviceStore, storeErr 
 		return jobs.NewSetup(cfg)
 	}
 	if storeErr != nil {
-		return notGrading(storeErr), nil
+		return notGrading(storeErr), nil, nil
 	}
-	g, err := OpenGrading(ctx, GradingConfig{Progress: io.Discard})
+	g, err := OpenGrading(ctx, GradingConfig{Progress: io.Discard, Environments: true, PackageIndex: svc.PackageIndex, EgressDir: svc.EgressDir,
+		EgressLog: func(e egress.Entry) {
+			log.InfoContext(ctx, "egress", "host", e.Host, "method", e.Method, "path", e.Path, "status", e.Status, "bytes", e.Bytes, "denied", e.Denied)
+		}})
 	if err != nil {
-		return notGrading(fmt.Errorf("sealed grader: %w", err)), nil
+		return notGrading(fmt.Errorf("sealed grader: %w", err)), nil, nil
+	}
+	closeGrading := func() {
+		if err := g.Close(); err != nil {
+			log.WarnContext(ctx, "stop egress proxies", "err", err)
+		}
 	}
 	// A replica that crashed left its sandboxes behind; those past their
 	// deadline go now.
@@ -169,7 +186,7 @@ func jobsSetup(ctx context.Context, cfg jobs.Config, st *serviceStore, storeErr 
 	} else if n > 0 {
 		log.InfoContext(ctx, "sandbox sweep", "removed", n)
 	}
-	return jobs.NewGradingSetup(cfg, jobs.Sealed{Writer: st.writer, Reader: st.reader, Grader: g.Grader}), nil
+	return jobs.NewGradingSetup(cfg, jobs.Sealed{Writer: st.writer, Reader: st.reader, Grader: g.Grader}), closeGrading, nil
 }
 
 // serveHTTP answers HTTP on cfg.Listen until ctx ends, the server fails,

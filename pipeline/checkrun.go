@@ -164,8 +164,12 @@ func Summary(g Graded) string {
 	}
 	// For reviewers who want to grade the commit again themselves: folded,
 	// so the implementer reads the verdict first.
-	fmt.Fprintf(tail, "\n<details><summary>Reproduce (for reviewers)</summary>\n\n- tests: %s (v%d)\n- tree: %s\n- grader image: %s\n\n</details>\n",
+	fmt.Fprintf(tail, "\n<details><summary>Reproduce (for reviewers)</summary>\n\n- tests: %s (v%d)\n- tree: %s\n- grader image: %s\n",
 		code(g.Digest), g.Version, code(r.RepoDigest), code(r.Image))
+	if line := grader.EnvironmentLine(r.Environment, r.Network); line != "" {
+		fmt.Fprintf(tail, "- environment: %s\n", code(grader.EscapeText(line)))
+	}
+	fmt.Fprintf(tail, "\n</details>\n")
 
 	// The failing ids come last in the budget: the rest always fits.
 	if len(r.Failed) > 0 {

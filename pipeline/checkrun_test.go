@@ -301,3 +301,21 @@ func TestSummaryShowsTwins(t *testing.T) {
 		t.Errorf("a twin run that did not run is not said, or says too much:\n%s", s)
 	}
 }
+
+// TestSummaryShowsTheEnvironment: the Reproduce section says what the
+// grade ran in, and a mirror grade says so; pip's output never shows.
+func TestSummaryShowsTheEnvironment(t *testing.T) {
+	r := report()
+	r.Environment = &grader.Environment{Image: "testfirst-env:0123456789abcdef", Python: "3.11", Packages: []string{"greetlib==1.0"},
+		BuiltFrom: []string{"requirements.txt"}, Cached: true}
+	r.Network = grader.NetworkMirror
+	r.Output = "ERROR: pip secret output"
+	s := Summary(Graded{Report: r, Version: 1, Digest: "sha256:cccc"})
+	want := "- environment: `python 3.11 · image testfirst-env:0123456789abcdef (cached) · 1 package(s): greetlib==1.0 · built from requirements.txt of the base · network: mirror`\n"
+	if !strings.Contains(s, "<summary>Reproduce (for reviewers)</summary>") || !strings.Contains(s, want) {
+		t.Errorf("summary lacks %q:\n%s", want, s)
+	}
+	if strings.Contains(s, "pip secret output") {
+		t.Error("the runner's output reached the check run")
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/testfirst-app/testfirst/grader"
 )
 
 // RepoConfigPath is where a repository configures testfirst. It is read
@@ -45,6 +47,13 @@ type RepoConfig struct {
 	// FastApproval is the card-to-approval time under which an approval is
 	// counted as fast.
 	FastApproval time.Duration
+	// Python is the Python version grades run (environment.python):
+	// Debian's, grader.DefaultPython unless set.
+	Python string
+	// Network is grader.NetworkNone, or grader.NetworkMirror to let the
+	// grade read the operator's package index, and nothing else
+	// (grading.network).
+	Network string
 }
 
 // DefaultRepoConfig applies when a repository has no config file.
@@ -58,6 +67,8 @@ func DefaultRepoConfig() RepoConfig {
 		Policy:        PolicySingle,
 		MaxRejections: 3,
 		FastApproval:  3 * time.Minute,
+		Python:        grader.DefaultPython,
+		Network:       grader.NetworkNone,
 	}
 }
 
@@ -70,7 +81,11 @@ type repoConfigFile struct {
 		Memory  *string  `yaml:"memory"`
 		CPUs    *float64 `yaml:"cpus"`
 		Pids    *int64   `yaml:"pids"`
+		Network *string  `yaml:"network"`
 	} `yaml:"grading"`
+	Environment struct {
+		Python *string `yaml:"python"`
+	} `yaml:"environment"`
 	Approval struct {
 		Policy        *string `yaml:"policy"`
 		MaxRejections *int    `yaml:"max_rejections"`
@@ -147,6 +162,18 @@ func ParseRepoConfig(data []byte) (RepoConfig, error) {
 			bad("grading.pids %d: want 16 to %d", *v, maxPids)
 		}
 		c.Pids = *v
+	}
+	if v := f.Grading.Network; v != nil {
+		if *v != grader.NetworkNone && *v != grader.NetworkMirror {
+			bad("grading.network %q: want %s (the default) or %s (the grade may read the package index, nothing else)", *v, grader.NetworkNone, grader.NetworkMirror)
+		}
+		c.Network = *v
+	}
+	if v := f.Environment.Python; v != nil {
+		if _, err := grader.BaseRecipeFor(*v); err != nil {
+			bad("environment.python %q: want one of %s", *v, strings.Join(grader.PythonVersions(), ", "))
+		}
+		c.Python = *v
 	}
 	if v := f.Approval.Policy; v != nil {
 		if *v != PolicySingle && *v != PolicyEnforce {

@@ -17,6 +17,9 @@ grading:
   memory: 2g
   cpus: 1.5
   pids: 512
+  network: mirror
+environment:
+  python: "3.13"
 approval:
   policy: enforce
   max_rejections: 2
@@ -26,7 +29,8 @@ approval:
 		t.Fatal(err)
 	}
 	want := RepoConfig{Label: "tests-first", TestPaths: []string{"tests/**", "spec_*.py"}, Timeout: 5 * time.Minute, Memory: 2 << 30,
-		CPUs: 1.5, Pids: 512, Policy: PolicyEnforce, MaxRejections: 2, FastApproval: 90 * time.Second}
+		CPUs: 1.5, Pids: 512, Policy: PolicyEnforce, MaxRejections: 2, FastApproval: 90 * time.Second,
+		Python: "3.13", Network: "mirror"}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}
@@ -54,6 +58,8 @@ func TestParseRepoConfigErrors(t *testing.T) {
 		{"label: ''\n", []string{`label "": want a label name`}},
 		{"test_paths: ['/etc/*', '[']\n", []string{`test_paths "/etc/*"`, `test_paths "["`}},
 		{"- just\n- a list\n", []string{"want a mapping of settings"}},
+		{"grading:\n  network: host\n", []string{`grading.network "host": want none (the default) or mirror`}},
+		{"environment:\n  python: \"3.9\"\n", []string{`environment.python "3.9": want one of 3.11, 3.13`}},
 	}
 	for _, tt := range tests {
 		_, err := ParseRepoConfig([]byte(tt.in))
@@ -89,8 +95,8 @@ func TestRepoConfigUnknownKeys(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error for unknown keys")
 	}
-	for _, want := range []string{`unknown key "lable"; the valid keys here are label, test_paths, grading, approval`,
-		`unknown key "grading.timout"; the valid keys here are grading.timeout, grading.memory, grading.cpus, grading.pids`} {
+	for _, want := range []string{`unknown key "lable"; the valid keys here are label, test_paths, grading, environment, approval`,
+		`unknown key "grading.timout"; the valid keys here are grading.timeout, grading.memory, grading.cpus, grading.pids, grading.network`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}

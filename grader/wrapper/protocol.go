@@ -28,6 +28,8 @@ const (
 	// ModeMutants runs the hidden tests once per mutant of the tree; see
 	// MutantsJob.
 	ModeMutants = "mutants"
+	// ModeEnvironment installs dependencies with pip; see EnvironmentJob.
+	ModeEnvironment = "environment"
 )
 
 // Job tells the wrapper what to run. It is the first entry of the input
@@ -67,6 +69,11 @@ type Job struct {
 	Reverse bool `json:"reverse,omitempty"`
 	// Mutants is the mutation job of ModeMutants.
 	Mutants *MutantsJob `json:"mutants,omitempty"`
+	// Environment is the install job of ModeEnvironment.
+	Environment *EnvironmentJob `json:"environment,omitempty"`
+	// Proxy relays ProxyAddr to the egress proxy mounted at ProxySocket,
+	// and names it as the HTTP proxy of what the job runs.
+	Proxy bool `json:"proxy,omitempty"`
 }
 
 // ExpectedTest is a hidden test found by reading the hidden files' syntax
@@ -148,4 +155,7 @@ type Result struct {
 	// the job's bound; Mutants are the runs of this shard's mutants.
 	MutantCandidates int         `json:"mutant_candidates,omitempty"`
 	Mutants          []MutantRun `json:"mutants,omitempty"`
+	// Packages lists, as "name==version", what an environment job
+	// installed.
+	Packages []string `json:"packages,omitempty"`
 }
