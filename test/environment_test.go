@@ -300,6 +300,45 @@ def test_twice():
 		}
 	})
 
+	t.Run("a cancelled grade does not fail the others waiting on its build", func(t *testing.T) {
+		fresh := maps(project, "requirements.txt", fmt.Sprintf("greetlib==1.0  # cancelled run %d\n", time.Now().UnixNano()))
+		req := grader.Request{Repo: treeOf(t, fresh), Hidden: hidden, Timeout: 5 * time.Minute}
+		first, cancel := context.WithCancel(ctx)
+		firstErr := make(chan error, 1)
+		go func() {
+			_, err := g.Grader.Grade(first, req)
+			firstErr <- err
+		}()
+		// The second grade joins the build the first one started; the
+		// first is then cancelled while the build runs.
+		time.Sleep(300 * time.Millisecond)
+		second := make(chan *grader.Report, 1)
+		secondErr := make(chan error, 1)
+		go func() {
+			rep, err := g.Grader.Grade(ctx, req)
+			second <- rep
+			secondErr <- err
+		}()
+		time.Sleep(300 * time.Millisecond)
+		cancel()
+		if err := <-firstErr; err == nil {
+			t.Log("the first grade finished before it was cancelled")
+		}
+		rep, err := <-second, <-secondErr
+		if err != nil {
+			t.Fatalf("the second grade failed with the first one's cancellation: %v", err)
+		}
+		t.Cleanup(func() {
+			cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+			if err == nil && rep.Environment != nil {
+				cli.ImageRemove(context.Background(), rep.Environment.Image, image.RemoveOptions{PruneChildren: true, Force: true})
+			}
+		})
+		if rep.Verdict != grader.VerdictPass {
+			t.Fatalf("second grade: %s %q\n%s", rep.Verdict, rep.Reasons, rep.Output)
+		}
+	})
+
 	t.Run("a pull request that edits requirements.txt", func(t *testing.T) {
 		// The base does not greet yet; the pull request does, and asks for
 		// greetlib 2.0, which would fail the hidden tests.

@@ -212,14 +212,26 @@ func (e *Environments) Ensure(ctx context.Context, tree *grader.Tree, python str
 	ref := ImageName + ":" + Key(builderID, files, python, e.index)
 	rep.Image = ref
 	built := false
-	v, err, _ := e.flight.Do(ref, func() (any, error) {
-		id, labels, found, err := e.eng.FindImage(ctx, ref)
+	// One build serves every grade that waits for it, so it runs on a
+	// context of its own (the build sandbox's timeout bounds it): the first
+	// caller's cancellation must not fail the others. A caller that is
+	// cancelled stops waiting.
+	ch := e.flight.DoChan(ref, func() (any, error) {
+		bctx := context.WithoutCancel(ctx)
+		id, labels, found, err := e.eng.FindImage(bctx, ref)
 		if err != nil || found {
 			return imageOf(id, labels), err
 		}
 		built = true
-		return e.build(ctx, builderID, ref, decl)
+		return e.build(bctx, builderID, ref, decl)
 	})
+	var v any
+	select {
+	case r := <-ch:
+		v, err = r.Val, r.Err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("wait for environment %s: %w", ref, context.Cause(ctx))
+	}
 	if be, ok := err.(*BuildError); ok {
 		be.Image = ref
 		return nil, be
