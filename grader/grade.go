@@ -170,7 +170,11 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	// The tree under test may be the reference itself (the base check of a
 	// version): its run is then the reference run.
 	sameAsRef := refTree != nil && refTree.Digest() == req.Repo.Digest()
-	if req.Base != nil {
+	// Likewise the tree under test may be the base itself (the base check
+	// of a version without a reference patch, a pull request that changes
+	// nothing): its run is then the base run.
+	sameAsBase := req.Base != nil && req.Base.Digest() == req.Repo.Digest()
+	if req.Base != nil && !sameAsBase {
 		start(&baseRun, req.Base)
 	}
 	if refTree != nil && !sameAsRef {
@@ -188,6 +192,9 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	}
 	if sameAsRef {
 		refRun, refTwin = prRun, prTwin
+	}
+	if sameAsBase {
+		baseRun = prRun
 	}
 
 	pr := prRun.ev
@@ -246,7 +253,8 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 
 	var invalid, problems []string
 	if baseRun != nil {
-		b := baseRun.ev
+		bc := *baseRun.ev // a copy: the base run may be the tree's own
+		b := &bc
 		rep.BaseCheck = &BaseCheck{Counts: count(b.tests)}
 		switch {
 		case baseCrash != "":
@@ -263,7 +271,9 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 			}
 			if errs := slices.Concat(b.tampered, b.problems); len(errs) > 0 {
 				rep.BaseCheck.Error = strings.Join(errs, "; ")
-				problems = append(problems, "base check: "+rep.BaseCheck.Error)
+				if !sameAsBase {
+					problems = append(problems, "base check: "+rep.BaseCheck.Error)
+				}
 			}
 		}
 		switch {

@@ -56,12 +56,17 @@ func CompletedCheckRun(headSHA string, g Graded) CheckRun {
 	}
 }
 
-// Title is "12/14 hidden tests passed · trust: isolated", prefixed with the
+// Title is "12/14 hidden tests passed · trust: isolated" (with "· 1 skipped
+// as on the base" before the trust when tests skipped here and on the
+// base), prefixed with the
 // verdict when it is not a plain pass or fail, and with the verdict and the
 // count of runtime signals when the runs showed weak evidence: "pass ·
 // runtime signals: 3 · 14/14 hidden tests passed · trust: isolated".
 func Title(r *grader.Report) string {
 	t := fmt.Sprintf("%d/%d hidden tests passed · trust: %s", r.Counts.Passed, r.Counts.Total, r.Trust)
+	if n := len(r.SkippedOnBase); n > 0 {
+		t = fmt.Sprintf("%d/%d hidden tests passed · %d skipped as on the base · trust: %s", r.Counts.Passed, r.Counts.Total, n, r.Trust)
+	}
 	if n := grader.WeakSignals(r.Evidence); n > 0 {
 		return fmt.Sprintf("%s · runtime signals: %d · %s", r.Verdict, n, t)
 	}
@@ -83,6 +88,16 @@ func Summary(g Graded) string {
 	fmt.Fprintf(&b, "\n| passed | failed | errors | skipped | total |\n|---|---|---|---|---|\n| %d | %d | %d | %d | %d |\n", c.Passed, c.Failed, c.Errors, c.Skipped, c.Total)
 
 	tail := &strings.Builder{}
+	if len(r.SkippedOnBase) > 0 {
+		fmt.Fprintf(tail, "\n### Hidden tests that skip here and on the base\n\nThey skip in the grader's environment on the base commit too: reported skipped, they do not count against the grade. The requester saw them before approving. A test that ran on the base and skips here does not pass.\n\n")
+		for i, id := range r.SkippedOnBase {
+			if i == maxDetectorLines {
+				fmt.Fprintf(tail, "- … and %d more\n", len(r.SkippedOnBase)-i)
+				break
+			}
+			fmt.Fprintf(tail, "- %s\n", code(grader.ShortText(id, 120)))
+		}
+	}
 	if len(g.Criteria) > 0 {
 		outcome := map[string]grader.Outcome{}
 		for _, t := range r.Tests {
