@@ -135,9 +135,9 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 		Image:         g.imageID,
 		TestsDigest:   cmp.Or(req.TestsDigest, req.Hidden.Digest()),
 		RepoDigest:    req.Repo.Digest(),
-		TamperSignals: TamperSignals(req.Repo, req.Hidden),
 		Contamination: ScanTree(req.Repo, canaries),
 	}
+	rep.TamperSignals, rep.TamperContext = RankTamperSignals(TamperSignals(req.Repo, req.Hidden), req.Base, req.Repo)
 	if req.Base != nil {
 		rep.TouchedTests = TouchedTests(req.Base, req.Repo)
 	}
@@ -549,6 +549,9 @@ func (r *Report) normalize() {
 	}
 	if r.TamperSignals == nil {
 		r.TamperSignals = []TamperSignal{}
+	}
+	if r.TamperContext == nil {
+		r.TamperContext = []TamperSignal{}
 	}
 	if r.Contamination == nil {
 		r.Contamination = []CanarySighting{}

@@ -152,8 +152,14 @@ type Report struct {
 	// the base (and with the reference patch, when there is one): reported
 	// skipped, they do not count against the grade. A test that ran on the
 	// base and skips here does.
-	SkippedOnBase []string       `json:"skipped_on_base"`
+	SkippedOnBase []string `json:"skipped_on_base"`
+	// TamperSignals are the tamper signals of what the tree under test adds
+	// or changes against the base (every one without a base).
 	TamperSignals []TamperSignal `json:"tamper_signals"`
+	// TamperContext are the tamper signals of files that are on the base
+	// unchanged (a real tox.ini, library source that uses ctypes): kept for
+	// the requester, never counted as signals nor shown in the check run.
+	TamperContext []TamperSignal `json:"tamper_context"`
 	TouchedTests  []string       `json:"touched_tests"`
 	Contaminated  bool           `json:"contaminated"`
 	// Contamination says which canary was seen where.
