@@ -1,11 +1,13 @@
 package grader
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
 	"github.com/testfirst-app/testfirst/sandbox"
@@ -112,5 +114,58 @@ func TestGradeRunsHaveTheirOwnBudget(t *testing.T) {
 	}
 	if reruns != 1 {
 		t.Errorf("%d reruns, want 1", reruns)
+	}
+}
+
+// skipRun is gradeRun with the named tests skipped and the others passing.
+func skipRun(skipping ...string) *wrapper.Result {
+	r := gradeRun()
+	for _, name := range skipping {
+		for _, e := range gradeExpected {
+			if e.Name == name {
+				class := junitClass(e.File, "")
+				r.JUnit = bytes.Replace(r.JUnit, []byte(passedCase(class, name)), []byte(skippedCase(class, name)), 1)
+			}
+		}
+	}
+	return withEvidence(r)
+}
+
+// TestGradeSkips: a test that skips on the base and with the reference
+// does not count; one the reference runs does; a set that skips whole on
+// the base is invalid only when the reference skips it too.
+func TestGradeSkips(t *testing.T) {
+	all := []string{"test_a", "test_b", "test_c"}
+	for _, tt := range []struct {
+		name          string
+		runs          map[string]*wrapper.Result
+		want          Verdict
+		skippedOnBase []string
+	}{
+		{"skips on base and reference", map[string]*wrapper.Result{"pr": skipRun("test_c"), "base": skipRun("test_b", "test_c"), "ref": skipRun("test_c")},
+			VerdictPass, []string{"tests/test_y.py::test_c"}},
+		{"the reference runs it", map[string]*wrapper.Result{"pr": skipRun("test_c"), "base": skipRun("test_b", "test_c"), "ref": gradeRun()},
+			VerdictFail, nil},
+		{"skips on the pull request only", map[string]*wrapper.Result{"pr": skipRun("test_b"), "base": gradeRun("test_b"), "ref": gradeRun()},
+			VerdictFail, nil},
+		{"all skip on base, the reference runs them", map[string]*wrapper.Result{"pr": gradeRun(), "base": skipRun(all...), "ref": gradeRun()},
+			VerdictPass, nil},
+		{"all skip on base and reference", map[string]*wrapper.Result{"pr": skipRun(all...), "base": skipRun(all...), "ref": skipRun(all...)},
+			VerdictInvalidTask, []string{"tests/test_x.py::test_a", "tests/test_x.py::test_b", "tests/test_y.py::test_c"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sb := &fakeSandbox{results: results(tt.runs)}
+			req := Request{Repo: gradeRepo(t, "pr"), Hidden: gradeHidden(t), Base: gradeRepo(t, "base"), Reference: []byte(gradeReference)}
+			rep, err := New(sb, gradeImage, gradeImageID).Grade(t.Context(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Verdict != tt.want {
+				t.Errorf("verdict %s (%q), want %s", rep.Verdict, rep.Reasons, tt.want)
+			}
+			if diff := cmp.Diff(tt.skippedOnBase, rep.SkippedOnBase, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("SkippedOnBase (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -80,8 +80,9 @@ func TestSkipOnlyOnThePullRequestFails(t *testing.T) {
 	hidden := hiddenWith(t, nil)
 	base := tree(t, map[string]string{"calc.py": calcBase})
 	for name, calc := range map[string]string{
-		"SkipTest from library code":         "import unittest\n\n\ndef fixed():\n    raise unittest.SkipTest('not in this environment')\n",
-		"skip patched into pytest at import": "import sys\n\n\ndef fixed():\n    raise sys.modules['pytest'].skip.Exception('environment')\n",
+		"SkipTest from library code":          "import unittest\n\n\ndef fixed():\n    raise unittest.SkipTest('not in this environment')\n",
+		"skip raised through pytest's module": "import sys\n\n\ndef fixed():\n    raise sys.modules['pytest'].skip.Exception('environment')\n",
+		"runtest patched at import to skip":   "import sys\n\n_python = sys.modules['_pytest.python']\n_run = _python.Function.runtest\n\n\ndef _skipping(self):\n    if self.name == 'test_fixed':\n        raise sys.modules['pytest'].skip.Exception('environment')\n    return _run(self)\n\n\n_python.Function.runtest = _skipping\n\n\ndef fixed():\n    return 1\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
