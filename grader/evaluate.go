@@ -43,6 +43,9 @@ type evaluation struct {
 	// reads names out of them.
 	importErrors    map[string]string
 	missingFixtures map[string][]string
+	// importFailed lists the hidden files the report says failed to
+	// import.
+	importFailed []string
 }
 
 func (e *evaluation) problemf(format string, args ...any) {
@@ -251,6 +254,7 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 		}
 		unknown = append(unknown, strings.TrimPrefix(c.ClassName+"::"+c.Name, "::"))
 	}
+	ev.importFailed = importFailed
 	if len(importFailed) > 0 || anyFailure {
 		ev.importErrors, ev.missingFixtures = errorSections(string(res.Output), importFailed)
 	}

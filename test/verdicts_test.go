@@ -190,3 +190,19 @@ func TestOutputKeepsItsTail(t *testing.T) {
 		t.Errorf("the output does not say where it was cut")
 	}
 }
+
+// A pull request that breaks the import of one hidden module fails; the
+// rerun of its failing tests must not name the module's tests alone,
+// which pytest cannot collect, and take the empty report for a bent
+// runner.
+func TestBrokenImportOfOneModuleFailsNotTampered(t *testing.T) {
+	hidden := hiddenWith(t, map[string]string{
+		"test_other.py": "# testfirst-canary: tfc-0000000verdicts06\nfrom other import thing\n\n\ndef test_thing():\n    assert thing() == 1\n",
+	})
+	base := tree(t, map[string]string{"calc.py": calcBase, "other.py": "def thing():\n    return 1\n"})
+	pr := tree(t, map[string]string{"calc.py": calcPR, "other.py": "def renamed():\n    return 1\n"})
+	rep := grade(t, grader.Request{Repo: pr, Hidden: hidden, Base: base})
+	if rep.Verdict != grader.VerdictFail || !slices.Equal(rep.Failed, []string{"test_other.py::test_thing"}) {
+		t.Errorf("verdict %s (%q), failed %v; want fail of test_other.py::test_thing", rep.Verdict, rep.Reasons, rep.Failed)
+	}
+}
