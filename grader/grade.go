@@ -343,6 +343,9 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 		total:        len(pr.tests),
 		allPassed:    pr.allPassed(excused),
 	})
+	if baseCrash != "" && !sameAsBase {
+		rep.Reasons = append(rep.Reasons, "base check: "+rep.BaseCheck.Note)
+	}
 	if n := len(rep.SkippedOnBase); n > 0 {
 		rep.Reasons = append(rep.Reasons, fmt.Sprintf("%d hidden test(s) skipped here and skipped on the base as well: reported skipped, not counted against the grade", n))
 	}

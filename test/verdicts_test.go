@@ -164,6 +164,9 @@ func TestBaseThatHangsOrCrashesFailsOnBase(t *testing.T) {
 			if rep.BaseCheck == nil || len(rep.BaseCheck.GuardTests) != 0 || rep.BaseCheck.Error != "" || rep.BaseCheck.Note == "" {
 				t.Errorf("base check %+v: want no guard tests, no error, a note of what happened", rep.BaseCheck)
 			}
+			if !slices.ContainsFunc(rep.Reasons, func(r string) bool { return strings.HasPrefix(r, "base check: ") }) {
+				t.Errorf("reasons %q do not say what happened to the base", rep.Reasons)
+			}
 		})
 	}
 }
