@@ -50,3 +50,34 @@ func TestCardLeadsWithMutation(t *testing.T) {
 		t.Error("the mutation summary does not lead the card")
 	}
 }
+
+// TestCardShowsSkips: tests that skip in the grader's environment (on the
+// base and with the reference) are shown before approval, with the choice:
+// approve anyway, or fix them; a test the reference runs is not among them.
+func TestCardShowsSkips(t *testing.T) {
+	f := newCardFixture(t, "")
+	b := f.signIn(t, requester)
+	v, err := f.store.Push(t.Context(), f.st, store.Draft{Files: hiddenFiles, Criteria: writerCriteria, Author: "writer-bot",
+		Reference: []byte("diff --git a/widgets.py b/widgets.py\n--- a/widgets.py\n+++ b/widgets.py\n@@ -1 +1 @@\n-def total(xs): raise NotImplementedError\n+def total(xs): return sum(xs) if xs else 0\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := defaultCheck
+	check.Base.Skipped = []string{"tests/hidden/test_totals.py::test_empty", "tests/hidden/test_totals.py::test_type"}
+	check.Reference = &grader.ReferenceCheck{AllPass: true, Failed: []string{}, Skipped: []string{"tests/hidden/test_totals.py::test_empty"}, Counts: grader.Counts{Passed: 2, Skipped: 1, Total: 3}}
+	f.sync(t, v, &check, true)
+	code, body, _ := b.get(t, cardPath)
+	if code != 200 {
+		t.Fatalf("card: %d", code)
+	}
+	body = html.UnescapeString(body)
+	for _, want := range []string{"1 test skips in this environment: approve anyway, or fix them", "<code>tests/hidden/test_totals.py::test_empty</code>", "and with the reference patch"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("card lacks %q", want)
+		}
+	}
+	i := strings.Index(body, `id="skips"`)
+	if j := strings.Index(body[max(i, 0):], "</section>"); i < 0 || strings.Contains(body[i:i+j], "test_type") {
+		t.Errorf("the skips section is missing or lists a test the reference runs")
+	}
+}

@@ -36,30 +36,55 @@ type evaluation struct {
 	// cases holds each hidden test's results by its id without
 	// parametrization, in the order the runner reported them.
 	cases map[string][]TestResult
+	// importErrors holds what the runner printed of each hidden module
+	// the report says failed to import, by its file; missingFixtures the
+	// fixtures it printed as not found, by the hidden file that asked for
+	// them. Both are the runner's words, which reach nobody: brokenHidden
+	// reads names out of them.
+	importErrors    map[string]string
+	missingFixtures map[string][]string
+	// importFailed lists the hidden files the report says failed to
+	// import.
+	importFailed []string
 }
 
 func (e *evaluation) problemf(format string, args ...any) {
 	e.problems = append(e.problems, fmt.Sprintf(format, args...))
 }
 
-// allPassed reports whether every hidden test passed.
-func (e *evaluation) allPassed() bool {
-	if len(e.tests) == 0 {
-		return false
-	}
+// allPassed reports whether every hidden test passed, leaving out those
+// excused (see excusedSkips) when at least one test passed.
+func (e *evaluation) allPassed(excused map[string]bool) bool {
+	passed := 0
 	for _, t := range e.tests {
-		if t.Outcome != OutcomePassed {
+		switch {
+		case t.Outcome == OutcomePassed:
+			passed++
+		case t.Outcome == OutcomeSkipped && excused[t.ID]:
+		default:
 			return false
 		}
 	}
-	return true
+	return passed > 0
 }
 
-// notPassed lists the ids of hidden tests that did not pass.
-func (e *evaluation) notPassed() []string {
+// notPassed lists the ids of hidden tests that did not pass and are not
+// excused.
+func (e *evaluation) notPassed(excused map[string]bool) []string {
 	var ids []string
 	for _, t := range e.tests {
-		if t.Outcome != OutcomePassed {
+		if t.Outcome != OutcomePassed && !(t.Outcome == OutcomeSkipped && excused[t.ID]) {
+			ids = append(ids, t.ID)
+		}
+	}
+	return ids
+}
+
+// skipped lists the ids of the hidden tests that skipped.
+func (e *evaluation) skipped() []string {
+	var ids []string
+	for _, t := range e.tests {
+		if t.Outcome == OutcomeSkipped {
 			ids = append(ids, t.ID)
 		}
 	}
@@ -179,7 +204,7 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 	casesOf := map[string]int{}
 	reported := map[string]bool{}
 	tooMany := map[string]bool{}
-	var unknown []string
+	var unknown, importFailed []string
 	anyFailure := false
 	// onlyModuleSkips: every case reported is a whole module skipped, so
 	// no test ran, the sentinels in those modules included.
@@ -217,6 +242,9 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 		if mods, ok := byModule[c.Name]; ok && c.ClassName == "" && c.Outcome != OutcomePassed {
 			failedModules[c.Name] = true
 			onlyModuleSkips = onlyModuleSkips && c.Outcome == OutcomeSkipped
+			if c.Outcome == OutcomeError && len(mods) > 0 {
+				importFailed = append(importFailed, mods[0].exp.File)
+			}
 			for _, s := range mods {
 				if len(s.results) == 0 {
 					s.results = append(s.results, TestResult{ID: testID(s.exp.File, s.exp.Class, s.exp.Name), Outcome: c.Outcome})
@@ -225,6 +253,10 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 			continue
 		}
 		unknown = append(unknown, strings.TrimPrefix(c.ClassName+"::"+c.Name, "::"))
+	}
+	ev.importFailed = importFailed
+	if len(importFailed) > 0 || anyFailure {
+		ev.importErrors, ev.missingFixtures = errorSections(string(res.Output), importFailed)
 	}
 	if len(unknown) > 0 {
 		// Their names are not echoed: a bent runner could carry anything in

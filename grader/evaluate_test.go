@@ -164,8 +164,8 @@ func checkEvaluation(t *testing.T, got *evaluation, want evalWant) {
 			t.Errorf("tests (-want +got):\n%s", diff)
 		}
 	}
-	if got.allPassed() != want.allPassed {
-		t.Errorf("allPassed() = %v, want %v", got.allPassed(), want.allPassed)
+	if got.allPassed(nil) != want.allPassed {
+		t.Errorf("allPassed() = %v, want %v", got.allPassed(nil), want.allPassed)
 	}
 	checkMessages(t, "problems", got.problems, want.problems)
 	checkMessages(t, "tampered", got.tampered, want.tampered)

@@ -30,10 +30,16 @@ func functionID(id string) string {
 }
 
 // failingFunctions lists, once each, the test functions of ev's tests that
-// failed or errored.
+// failed or errored, but those of modules that failed to import.
 func failingFunctions(ev *evaluation) []string {
 	var ids []string
 	for _, t := range ev.tests {
+		file, _, _ := strings.Cut(t.ID, "::")
+		if slices.Contains(ev.importFailed, file) {
+			// Its module did not import: named alone, pytest cannot
+			// collect it, and the rerun would report nothing at all.
+			continue
+		}
 		if t.Outcome == OutcomeFailed || t.Outcome == OutcomeError {
 			if id := functionID(t.ID); !slices.Contains(ids, id) {
 				ids = append(ids, id)

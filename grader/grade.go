@@ -43,8 +43,8 @@ const (
 	stderrLimit  = 64 << 10
 	// procReserve is the part of the pids limit kept for the wrapper.
 	procReserve = 64
-	// engineGrace is how long past a grade's deadline the engine calls that
-	// kill and remove its sandboxes may take.
+	// engineGrace is how long past a run's budget the engine calls that
+	// kill and remove its sandbox may take.
 	engineGrace = 30 * time.Second
 )
 
@@ -89,7 +89,11 @@ type Request struct {
 	// NoUIDSplit runs the tests as the wrapper's uid, for runtimes without
 	// SETUID: trust is best_effort at most.
 	NoUIDSplit bool
-	// Timeout bounds the whole grade; DefaultTimeout when zero.
+	// Timeout bounds each sandbox run of the grade, from its own start
+	// (the tree under test, the base, the reference, twins; the rerun of
+	// failing tests has one of its own after the first run), so a grade
+	// takes at most twice as long plus the engine's grace; DefaultTimeout
+	// when zero.
 	Timeout time.Duration
 	// Limits bound each sandbox; sandbox.DefaultLimits when zero.
 	Limits sandbox.Limits
@@ -198,26 +202,23 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 			return nil, fmt.Errorf("reference patch does not apply to the base tree: %w", err)
 		}
 	}
-	// Every sandbox is killed at the grade's deadline and reports; the
-	// context lives a little longer so the engine calls that kill, read and
-	// remove the containers are not cut short.
-	deadline := began.Add(req.Timeout)
-	ctx, cancel := context.WithDeadline(ctx, deadline.Add(engineGrace))
-	defer cancel()
-
+	// Every run has a budget of its own, from its own start: a base that
+	// hangs (the very bug the pull request fixes) does not eat the pull
+	// request's time, nor the first run the rerun's. The engine calls that
+	// kill, read and remove a sandbox get engineGrace past its budget.
 	canaries := Canaries(req.Hidden)
 	rep := &Report{
 		Settings:      settingsOf(req),
 		Image:         g.imageID,
 		TestsDigest:   cmp.Or(req.TestsDigest, req.Hidden.Digest()),
 		RepoDigest:    req.Repo.Digest(),
-		TamperSignals: TamperSignals(req.Repo, req.Hidden),
 		Contamination: ScanTree(req.Repo, canaries),
 		Network:       NetworkNone,
 	}
 	if req.proxySocket != "" {
 		rep.Network = NetworkMirror
 	}
+	rep.TamperSignals, rep.TamperContext = RankTamperSignals(TamperSignals(req.Repo, req.Hidden), req.Base, req.Repo)
 	if req.Base != nil {
 		rep.TouchedTests = TouchedTests(req.Base, req.Repo)
 	}
@@ -228,18 +229,18 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 	group, gctx := errgroup.WithContext(ctx)
 	start := func(dst **run, tree *Tree, opts ...func(*wrapper.Job)) {
 		group.Go(func() error {
-			r, err := g.run(gctx, req, tree, canaries, deadline, tj, opts...)
+			r, err := g.run(gctx, req, tree, canaries, tj, opts...)
 			*dst = r
 			return err
 		})
 	}
 	group.Go(func() error {
-		r, err := g.run(gctx, req, req.Repo, canaries, deadline, tj)
+		r, err := g.run(gctx, req, req.Repo, canaries, tj)
 		if err == nil && req.Command == nil {
 			// Failing tests run once more, alone: one that passes then is
 			// reported flaky.
 			if ids := rerunOf(r); ids != nil {
-				if r.rerun, err = g.run(gctx, req, req.Repo, canaries, deadline, tj, selectTests(ids)); err == nil {
+				if r.rerun, err = g.run(gctx, req, req.Repo, canaries, tj, selectTests(ids)); err == nil {
 					r.flaky = applyRerun(r.ev, r.rerun.ev)
 				}
 			}
@@ -250,16 +251,20 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 	// The tree under test may be the reference itself (the base check of a
 	// version): its run is then the reference run.
 	sameAsRef := refTree != nil && refTree.Digest() == req.Repo.Digest()
-	if req.Base != nil {
+	// Likewise the tree under test may be the base itself (the base check
+	// of a version without a reference patch, a pull request that changes
+	// nothing): its run is then the base run.
+	sameAsBase := req.Base != nil && req.Base.Digest() == req.Repo.Digest()
+	if req.Base != nil && !sameAsBase {
 		start(&baseRun, req.Base)
 	}
 	if refTree != nil && !sameAsRef {
 		start(&refRun, refTree)
 	}
 	if req.Command == nil {
-		g.startTwin(group, gctx, req, req.Repo, canaries, deadline, tj, &prTwin)
+		g.startTwin(group, gctx, req, req.Repo, canaries, tj, &prTwin)
 		if refTree != nil && !sameAsRef {
-			g.startTwin(group, gctx, req, refTree, canaries, deadline, tj, &refTwin)
+			g.startTwin(group, gctx, req, refTree, canaries, tj, &refTwin)
 		}
 	}
 	strength := g.startStrength(req, refTree, start)
@@ -269,11 +274,34 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 	if sameAsRef {
 		refRun, refTwin = prRun, prTwin
 	}
+	if sameAsBase {
+		baseRun = prRun
+	}
 
 	pr := prRun.ev
+	// A base that hung past its budget or crashed fails on the base:
+	// nothing it reported counts, and it is no problem of the grade.
+	baseCrash := ""
+	if baseRun != nil {
+		baseCrash = baseRun.crash()
+	}
+	// Hidden tests that skip on the base, and with the reference patch
+	// too, do not count against the tree under test when they skip there.
+	var excused map[string]bool
+	if baseRun != nil && baseCrash == "" {
+		excused = map[string]bool{}
+		for _, id := range baseRun.ev.skipped() {
+			excused[id] = refRun == nil || slices.Contains(refRun.ev.skipped(), id)
+		}
+	}
 	rep.Tests = pr.tests
 	rep.Counts = count(pr.tests)
-	rep.Failed = pr.notPassed()
+	rep.Failed = pr.notPassed(excused)
+	for _, id := range pr.skipped() {
+		if excused[id] {
+			rep.SkippedOnBase = append(rep.SkippedOnBase, id)
+		}
+	}
 	rep.Sentinels = pr.sentinels
 	rep.Runner = prRun.res.Runner
 	rep.ExitCode = prRun.res.ExitCode
@@ -306,27 +334,54 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 
 	var invalid, problems []string
 	if baseRun != nil {
-		b := baseRun.ev
-		b.tampered = append(b.tampered, describeStrong(b.evidence)...)
-		rep.BaseCheck = &BaseCheck{Counts: count(b.tests), AllPass: b.allPassed() && len(b.problems) == 0 && len(b.tampered) == 0}
-		for _, t := range b.tests {
-			if t.Outcome == OutcomePassed {
-				rep.BaseCheck.GuardTests = append(rep.BaseCheck.GuardTests, t.ID)
+		bc := *baseRun.ev // a copy: the base run may be the tree's own
+		b := &bc
+		rep.BaseCheck = &BaseCheck{Counts: count(b.tests)}
+		switch {
+		case baseCrash != "":
+			rep.BaseCheck.Note = baseCrash + ": every hidden test counts as failing on the base"
+			rep.BaseCheck.Counts = Counts{}
+		default:
+			b.tampered = append(b.tampered, describeStrong(b.evidence)...)
+			rep.BaseCheck.AllPass = b.allPassed(excused) && len(b.problems) == 0 && len(b.tampered) == 0
+			rep.BaseCheck.Skipped = b.skipped()
+			for _, t := range b.tests {
+				if t.Outcome == OutcomePassed {
+					rep.BaseCheck.GuardTests = append(rep.BaseCheck.GuardTests, t.ID)
+				}
+			}
+			if errs := slices.Concat(b.tampered, b.problems); len(errs) > 0 {
+				rep.BaseCheck.Error = strings.Join(errs, "; ")
+				if !sameAsBase {
+					problems = append(problems, "base check: "+rep.BaseCheck.Error)
+				}
 			}
 		}
-		if errs := slices.Concat(b.tampered, b.problems); len(errs) > 0 {
-			rep.BaseCheck.Error = strings.Join(errs, "; ")
-			problems = append(problems, "base check: "+rep.BaseCheck.Error)
-		}
-		if rep.BaseCheck.AllPass {
+		switch {
+		case rep.BaseCheck.AllPass && len(rep.BaseCheck.GuardTests) == len(b.tests):
 			invalid = append(invalid, "every hidden test already passes on the base tree")
+		case rep.BaseCheck.AllPass:
+			invalid = append(invalid, fmt.Sprintf("every hidden test passes or skips on the base tree (%d skip there and with the reference): none can tell a fix from no change", len(rep.BaseCheck.Skipped)))
+		case len(b.tests) > 0 && baseCrash == "" && !slices.ContainsFunc(b.tests, func(t TestResult) bool { return !excused[t.ID] }):
+			// Every test skips on the base (and with the reference): a
+			// tree that changes nothing skips them too.
+			invalid = append(invalid, "every hidden test skips on the base tree: none can tell a fix from no change")
 		}
 		rep.BaseCheck.Flaky = strength.flaky(baseRun, refRun)
+		if baseCrash == "" {
+			evs := []*evaluation{b, pr}
+			trees := []*Tree{req.Base, req.Repo}
+			if refRun != nil && !sameAsRef {
+				evs, trees = append(evs, refRun.ev), append(trees, refTree)
+			}
+			rep.BaseCheck.Broken = brokenHidden(evs, trees, req.Hidden)
+			invalid = append(invalid, rep.BaseCheck.Broken...)
+		}
 	}
 	if refRun != nil {
 		r := refRun.ev
 		r.tampered = append(r.tampered, describeStrong(r.evidence)...)
-		rep.ReferenceCheck = &ReferenceCheck{Counts: count(r.tests), Failed: r.notPassed(), AllPass: r.allPassed() && len(r.problems) == 0 && len(r.tampered) == 0}
+		rep.ReferenceCheck = &ReferenceCheck{Counts: count(r.tests), Failed: r.notPassed(excused), Skipped: r.skipped(), AllPass: r.allPassed(excused) && len(r.problems) == 0 && len(r.tampered) == 0}
 		if errs := slices.Concat(r.tampered, r.problems); len(errs) > 0 {
 			// The reference run could not be judged: that says nothing
 			// about the task, only that the grade cannot be trusted.
@@ -367,8 +422,14 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 		problems:     problems,
 		failed:       len(rep.Failed),
 		total:        len(pr.tests),
-		allPassed:    pr.allPassed(),
+		allPassed:    pr.allPassed(excused),
 	})
+	if baseCrash != "" && !sameAsBase {
+		rep.Reasons = append(rep.Reasons, "base check: "+rep.BaseCheck.Note)
+	}
+	if n := len(rep.SkippedOnBase); n > 0 {
+		rep.Reasons = append(rep.Reasons, fmt.Sprintf("%d hidden test(s) skipped here and skipped on the base as well: reported skipped, not counted against the grade", n))
+	}
 	if prRun.flaky > 0 {
 		rep.Reasons = append(rep.Reasons, flakyReason(prRun.flaky))
 	}
@@ -391,13 +452,32 @@ type run struct {
 	flaky int
 	// wall is how long the sandbox ran.
 	wall time.Duration
+	// noReport is set when the sandbox ended without the wrapper's
+	// report.
+	noReport bool
+}
+
+// crash says how the run ended without an answer (it hung past its budget,
+// the runner was killed, the sandbox died without a report), or "".
+func (r *run) crash() string {
+	switch {
+	case r.res.TimedOut:
+		return fmt.Sprintf("the run was killed at the end of its budget after %.0fs", r.wall.Seconds())
+	case r.noReport:
+		return "the sandbox ended without a report"
+	case r.res.Signal != "":
+		return "the runner was killed by " + r.res.Signal
+	}
+	return ""
 }
 
 // run runs the hidden tests against tree in a fresh sandbox, with the
 // grade's twin job (every pytest run makes twins, only a twin run keeps
 // them); opts change its job further.
-func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Canary, deadline time.Time, tj wrapper.TwinJob, opts ...func(*wrapper.Job)) (*run, error) {
-	timeout := time.Until(deadline)
+func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Canary, tj wrapper.TwinJob, opts ...func(*wrapper.Job)) (*run, error) {
+	timeout := req.Timeout
+	ctx, cancel := context.WithTimeout(ctx, timeout+engineGrace)
+	defer cancel()
 	testTimeout := timeout - reportMargin
 	if testTimeout < timeout/2 {
 		testTimeout = timeout / 2
@@ -454,6 +534,7 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 		return nil, fmt.Errorf("write the sandbox's input: %w", err)
 	}
 	res := &wrapper.Result{}
+	noReport := false
 	if derr := json.Unmarshal(sres.Stdout, res); derr != nil || sres.StdoutTruncated {
 		// The wrapper did not report: the container died, ran out of memory
 		// or was killed at its deadline. Fail closed.
@@ -469,15 +550,16 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 			why += ": " + lastLine(msg)
 		}
 		res = &wrapper.Result{Error: why, TimedOut: sres.TimedOut}
+		noReport = true
 	}
 	if req.Command != nil {
-		return &run{res: res, ev: evaluateCommand(res), wall: time.Since(began)}, nil
+		return &run{res: res, ev: evaluateCommand(res), wall: time.Since(began), noReport: noReport}, nil
 	}
 	ev := evaluatePytest(res)
 	var set evidenceSet
 	runtimeEvidence(res, &set)
 	ev.evidence = set.list()
-	return &run{res: res, ev: ev, wall: time.Since(began)}, nil
+	return &run{res: res, ev: ev, wall: time.Since(began), noReport: noReport}, nil
 }
 
 // maskSentinels replaces the sentinels' names in the runner output with
@@ -548,6 +630,7 @@ func (r *Report) normalize() {
 	nonNil(&r.Reasons)
 	nonNil(&r.Failed)
 	nonNil(&r.TouchedTests)
+	nonNil(&r.SkippedOnBase)
 	nonNil(&r.Runner)
 	if r.Environment != nil {
 		nonNil(&r.Environment.Packages)
@@ -558,6 +641,9 @@ func (r *Report) normalize() {
 	}
 	if r.TamperSignals == nil {
 		r.TamperSignals = []TamperSignal{}
+	}
+	if r.TamperContext == nil {
+		r.TamperContext = []TamperSignal{}
 	}
 	if r.Contamination == nil {
 		r.Contamination = []CanarySighting{}
@@ -571,9 +657,12 @@ func (r *Report) normalize() {
 	if r.BaseCheck != nil {
 		nonNil(&r.BaseCheck.GuardTests)
 		nonNil(&r.BaseCheck.Flaky)
+		nonNil(&r.BaseCheck.Skipped)
+		nonNil(&r.BaseCheck.Broken)
 	}
 	if r.ReferenceCheck != nil {
 		nonNil(&r.ReferenceCheck.Failed)
+		nonNil(&r.ReferenceCheck.Skipped)
 	}
 	r.Twins.normalize()
 }

@@ -402,6 +402,8 @@ func TestGradeChecks(t *testing.T) {
 	}
 	wantBase := &BaseCheck{
 		GuardTests: []string{"tests/test_y.py::test_c"},
+		Skipped:    []string{},
+		Broken:     []string{},
 		Counts:     Counts{Passed: 1, Failed: 2, Total: 3},
 		Flaky:      []string{},
 	}
@@ -409,8 +411,9 @@ func TestGradeChecks(t *testing.T) {
 		t.Errorf("BaseCheck (-want +got):\n%s", diff)
 	}
 	wantRef := &ReferenceCheck{
-		Failed: []string{"tests/test_x.py::test_b"},
-		Counts: Counts{Passed: 2, Failed: 1, Total: 3},
+		Failed:  []string{"tests/test_x.py::test_b"},
+		Skipped: []string{},
+		Counts:  Counts{Passed: 2, Failed: 1, Total: 3},
 	}
 	if diff := cmp.Diff(wantRef, rep.ReferenceCheck); diff != "" {
 		t.Errorf("ReferenceCheck (-want +got):\n%s", diff)

@@ -213,7 +213,7 @@ func judgeMutant(shard *wrapper.Result, mr wrapper.MutantRun) mutantOutcome {
 	switch {
 	case len(ev.tampered) > 0 || len(ev.problems) > 0:
 		return mutantNotRun
-	case ev.allPassed():
+	case ev.allPassed(nil):
 		return mutantSurvived
 	default:
 		return mutantKilled

@@ -78,13 +78,25 @@ type CanarySighting struct {
 type BaseCheck struct {
 	// GuardTests are the hidden tests that already pass on the base.
 	GuardTests []string `json:"guard_tests"`
-	// AllPass is true when every hidden test passes on the base: the task is
-	// invalid.
+	// Skipped are the hidden tests that skip on the base (a missing
+	// optional package, a skipif that holds here). Where they skip with
+	// the reference patch too, a pull request's grade reports them skipped
+	// without failing.
+	Skipped []string `json:"skipped"`
+	// Broken says, one line each, which hidden modules fail to import and
+	// which fixtures are missing on the base and on the tree under test:
+	// the task's fault. Names only, never test text.
+	Broken []string `json:"broken"`
+	// AllPass is true when every hidden test passes (or skips) on the
+	// base: the task is invalid.
 	AllPass bool `json:"all_pass"`
 	// Counts are the base run's counts.
 	Counts Counts `json:"counts"`
 	// Error says why the base run could not be evaluated, if it could not.
 	Error string `json:"error,omitempty"`
+	// Note says what happened to a base run that hung past its budget or
+	// crashed: every hidden test then counts as failing on the base.
+	Note string `json:"note,omitempty"`
 	// Flaky lists the hidden tests whose outcome differed between two runs
 	// of the same tree (the base, or the reference), the second with the
 	// tests in reverse order; only with Request.TestStrength. A flaky test
@@ -99,8 +111,10 @@ type ReferenceCheck struct {
 	AllPass bool `json:"all_pass"`
 	// Failed lists the hidden tests that did not pass with the patch.
 	Failed []string `json:"failed"`
-	Counts Counts   `json:"counts"`
-	Error  string   `json:"error,omitempty"`
+	// Skipped lists the hidden tests that skipped with the patch.
+	Skipped []string `json:"skipped"`
+	Counts  Counts   `json:"counts"`
+	Error   string   `json:"error,omitempty"`
 	// Mutation says how many changes to the reference the hidden tests
 	// notice; only with Request.TestStrength.
 	Mutation *Mutation `json:"mutation,omitempty"`
@@ -131,9 +145,21 @@ type Report struct {
 	Reasons []string     `json:"reasons"`
 	Counts  Counts       `json:"counts"`
 	Tests   []TestResult `json:"tests"`
-	// Failed holds the ids of hidden tests that did not pass: ids only.
-	Failed        []string       `json:"failed"`
+	// Failed holds the ids of hidden tests that did not pass and count
+	// against the grade: ids only.
+	Failed []string `json:"failed"`
+	// SkippedOnBase holds the ids of hidden tests that skipped here and on
+	// the base (and with the reference patch, when there is one): reported
+	// skipped, they do not count against the grade. A test that ran on the
+	// base and skips here does.
+	SkippedOnBase []string `json:"skipped_on_base"`
+	// TamperSignals are the tamper signals of what the tree under test adds
+	// or changes against the base (every one without a base).
 	TamperSignals []TamperSignal `json:"tamper_signals"`
+	// TamperContext are the tamper signals of files that are on the base
+	// unchanged (a real tox.ini, library source that uses ctypes): kept for
+	// the requester, never counted as signals nor shown in the check run.
+	TamperContext []TamperSignal `json:"tamper_context"`
 	TouchedTests  []string       `json:"touched_tests"`
 	Contaminated  bool           `json:"contaminated"`
 	// Contamination says which canary was seen where.

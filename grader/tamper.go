@@ -420,3 +420,157 @@ func containsPattern(data []byte, sp sourcePattern) bool {
 func isIdentByte(c byte) bool {
 	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= 0x80
 }
+
+// RankTamperSignals splits the signals of head into those about what head
+// adds or changes against base, which are signals, and those about files
+// that are on base unchanged, which are context: a real tox.ini or
+// conftest.py, library source that uses ctypes or sys.argv. Context is the
+// repository as it was, which the base run ran with too; a reviewer who
+// sees it flagged on every pull request learns to ignore signals. A file is
+// unchanged when base has it at the same path with the same kind, mode
+// and content and, for a symlink, the same content at the end of its
+// links. A configuration file the tree changed outside its pytest settings
+// is context too. A source the tree changed keeps as context the patterns it
+// mentioned on the base, unless the lines the tree adds mention them too.
+// Without a base every signal is flagged.
+func RankTamperSignals(signals []TamperSignal, base, head *Tree) (flagged, context []TamperSignal) {
+	if base == nil {
+		return signals, nil
+	}
+	before := filesByPath(base)
+	unchanged := map[string]bool{}
+	for _, s := range signals {
+		if _, done := unchanged[s.Path]; done {
+			continue
+		}
+		h, ok := head.Lookup(s.Path)
+		b := before[s.Path]
+		same := ok && b != nil && sameFile(b, h)
+		if same && h.IsSymlink() {
+			hd, hok := resolveContent(head, h)
+			bd, bok := resolveContent(base, b)
+			same = hok && bok && bytes.Equal(hd, bd)
+		}
+		unchanged[s.Path] = same
+	}
+	// A source that the tree changed keeps as context what it mentioned on
+	// the base already, unless the lines the tree adds mention it too.
+	type seen struct{ before, added []string }
+	sources := map[string]*seen{}
+	for _, s := range signals {
+		if unchanged[s.Path] || !strings.HasPrefix(s.Reason, "source mentions ") || sources[s.Path] != nil {
+			continue
+		}
+		h, _ := head.Lookup(s.Path)
+		b := before[s.Path]
+		if h == nil || b == nil || h.IsSymlink() || b.IsSymlink() {
+			continue
+		}
+		added := File{Path: h.Path, Mode: h.Mode, Data: addedLines(b.Data, h.Data)}
+		sources[s.Path] = &seen{before: patternSignals(b), added: patternSignals(&added)}
+	}
+	for _, s := range signals {
+		src := sources[s.Path]
+		switch {
+		case unchanged[s.Path]:
+			context = append(context, s)
+		case samePytestSettings(base, head, s):
+			context = append(context, s)
+		case src != nil && strings.HasPrefix(s.Reason, "source mentions ") &&
+			slices.Contains(src.before, s.Reason) && !slices.Contains(src.added, s.Reason):
+			context = append(context, s)
+		default:
+			flagged = append(flagged, s)
+		}
+	}
+	return flagged, context
+}
+
+// samePytestSettings reports whether s is about a configuration file that
+// the tree changed outside its pytest settings: tox.ini's [pytest] section,
+// setup.cfg's [tool:pytest], pyproject.toml's tool.pytest tables are the
+// same on the base, which had the same signal.
+func samePytestSettings(base, head *Tree, s TamperSignal) bool {
+	var part func([]byte) string
+	switch path.Base(s.Path) {
+	case "tox.ini":
+		part = iniSection("pytest")
+	case "setup.cfg":
+		part = iniSection("tool:pytest")
+	case "pyproject.toml":
+		part = tomlPytestPart
+	default:
+		return false
+	}
+	h, hok := head.Lookup(s.Path)
+	b, bok := base.Lookup(s.Path)
+	if !hok || !bok || h.IsSymlink() || b.IsSymlink() || !slices.Contains(nameSignals(base, b), s.Reason) {
+		return false
+	}
+	return part(b.Data) == part(h.Data)
+}
+
+// iniSection returns a reader of the lines of the "[name]" section of an
+// ini-style file, its header included, or "" when it has none.
+func iniSection(name string) func([]byte) string {
+	return func(data []byte) string {
+		var out strings.Builder
+		in := false
+		for b := range bytes.Lines(data) {
+			line := strings.TrimSpace(string(b))
+			if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") {
+				in = strings.TrimSpace(line[1:len(line)-1]) == name
+			}
+			if in {
+				out.WriteString(line + "\n")
+			}
+		}
+		return out.String()
+	}
+}
+
+// tomlPytestPart returns the lines of a pyproject.toml that reach pytest's
+// settings: the lines of its tool.pytest tables and the keys that reach
+// them from elsewhere, read as hasTOMLPytestTable reads them.
+func tomlPytestPart(data []byte) string {
+	var out strings.Builder
+	table := ""
+	for b := range bytes.Lines(data) {
+		line := strings.TrimSpace(string(b))
+		if strings.HasPrefix(line, "[") {
+			header := strings.Trim(line, "[] \t")
+			if i := strings.Index(header, "]"); i >= 0 {
+				header = header[:i]
+			}
+			table = normalizeTOMLKey(header)
+		}
+		key, value, _ := strings.Cut(line, "=")
+		full := normalizeTOMLKey(key)
+		if table != "" && !strings.HasPrefix(line, "[") {
+			full = table + "." + full
+		}
+		if reachesPytest(table) || reachesPytest(full) || (full == "tool" && strings.Contains(value, "pytest")) {
+			out.WriteString(line + "\n")
+		}
+	}
+	return out.String()
+}
+
+// addedLines returns the lines of head that base does not have (as many
+// times as head has them more often), in head's order.
+func addedLines(base, head []byte) []byte {
+	have := map[string]int{}
+	for l := range bytes.Lines(base) {
+		have[string(bytes.TrimRight(l, "\r\n"))]++
+	}
+	var out []byte
+	for l := range bytes.Lines(head) {
+		k := string(bytes.TrimRight(l, "\r\n"))
+		if have[k] > 0 {
+			have[k]--
+			continue
+		}
+		out = append(append(out, k...), '\n')
+	}
+	return out
+}

@@ -279,3 +279,68 @@ func TestTamperSignalsNilTree(t *testing.T) {
 		t.Errorf("TamperSignals(nil) = %v, want nil", got)
 	}
 }
+
+// TestRankTamperSignals: a signal is about what the pull request adds or
+// changes; a file that is on the base unchanged is context (a real tox.ini,
+// library source that uses ctypes), also through a symlink, unless the
+// symlink's target changed.
+func TestRankTamperSignals(t *testing.T) {
+	lib := detectorFile("pkg/native.py", "import ctypes\n")
+	tox := detectorFile("tox.ini", "[tox]\n")
+	conf := detectorFile("tests/conftest.py", "import pytest\n")
+	link := detectorLink("setup.cfg", "cfg/real.cfg")
+	real := detectorFile("cfg/real.cfg", "[tool:pytest]\naddopts = -q\n")
+	base := detectorTree(t, lib, tox, conf, link, real)
+	head := detectorTree(t, lib, tox,
+		detectorFile("tests/conftest.py", "import pytest\nimport atexit\n"), // changed
+		detectorFile("pkg/new.py", "import sys\nsys.argv\n"),                // added
+		link, detectorFile("cfg/real.cfg", "[tool:pytest]\naddopts = -p evil\n"), // the link's target changed
+		detectorFile("pkg/sitecustomize.py", "import ctypes\n"), // a base file's content under a new name
+	)
+	flagged, context := RankTamperSignals(TamperSignals(head, nil), base, head)
+	paths := func(ss []TamperSignal) []string {
+		var out []string
+		for _, s := range ss {
+			if len(out) == 0 || out[len(out)-1] != s.Path {
+				out = append(out, s.Path)
+			}
+		}
+		return out
+	}
+	if diff := cmp.Diff([]string{"pkg/new.py", "pkg/sitecustomize.py", "setup.cfg", "tests/conftest.py"}, paths(flagged)); diff != "" {
+		t.Errorf("flagged (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"pkg/native.py", "tox.ini"}, paths(context)); diff != "" {
+		t.Errorf("context (-want +got):\n%s", diff)
+	}
+	// A library module the tree changes keeps what it mentioned before as
+	// context, but what its new lines mention is a signal.
+	semver := "import sys\n\n\ndef deprecated(f):\n    frame = sys._getframe(1).f_back\n    return f\n\n\ndef main():\n    return sys.argv\n"
+	base = detectorTree(t, detectorFile("semver.py", semver))
+	fixed := detectorTree(t, detectorFile("semver.py", semver+"\n\ndef bump(v):\n    return v + 1\n"))
+	bent := detectorTree(t, detectorFile("semver.py", semver+"\n\ndef bump(v):\n    return len(sys.argv) + v\n"))
+	if flagged, context := RankTamperSignals(TamperSignals(fixed, nil), base, fixed); len(flagged) != 0 || len(context) != 3 {
+		t.Errorf("a fix that adds no pattern: flagged %v, context %v", flagged, context)
+	}
+	flagged, _ = RankTamperSignals(TamperSignals(bent, nil), base, bent)
+	if diff := cmp.Diff([]TamperSignal{{Path: "semver.py", Reason: "source mentions sys.argv (can find the hidden tests' directory on the runner's command line)"}}, flagged); diff != "" {
+		t.Errorf("new lines that mention sys.argv (-want +got):\n%s", diff)
+	}
+	// A configuration file changed outside its pytest settings is context;
+	// a change to them is a signal.
+	base = detectorTree(t, detectorFile("tox.ini", "[tox]\nenvlist = py310\n\n[pytest]\naddopts = -q\n"),
+		detectorFile("pyproject.toml", "[project]\nversion = '1'\n\n[tool.pytest.ini_options]\naddopts = '-q'\n"))
+	bumped := detectorTree(t, detectorFile("tox.ini", "[tox]\nenvlist = py310,py311\n\n[pytest]\naddopts = -q\n"),
+		detectorFile("pyproject.toml", "[project]\nversion = '2'\n\n[tool.pytest.ini_options]\naddopts = '-q'\n"))
+	if flagged, context := RankTamperSignals(TamperSignals(bumped, nil), base, bumped); len(flagged) != 0 || len(context) != 2 {
+		t.Errorf("configs changed outside pytest's settings: flagged %v, context %v", flagged, context)
+	}
+	hooked := detectorTree(t, detectorFile("tox.ini", "[tox]\nenvlist = py310\n\n[pytest]\naddopts = -p evil\n"),
+		detectorFile("pyproject.toml", "[project]\nversion = '1'\n\n[tool.pytest.ini_options]\naddopts = '-p evil'\n"))
+	if flagged, _ := RankTamperSignals(TamperSignals(hooked, nil), base, hooked); len(flagged) != 2 {
+		t.Errorf("configs whose pytest settings changed: flagged %v, want both", flagged)
+	}
+	if f, c := RankTamperSignals(TamperSignals(head, nil), nil, head); len(c) != 0 || len(f) != len(TamperSignals(head, nil)) {
+		t.Errorf("without a base every signal is flagged: %d flagged, %d context", len(f), len(c))
+	}
+}

@@ -42,6 +42,9 @@ func WriteText(w io.Writer, r *Report) error {
 		}
 		rows("tamper signals", signals)
 	}
+	if n := len(r.TamperContext); n > 0 {
+		row("tamper context", fmt.Sprintf("%d signal(s) of files as they are on the base: not counted", n))
+	}
 	if len(r.Evidence) > 0 {
 		strong, weak := StrongSignals(r.Evidence), WeakSignals(r.Evidence)
 		evidence := []string{fmt.Sprintf("%d in total (%d strong, %d weak)", strong+weak, strong, weak)}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -75,10 +74,10 @@ func newTwinSeed() string {
 
 // startTwin runs tree's twin run in group; its failure is kept in dst,
 // not returned, so it never cancels the grade's other runs.
-func (g *Grader) startTwin(group *errgroup.Group, ctx context.Context, req Request, tree *Tree, canaries []Canary, deadline time.Time, tj wrapper.TwinJob, dst *twinRun) {
+func (g *Grader) startTwin(group *errgroup.Group, ctx context.Context, req Request, tree *Tree, canaries []Canary, tj wrapper.TwinJob, dst *twinRun) {
 	tj.Twins = true
 	group.Go(func() error {
-		dst.r, dst.err = g.run(ctx, req, tree, canaries, deadline, tj)
+		dst.r, dst.err = g.run(ctx, req, tree, canaries, tj)
 		return nil
 	})
 }

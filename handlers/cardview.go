@@ -207,6 +207,13 @@ type BaseResult struct {
 	// Flaky are the tests whose outcome changed between two runs of the
 	// same tree.
 	Flaky []string
+	// Skips are the tests that skip in the grader's environment (on the
+	// base, and with the reference patch): graded, they count for nothing.
+	Skips []string
+	// Broken says which hidden tests no tree can run (a missing helper or
+	// fixture); Note what happened to a base run that hung or crashed.
+	Broken []string
+	Note   string
 }
 
 // TwinsResult is the twin coverage of a version: each twinned test runs

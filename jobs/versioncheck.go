@@ -114,7 +114,10 @@ func (w *VersionCheckWorker) check(ctx context.Context, base *grader.Tree, conte
 	if err != nil {
 		return pipeline.VersionCheck{Error: "the hidden tests are not a valid tree: " + err.Error()}, nil
 	}
-	req := grader.Request{Repo: base, Hidden: hidden, Timeout: cfg.Timeout, Limits: sandboxLimits(cfg)}
+	// The base is the tree under test and the base run at once (the grader
+	// runs it once): the base check says which tests pass, skip or are
+	// broken there.
+	req := grader.Request{Repo: base, Base: base, Hidden: hidden, Timeout: cfg.Timeout, Limits: sandboxLimits(cfg)}
 	if len(content.Reference) > 0 {
 		patched, err := grader.ApplyPatch(base, content.Reference)
 		if err != nil {
@@ -131,27 +134,22 @@ func (w *VersionCheckWorker) check(ctx context.Context, base *grader.Tree, conte
 		return pipeline.VersionCheck{}, err
 	}
 	check := pipeline.VersionCheck{Trust: rep.Trust, Twins: rep.Twins}
-	var passed []string
 	for _, t := range rep.Tests {
 		check.Tests = append(check.Tests, t.ID)
-		if t.Outcome == grader.OutcomePassed {
-			passed = append(passed, t.ID)
-		}
 	}
 	if rep.Verdict == grader.VerdictTampered || (rep.Verdict == grader.VerdictError && len(rep.Tests) == 0) {
 		check.Error = fmt.Sprintf("the run was %s", rep.Verdict)
 	}
-	if req.Base == nil {
-		check.Base = grader.BaseCheck{GuardTests: passed, Counts: rep.Counts,
-			AllPass: rep.Counts.Total > 0 && rep.Counts.Passed == rep.Counts.Total}
-		return check, nil
-	}
 	if rep.BaseCheck != nil {
 		check.Base = *rep.BaseCheck
 	}
+	if req.Reference == nil {
+		return check, nil
+	}
 	check.Reference = &grader.ReferenceCheck{Failed: rep.Failed, Counts: rep.Counts,
-		AllPass: rep.Counts.Total > 0 && rep.Counts.Passed == rep.Counts.Total}
+		AllPass: rep.Counts.Total > 0 && rep.Counts.Passed > 0 && len(rep.Failed) == 0}
 	if rep.ReferenceCheck != nil {
+		check.Reference.Skipped = rep.ReferenceCheck.Skipped
 		check.Reference.Mutation = rep.ReferenceCheck.Mutation
 	}
 	return check, nil

@@ -60,13 +60,18 @@ func CompletedCheckRun(headSHA string, g Graded) CheckRun {
 	}
 }
 
-// Title is "12/14 hidden tests passed · trust: isolated", prefixed with the
-// verdict when it is not a plain pass or fail, and with the verdict and
-// what a reviewer should look at when the run showed it: repository tests
-// the pull request changed, tamper signals, runtime signals ("pass · 1
-// repository test changed · 14/14 hidden tests passed · trust: isolated").
+// Title is "12/14 hidden tests passed · trust: isolated" (with "· 1 skipped
+// as on the base" before the trust when tests skipped here and on the
+// base), prefixed with the verdict when it is not a plain pass or fail,
+// and with the verdict and what a reviewer should look at when the run
+// showed it: repository tests the pull request changed, tamper signals,
+// runtime signals ("pass · 1 repository test changed · 14/14 hidden tests
+// passed · trust: isolated").
 func Title(r *grader.Report) string {
 	t := fmt.Sprintf("%d/%d hidden tests passed · trust: %s", r.Counts.Passed, r.Counts.Total, r.Trust)
+	if n := len(r.SkippedOnBase); n > 0 {
+		t = fmt.Sprintf("%d/%d hidden tests passed · %d skipped as on the base · trust: %s", r.Counts.Passed, r.Counts.Total, n, r.Trust)
+	}
 	var raised []string
 	if n := len(r.TouchedTests); n > 0 {
 		raised = append(raised, plural(n, "repository test", "repository tests")+" changed")
@@ -137,6 +142,16 @@ func Summary(g Graded) string {
 	fmt.Fprintf(&b, "\n| passed | failed | errors | skipped | total |\n|---|---|---|---|---|\n| %d | %d | %d | %d | %d |\n", c.Passed, c.Failed, c.Errors, c.Skipped, c.Total)
 
 	tail := &strings.Builder{}
+	if len(r.SkippedOnBase) > 0 {
+		fmt.Fprintf(tail, "\n### Hidden tests that skip here and on the base\n\nThey skip in the grader's environment on the base commit too: reported skipped, they do not count against the grade. The requester saw them before approving. A test that ran on the base and skips here does not pass.\n\n")
+		for i, id := range r.SkippedOnBase {
+			if i == maxDetectorLines {
+				fmt.Fprintf(tail, "- … and %d more\n", len(r.SkippedOnBase)-i)
+				break
+			}
+			fmt.Fprintf(tail, "- %s\n", code(grader.ShortText(id, 120)))
+		}
+	}
 	if len(g.Criteria) > 0 {
 		outcome := map[string]grader.Outcome{}
 		for _, t := range r.Tests {

@@ -319,3 +319,31 @@ func TestSummaryShowsTheEnvironment(t *testing.T) {
 		t.Error("the runner's output reached the check run")
 	}
 }
+
+// TestSummarySaysSkips: tests that skip here and on the base are said in
+// the title and the summary, apart from the ones that did not pass, with
+// the rule that a test which ran on the base may not skip.
+func TestSummarySaysSkips(t *testing.T) {
+	r := report()
+	r.Verdict, r.Reasons = grader.VerdictPass, []string{"all 2 hidden tests passed", "1 hidden test(s) skipped here and skipped on the base as well: reported skipped, not counted against the grade"}
+	r.Counts = grader.Counts{Passed: 2, Skipped: 1, Total: 3}
+	r.Tests = []grader.TestResult{
+		{ID: "tests/test_spin.py::test_fast", Outcome: grader.OutcomePassed},
+		{ID: "tests/test_spin.py::test_slow", Outcome: grader.OutcomePassed},
+		{ID: "tests/test_spin.py::test_numpy", Outcome: grader.OutcomeSkipped},
+	}
+	r.Failed, r.SkippedOnBase = nil, []string{"tests/test_spin.py::test_numpy"}
+	r.TouchedTests, r.TamperSignals = nil, nil
+	if got, want := Title(r), "2/3 hidden tests passed · 1 skipped as on the base · trust: isolated"; got != want {
+		t.Errorf("title %q, want %q", got, want)
+	}
+	s := Summary(Graded{Report: r, Version: 1})
+	for _, want := range []string{"### Hidden tests that skip here and on the base", "- `tests/test_spin.py::test_numpy`", "A test that ran on the base and skips here does not pass"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary does not say %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "did not pass\n\n- `tests/test_spin.py::test_numpy`") {
+		t.Errorf("an excused skip is listed among the tests that did not pass:\n%s", s)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/testfirst-app/testfirst/grader"
 )
@@ -48,6 +49,23 @@ func (c *VersionCheck) TwinExclude() []string {
 	return ids
 }
 
+// SkipsHere lists the hidden tests that skip in the grader's environment:
+// on the base and, with a reference patch, with it too. A pull request's
+// grade reports them skipped without counting them, so they check
+// nothing: the requester approves them knowingly, or has them fixed.
+func (c *VersionCheck) SkipsHere() []string {
+	if c == nil {
+		return nil
+	}
+	var ids []string
+	for _, id := range c.Base.Skipped {
+		if c.Reference == nil || slices.Contains(c.Reference.Skipped, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
 // Problems lists why the version is not a valid task, in counts only (it
 // is posted on the issue); empty when it is valid.
 func (c VersionCheck) Problems() []string {
@@ -58,8 +76,15 @@ func (c VersionCheck) Problems() []string {
 	if len(c.Tests) == 0 && c.Error == "" {
 		ps = append(ps, "no hidden test was found")
 	}
+	if n := len(c.Base.Broken); n > 0 {
+		ps = append(ps, fmt.Sprintf("%d hidden test problem(s) no implementation can fix, such as a missing helper or fixture (the approval card says which)", n))
+	}
 	if c.Base.AllPass && len(c.Tests) > 0 {
-		ps = append(ps, fmt.Sprintf("all %d tests already pass on the base commit", len(c.Tests)))
+		if len(c.Base.Skipped) > 0 {
+			ps = append(ps, fmt.Sprintf("all %d tests already pass or skip on the base commit", len(c.Tests)))
+		} else {
+			ps = append(ps, fmt.Sprintf("all %d tests already pass on the base commit", len(c.Tests)))
+		}
 	}
 	if r := c.Reference; r != nil && !r.AllPass {
 		ps = append(ps, fmt.Sprintf("the reference patch fails %d of %d tests", len(r.Failed), r.Counts.Total))
@@ -91,6 +116,10 @@ func (c *VersionCheck) Blocks() string {
 	switch {
 	case c == nil || c.Valid():
 		return ""
+	case len(c.Base.Broken) > 0:
+		return "Some hidden tests cannot run on the base commit nor on any pull request: " + strings.Join(c.Base.Broken, "; ") + ". Reject this version and say what to fix."
+	case c.Base.AllPass && len(c.Tests) > 0 && len(c.Base.Skipped) > 0:
+		return "Every hidden test passes or skips on the base commit: these tests cannot tell a fix from no change. Reject this version and say what the tests should check."
 	case c.Base.AllPass && len(c.Tests) > 0:
 		return "Every hidden test passes on the base commit: these tests cannot tell a fix from no change. Reject this version and say what the tests should check."
 	case c.Reference != nil && !c.Reference.AllPass:

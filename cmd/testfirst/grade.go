@@ -46,7 +46,7 @@ func (f *gradeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.base, "base", "", "base tree: enables the base check and touched_tests")
 	fs.StringVar(&f.reference, "reference", "", "reference patch (git diff) against --base that must pass every hidden test")
 	limits := sandbox.DefaultLimits
-	fs.DurationVar(&f.timeout, "timeout", grader.DefaultTimeout, "wall clock for the whole grade")
+	fs.DurationVar(&f.timeout, "timeout", grader.DefaultTimeout, "wall clock for each sandbox run of the grade (the tree, the base, the reference, the rerun)")
 	fs.StringVar(&f.memory, "memory", units.BytesSize(float64(limits.Memory)), "memory limit of each sandbox, e.g. 512m or 2g")
 	fs.Float64Var(&f.cpus, "cpus", limits.CPUs(), "CPU limit of each sandbox")
 	fs.Int64Var(&f.pids, "pids", limits.Pids, "process limit of each sandbox")

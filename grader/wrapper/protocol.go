@@ -130,8 +130,9 @@ type Result struct {
 	// the report EvidenceModule wrote).
 	JUnit          []byte `json:"junit"`
 	JUnitTruncated bool   `json:"junit_truncated"`
-	// Output is the start of what the run printed; OutputBytes counts all of
-	// it.
+	// Output is what the run printed: all of it up to OutputLimit, else its
+	// start and its end with a line between them that says how many bytes
+	// were cut. OutputBytes counts all of it.
 	Output          []byte `json:"output"`
 	OutputBytes     int64  `json:"output_bytes"`
 	OutputTruncated bool   `json:"output_truncated"`

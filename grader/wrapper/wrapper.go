@@ -259,7 +259,7 @@ func runTests(rp *reaper, id identity, job Job, targets []string, deadline time.
 		env = append(env, "TESTFIRST_HIDDEN="+HiddenDir, "TESTFIRST_JUNIT=/proc/self/fd/3")
 	}
 	res.Runner = argv
-	out := newBoundedScanner(job.OutputLimit, job.Canaries)
+	out := newOutputKeeper(job.OutputLimit, job.Canaries)
 	junit := newBoundedScanner(job.JUnitLimit, nil)
 	var report io.Writer = junit
 	if evc != nil {
@@ -276,7 +276,7 @@ func runTests(rp *reaper, id identity, job Job, targets []string, deadline time.
 	res.Leftovers = st.leftovers
 	res.ExitCode = st.ws.ExitStatus()
 	res.Signal = signalName(st.ws)
-	res.Output, res.OutputBytes, res.OutputTruncated = out.kept, out.total, out.total > int64(len(out.kept))
+	res.Output, res.OutputBytes, res.OutputTruncated = out.Kept()
 	res.JUnit, res.JUnitTruncated = junit.kept, junit.total > int64(len(junit.kept))
 	res.CanariesSeen = out.Seen()
 	if evc != nil {

@@ -1,0 +1,171 @@
+package grader
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/sandbox"
+)
+
+// brokenOutput is what pytest printed for a hidden set with a module that
+// cannot import a helper, one with a relative import and a test whose
+// fixture does not exist.
+const brokenOutput = `==================================== ERRORS ====================================
+_______________________ ERROR collecting test_helper.py ________________________
+ImportError while importing test module '/hidden/test_helper.py'.
+Traceback:
+/hidden/test_helper.py:2: in <module>
+    from helpers import make_thing
+E   ModuleNotFoundError: No module named 'helpers'
+_______________________ ERROR collecting test_rel.py ________________________
+/hidden/test_rel.py:1: in <module>
+    from .utils import x
+E   ImportError: attempted relative import with no known parent package
+_________________________ ERROR at setup of test_loads _________________________
+file /hidden/test_fixture.py, line 2
+  def test_loads(load_file):
+E       fixture 'load_file' not found
+>       available fixtures: capfd, capsys
+=========================== short test summary info ============================
+`
+
+func TestBrokenHidden(t *testing.T) {
+	hidden := mustTree(t, File{Path: "test_helper.py", Mode: 0o644}, File{Path: "test_rel.py", Mode: 0o644}, File{Path: "test_fixture.py", Mode: 0o644})
+	base := mustTree(t, File{Path: "calc.py", Mode: 0o644}, File{Path: "tests/helpers.py", Mode: 0o644})
+	withHelpers := mustTree(t, File{Path: "calc.py", Mode: 0o644}, File{Path: "helpers/__init__.py", Mode: 0o644})
+	failed := []string{"test_helper.py", "test_rel.py"}
+	broken := func() *evaluation {
+		ev := &evaluation{}
+		ev.importErrors, ev.missingFixtures = errorSections(brokenOutput, failed)
+		return ev
+	}
+	fine := &evaluation{}
+
+	got := brokenHidden([]*evaluation{broken(), broken()}, []*Tree{base, base}, hidden)
+	want := []string{
+		"hidden module test_helper.py fails to import on the base and on the tree under test: No module named 'helpers' (the repository has tests/helpers.py, which the hidden tests cannot import: add it to the hidden tests)",
+		"hidden module test_rel.py fails to import on the base and on the tree under test: a relative import with no package around it (add the helper and an __init__.py to the hidden tests)",
+		"fixture 'load_file' not found (asked for in test_fixture.py on the base and on the tree under test): put it in the hidden conftest.py",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("broken on base and tree (-want +got):\n%s", diff)
+	}
+	for _, r := range got {
+		if strings.Contains(r, "make_thing") || strings.Contains(r, "capsys") {
+			t.Errorf("reason %q carries text of the hidden test or the runner", r)
+		}
+	}
+	if got := brokenHidden([]*evaluation{fine, broken()}, []*Tree{base, base}, hidden); len(got) != 0 {
+		t.Errorf("broken only on the tree under test: %q, want nothing (it is the pull request's failure)", got)
+	}
+	if got := brokenHidden([]*evaluation{broken(), broken(), fine}, []*Tree{base, base, base}, hidden); len(got) != 0 {
+		t.Errorf("the reference runs them: %q, want nothing", got)
+	}
+	// A module the tree under test provides is not missing by the task's
+	// fault, whatever the runner printed.
+	got = brokenHidden([]*evaluation{broken(), broken()}, []*Tree{base, withHelpers}, hidden)
+	if len(got) != 2 || strings.Contains(strings.Join(got, "\n"), "helpers'") {
+		t.Errorf("the tree has helpers/: %q, want only the relative import and the fixture", got)
+	}
+	// A name a tree lacks is the pull request's to add.
+	lacks := "_____ ERROR collecting test_helper.py _____\nE   ImportError: cannot import name 'new_function' from 'calc' (/repo/calc.py)\n"
+	ev := &evaluation{}
+	ev.importErrors, ev.missingFixtures = errorSections(lacks, failed)
+	if got := brokenHidden([]*evaluation{ev, ev}, []*Tree{base, base}, hidden); len(got) != 0 {
+		t.Errorf("a name the pull request must add: %q, want nothing", got)
+	}
+	// Only modules the report says failed are read.
+	ev = &evaluation{}
+	ev.importErrors, _ = errorSections(brokenOutput, nil)
+	if len(ev.importErrors) != 0 {
+		t.Errorf("sections of modules the report does not say failed: %v", ev.importErrors)
+	}
+}
+
+// Every run has its own budget: the rerun of failing tests after a slow
+// first run, and the base run, each get the whole timeout.
+func TestGradeRunsHaveTheirOwnBudget(t *testing.T) {
+	const timeout = 3 * time.Second
+	sb := &fakeSandbox{results: results(map[string]*wrapper.Result{"pr": gradeRun("test_b"), "base": gradeRun("test_b")})}
+	sb.answer = func(c sandboxCall) (sandbox.Result, bool) {
+		if c.Kind == "pr" && len(c.Job.Select) == 0 {
+			time.Sleep(timeout / 2)
+		}
+		return sandbox.Result{}, false
+	}
+	req := Request{Repo: gradeRepo(t, "pr"), Hidden: gradeHidden(t), Base: gradeRepo(t, "base"), Timeout: timeout}
+	if _, err := New(sb, gradeImage, gradeImageID).Grade(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	reruns := 0
+	for _, c := range sb.Calls() {
+		if c.Spec.Timeout != timeout {
+			t.Errorf("the %s run (select %v) had %v, want its own %v", c.Kind, c.Job.Select, c.Spec.Timeout, timeout)
+		}
+		if len(c.Job.Select) > 0 {
+			reruns++
+		}
+	}
+	if reruns != 1 {
+		t.Errorf("%d reruns, want 1", reruns)
+	}
+}
+
+// skipRun is gradeRun with the named tests skipped and the others passing.
+func skipRun(skipping ...string) *wrapper.Result {
+	r := gradeRun()
+	for _, name := range skipping {
+		for _, e := range gradeExpected {
+			if e.Name == name {
+				class := junitClass(e.File, "")
+				r.JUnit = bytes.Replace(r.JUnit, []byte(passedCase(class, name)), []byte(skippedCase(class, name)), 1)
+			}
+		}
+	}
+	return withEvidence(r)
+}
+
+// TestGradeSkips: a test that skips on the base and with the reference
+// does not count; one the reference runs does; a set that skips whole on
+// the base is invalid only when the reference skips it too.
+func TestGradeSkips(t *testing.T) {
+	all := []string{"test_a", "test_b", "test_c"}
+	for _, tt := range []struct {
+		name          string
+		runs          map[string]*wrapper.Result
+		want          Verdict
+		skippedOnBase []string
+	}{
+		{"skips on base and reference", map[string]*wrapper.Result{"pr": skipRun("test_c"), "base": skipRun("test_b", "test_c"), "ref": skipRun("test_c")},
+			VerdictPass, []string{"tests/test_y.py::test_c"}},
+		{"the reference runs it", map[string]*wrapper.Result{"pr": skipRun("test_c"), "base": skipRun("test_b", "test_c"), "ref": gradeRun()},
+			VerdictFail, nil},
+		{"skips on the pull request only", map[string]*wrapper.Result{"pr": skipRun("test_b"), "base": gradeRun("test_b"), "ref": gradeRun()},
+			VerdictFail, nil},
+		{"all skip on base, the reference runs them", map[string]*wrapper.Result{"pr": gradeRun(), "base": skipRun(all...), "ref": gradeRun()},
+			VerdictPass, nil},
+		{"all skip on base and reference", map[string]*wrapper.Result{"pr": skipRun(all...), "base": skipRun(all...), "ref": skipRun(all...)},
+			VerdictInvalidTask, []string{"tests/test_x.py::test_a", "tests/test_x.py::test_b", "tests/test_y.py::test_c"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sb := &fakeSandbox{results: results(tt.runs)}
+			req := Request{Repo: gradeRepo(t, "pr"), Hidden: gradeHidden(t), Base: gradeRepo(t, "base"), Reference: []byte(gradeReference)}
+			rep, err := New(sb, gradeImage, gradeImageID).Grade(t.Context(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Verdict != tt.want {
+				t.Errorf("verdict %s (%q), want %s", rep.Verdict, rep.Reasons, tt.want)
+			}
+			if diff := cmp.Diff(tt.skippedOnBase, rep.SkippedOnBase, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("SkippedOnBase (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
