@@ -95,7 +95,12 @@ type repoConfigFile struct {
 
 // Bounds a repository may choose within.
 const (
-	maxTimeout = time.Hour
+	// MaxRunTimeout bounds each sandbox run of a grade (grading.timeout). A grade runs the pull
+	// request and then, at most once, its failing tests again, each with
+	// the whole budget, so a grade takes up to twice this plus its
+	// environment build: it must stay within a grade job's time (80 minutes
+	// at the default job rescue time), or the job ends before its grade.
+	MaxRunTimeout = 30 * time.Minute
 	minMemory  = 64 << 20
 	maxMemory  = 8 << 30
 	maxCPUs    = 8
@@ -139,8 +144,8 @@ func ParseRepoConfig(data []byte) (RepoConfig, error) {
 	c.TestPaths = f.TestPaths
 	if s := f.Grading.Timeout; s != nil {
 		d, err := time.ParseDuration(*s)
-		if err != nil || d <= 0 || d > maxTimeout {
-			bad("grading.timeout %q: want a duration from 1s to %s, e.g. 10m", *s, maxTimeout)
+		if err != nil || d <= 0 || d > MaxRunTimeout {
+			bad("grading.timeout %q: want a duration from 1s to %s, e.g. 10m", *s, MaxRunTimeout)
 		}
 		c.Timeout = d
 	}

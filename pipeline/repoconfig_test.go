@@ -48,7 +48,7 @@ func TestParseRepoConfigErrors(t *testing.T) {
 		want []string
 	}{
 		{"lable: x\n", []string{`unknown key "lable"; the valid keys here are label`}},
-		{"grading:\n  timeout: forever\n", []string{`grading.timeout "forever": want a duration from 1s to 1h0m0s`}},
+		{"grading:\n  timeout: forever\n", []string{`grading.timeout "forever": want a duration from 1s to 30m0s`}},
 		{"grading:\n  timeout: 2h\n  memory: 10t\n", []string{"grading.timeout", `grading.memory "10t"`}},
 		{"grading:\n  cpus: 0\n  pids: 3\n", []string{"grading.cpus 0", "grading.pids 3"}},
 		{"approval:\n  policy: anyone\n  max_rejections: 0\n", []string{`approval.policy "anyone": want single or enforce`, "approval.max_rejections 0"}},
