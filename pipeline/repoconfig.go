@@ -101,10 +101,10 @@ const (
 	// environment build: it must stay within a grade job's time (80 minutes
 	// at the default job rescue time), or the job ends before its grade.
 	MaxRunTimeout = 30 * time.Minute
-	minMemory  = 64 << 20
-	maxMemory  = 8 << 30
-	maxCPUs    = 8
-	maxPids    = 4096
+	minMemory     = 64 << 20
+	maxMemory     = 8 << 30
+	maxCPUs       = 8
+	maxPids       = 4096
 )
 
 // ParseRepoConfig reads .github/testfirst.yml over the defaults. Every
