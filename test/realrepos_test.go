@@ -108,8 +108,14 @@ type twinFigures struct {
 // https://github.com/OWNER/NAME ROOT/OWNER+NAME/repo` for each repo of
 // testdata/realrepos.json. TESTFIRST_REAL_REPOS_PARALLEL bounds the grades
 // run at once (default 2); TESTFIRST_REAL_REPOS_LIST grades another list.
+//
+// By default it grades the first commit of each project, which keeps the
+// whole suite within its time; TESTFIRST_REAL_REPOS_PER_PROJECT=N grades
+// the first N, and =all every commit of the list: the benchmark of
+// docs/benchmarks.md.
 func TestRealRepos(t *testing.T) {
 	list := loadRealCommits(t)
+	list.Commits = firstPerProject(t, list.Commits, os.Getenv("TESTFIRST_REAL_REPOS_PER_PROJECT"))
 	root := cmp.Or(os.Getenv("TESTFIRST_REAL_REPOS"), defaultRealRepos)
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skipf("git is not installed: %v", err)
@@ -203,6 +209,31 @@ func TestRealRepos(t *testing.T) {
 			t.Error("no sandbox container was checked")
 		}
 	})
+}
+
+// firstPerProject keeps the first n commits of each project, n read from
+// spec: "" is 1, "all" keeps every commit.
+func firstPerProject(t *testing.T, commits []realCommit, spec string) []realCommit {
+	t.Helper()
+	if spec == "all" {
+		return commits
+	}
+	n := 1
+	if spec != "" {
+		var err error
+		if n, err = strconv.Atoi(spec); err != nil || n < 1 {
+			t.Fatalf("TESTFIRST_REAL_REPOS_PER_PROJECT=%q: want a whole number of commits per project, 1 or more, or all", spec)
+		}
+	}
+	seen := map[string]int{}
+	var kept []realCommit
+	for _, c := range commits {
+		if seen[c.Repo] < n {
+			seen[c.Repo]++
+			kept = append(kept, c)
+		}
+	}
+	return kept
 }
 
 // loadRealCommits reads realrepos.json, refusing fields it does not know and
