@@ -340,6 +340,7 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 	for _, c := range canaries {
 		job.Canaries = append(job.Canaries, c.Token)
 	}
+	job.SourceDir = SourceDir(cmp.Or(req.Base, req.Repo))
 	for _, o := range opts {
 		o(&job)
 	}
@@ -391,6 +392,7 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 		return &run{res: res, ev: evaluateCommand(res), wall: time.Since(began)}, nil
 	}
 	ev := evaluatePytest(res)
+	checkListedCases(ev, res)
 	var set evidenceSet
 	runtimeEvidence(res, &set)
 	ev.evidence = set.list()

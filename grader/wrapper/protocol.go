@@ -65,6 +65,11 @@ type Job struct {
 	// order in the files, so a test that depends on another's leftovers
 	// comes out differently.
 	Reverse bool `json:"reverse,omitempty"`
+	// SourceDir, when set, is the directory of the tree under test
+	// (relative to RepoDir, e.g. "src") that holds its packages: it joins
+	// sys.path just before RepoDir. The grader decides it from the base
+	// tree's layout, never from the tree under test alone.
+	SourceDir string `json:"source_dir,omitempty"`
 	// Mutants is the mutation job of ModeMutants.
 	Mutants *MutantsJob `json:"mutants,omitempty"`
 }
@@ -72,9 +77,17 @@ type Job struct {
 // ExpectedTest is a hidden test found by reading the hidden files' syntax
 // tree before any code under test exists in the container.
 type ExpectedTest struct {
-	File  string `json:"file"`
+	File string `json:"file"`
+	// Class is the class inside the file; a nested class is dotted, as
+	// pytest's JUnit classname has it ("TestOuter.TestInner").
 	Class string `json:"class,omitempty"`
 	Name  string `json:"name"`
+	// Cases are the ids pytest gives a parametrized test's cases ("1-2"),
+	// known from literal parametrize arguments; CasesUnknown is set when
+	// the test is parametrized in a way the syntax does not tell (a
+	// computed list, a parametrized fixture). Neither: not parametrized.
+	Cases        []string `json:"cases,omitempty"`
+	CasesUnknown bool     `json:"cases_unknown,omitempty"`
 }
 
 // Sentinel is a wrapper-generated test with a known outcome.

@@ -226,10 +226,20 @@ func runTests(rp *reaper, id identity, job Job, targets []string, deadline time.
 	switch job.Mode {
 	case ModePytest:
 		argv = PytestCommand()
+		if hasHiddenConftest(HiddenDir) {
+			argv = withHiddenConftest(argv)
+		}
 		if targets != nil {
 			argv = append(argv[:len(argv)-1], targets...)
 		}
 		env = append(env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1")
+		if job.SourceDir != "" {
+			dir, err := sourceDir(job.SourceDir)
+			if err != nil {
+				return err
+			}
+			env = append(env, SourceDirEnv+"="+dir)
+		}
 		evc = newEvidenceChannel()
 	case ModeCommand:
 		bin, err := exec.LookPath(job.Command[0])

@@ -1,0 +1,8 @@
+import pytest
+
+from texts import POEM
+
+
+@pytest.fixture
+def poem():
+    return POEM
