@@ -52,7 +52,7 @@ func SourceDir(t *Tree) string {
 var (
 	setupPyPackageDir = regexp.MustCompile(`package_dir\s*=\s*\{\s*['"]{2}\s*:\s*['"]([^'"\n]+)['"]`)
 	tomlSection       = regexp.MustCompile(`^\s*\[\s*([^\]]+?)\s*\]\s*(#.*)?$`)
-	tomlPackageDir    = regexp.MustCompile(`^\s*package-dir\s*=\s*\{[^}]*?(?:^|[{,])\s*["']{2}\s*=\s*["']([^"']+)["']`)
+	tomlPackageDir    = regexp.MustCompile(`^\s*package-dir\s*=\s*\{(?:[^}]*,)?\s*["']{2}\s*=\s*["']([^"']+)["']`)
 	tomlEmptyKey      = regexp.MustCompile(`^\s*["']{2}\s*=\s*["']([^"']+)["']`)
 	tomlWhere         = regexp.MustCompile(`^\s*where\s*=\s*\[\s*["']([^"']+)["']`)
 	cfgKey            = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.-]*)\s*[=:]\s*(.*)$`)
