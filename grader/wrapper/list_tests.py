@@ -729,20 +729,22 @@ def main(root):
         found += list_module(index, mod)
         names, imported = bound_names(mod.tree)
         problem = host_problem(mod.tree, names)
+        hooked = None
         d = os.path.dirname(rel)
-        while problem is None:
+        while hooked is None:
             if conftests.get(d):
-                problem = conftests[d]
+                hooked = conftests[d]
             if not d:
                 break
             d = os.path.dirname(d)
+        problem = problem or hooked
         modules.append({
             "file": rel,
             "host": problem is None,
+            "hooked": hooked is not None,
             "calls": calls(mod.tree, mod.text, names, imported) if problem is None else [],
         })
-    quiet = [d for d in conftests if conftests[d]]
-    json.dump({"tests": found, "modules": modules, "errors": errors, "hooked_dirs": quiet}, sys.stdout)
+    json.dump({"tests": found, "modules": modules, "errors": errors}, sys.stdout)
 
 
 main(sys.argv[1])
