@@ -660,17 +660,11 @@ def module_name(root, rel):
     """The name pytest imports a hidden file under (prepend import mode):
     its path from the first directory up that is not a package."""
     parts = rel[:-3].split(os.sep)
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    d = os.path.dirname(os.path.join(root, rel))
-    keep = [parts[-1]] if parts else []
-    i = len(rel.split(os.sep)) - 1
-    dirs = rel.split(os.sep)[:-1]
+    dirs = parts[:-1]
+    keep = [] if parts[-1] == "__init__" else [parts[-1]]
     while dirs and os.path.isfile(os.path.join(root, *dirs, "__init__.py")):
         keep.insert(0, dirs[-1])
         dirs = dirs[:-1]
-    if rel.endswith("__init__.py"):
-        keep = keep[1:] if keep and keep[0] == keep[-1] and len(keep) > 1 else keep
     return ".".join(keep)
 
 
