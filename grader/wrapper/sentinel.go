@@ -101,7 +101,8 @@ func writeSentinels(dir string, expected []ExpectedTest, modules []ListedModule)
 		return writeSentinelModule(dir, expected, modules)
 	}
 	for len(hosts) > maxSentinelHosts {
-		hosts = slices.Delete(hosts, randInt(len(hosts)), randInt(len(hosts))+1)
+		i := randInt(len(hosts))
+		hosts = slices.Delete(hosts, i, i+1)
 	}
 	var out []Sentinel
 	for _, h := range hosts {

@@ -332,3 +332,29 @@ func TestSentinelsBesideHookedConftest(t *testing.T) {
 		}
 	}
 }
+
+// TestSentinelsAmongManyHosts: with more host modules than sentinel hosts,
+// the hosts are drawn among them (the draw once cut a slice with two
+// independent random bounds and crashed the wrapper).
+func TestSentinelsAmongManyHosts(t *testing.T) {
+	needPytest(t)
+	hidden := t.TempDir()
+	for _, name := range []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta"} {
+		src := "def test_" + name + "_value():\n    assert True\n"
+		if err := os.WriteFile(filepath.Join(hidden, "test_"+name+".py"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 50 {
+		dir := t.TempDir()
+		copyDir(t, hidden, dir)
+		expected, modules := listHidden(t, dir)
+		sentinels, err := writeSentinels(dir, expected, modules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sentinels) != 2*maxSentinelHosts {
+			t.Fatalf("%d sentinels, want %d", len(sentinels), 2*maxSentinelHosts)
+		}
+	}
+}
