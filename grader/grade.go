@@ -92,6 +92,16 @@ type Request struct {
 	// TestStrength, when set with a base tree, also measures the hidden
 	// tests: flaky tests and, with a reference patch, mutants of it.
 	TestStrength *TestStrength
+	// TrustedCollection, with a base tree, first collects the hidden tests
+	// with pytest against the reference (else the base) in a sandbox of its
+	// own, so the ids the syntax tree cannot tell (computed parametrize
+	// lists, parametrized fixtures, TestCase bases in the tree) are
+	// expected too. It costs one more sandbox, before the others.
+	TrustedCollection bool
+
+	// collected is what the grade's trusted collection found beyond the
+	// listing (see collectTrusted); every run expects it.
+	collected []wrapper.ExpectedTest
 }
 
 // Grade grades req and returns its report. It returns an error for bad
@@ -139,6 +149,14 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	}
 	if req.Base != nil {
 		rep.TouchedTests = TouchedTests(req.Base, req.Repo)
+	}
+
+	if req.TrustedCollection {
+		collected, err := g.collectTrusted(ctx, req, cmp.Or(refTree, req.Base), deadline)
+		if err != nil {
+			return nil, err
+		}
+		req.collected = collected
 	}
 
 	var prRun, baseRun, refRun *run
@@ -341,6 +359,7 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 		job.Canaries = append(job.Canaries, c.Token)
 	}
 	job.SourceDir = SourceDir(cmp.Or(req.Base, req.Repo))
+	job.Collected = req.collected
 	for _, o := range opts {
 		o(&job)
 	}

@@ -19,8 +19,10 @@ import (
 // request tree and hidden tests in a style real suites use, and the ids
 // the grade must report.
 type styleCase struct {
-	Description string   `json:"description"`
-	Tests       []string `json:"tests"`
+	Description string `json:"description"`
+	// TrustedCollection grades with Request.TrustedCollection.
+	TrustedCollection bool     `json:"trusted_collection"`
+	Tests             []string `json:"tests"`
 }
 
 // TestTestStyles grades each style's pull request against its hidden
@@ -52,7 +54,7 @@ func TestTestStyles(t *testing.T) {
 				return tree
 			}
 			hidden := load("hidden")
-			rep, err := g.Grader.Grade(context.Background(), grader.Request{Repo: load("pr"), Hidden: hidden, Base: load("base"), Timeout: 3 * time.Minute})
+			rep, err := g.Grader.Grade(context.Background(), grader.Request{Repo: load("pr"), Hidden: hidden, Base: load("base"), Timeout: 3 * time.Minute, TrustedCollection: c.TrustedCollection})
 			if err != nil {
 				t.Fatalf("grade: %v", err)
 			}

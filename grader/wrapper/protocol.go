@@ -28,6 +28,10 @@ const (
 	// ModeMutants runs the hidden tests once per mutant of the tree; see
 	// MutantsJob.
 	ModeMutants = "mutants"
+	// ModeCollect only collects the hidden tests against the tree
+	// (pytest --collect-only) and reports their node ids in
+	// Result.Collected; nothing runs.
+	ModeCollect = "collect"
 )
 
 // Job tells the wrapper what to run. It is the first entry of the input
@@ -72,6 +76,12 @@ type Job struct {
 	SourceDir string `json:"source_dir,omitempty"`
 	// Mutants is the mutation job of ModeMutants.
 	Mutants *MutantsJob `json:"mutants,omitempty"`
+	// Collected are hidden tests a trusted collection (a ModeCollect run
+	// against the base or reference tree) found that the syntax-tree
+	// listing could not know: the cases of tests it lists with
+	// CasesUnknown, and tests it does not list at all. They join the
+	// expected tests.
+	Collected []ExpectedTest `json:"collected,omitempty"`
 }
 
 // ExpectedTest is a hidden test found by reading the hidden files' syntax
@@ -161,4 +171,9 @@ type Result struct {
 	// the job's bound; Mutants are the runs of this shard's mutants.
 	MutantCandidates int         `json:"mutant_candidates,omitempty"`
 	Mutants          []MutantRun `json:"mutants,omitempty"`
+	// Collected are the node ids (below HiddenDir) pytest collected in a
+	// ModeCollect run; CollectErrors counts the hidden modules it could not
+	// collect.
+	Collected     []string `json:"collected,omitempty"`
+	CollectErrors int      `json:"collect_errors,omitempty"`
 }

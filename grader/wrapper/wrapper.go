@@ -87,6 +87,13 @@ func run(stdin io.Reader) *Result {
 	}
 	var modules []ListedModule
 	res.Expected, modules, res.ListError = listTests(rp, sink.id, min(listTimeout, time.Until(sink.began.Add(time.Duration(sink.j.TimeoutMillis)*time.Millisecond))))
+	res.Expected = mergeCollected(res.Expected, sink.j.Collected)
+	if sink.j.Mode == ModeCollect {
+		if err := collectTests(rp, sink.id, sink.j, sink.began.Add(time.Duration(sink.j.TimeoutMillis)*time.Millisecond), res); err != nil {
+			res.Error = err.Error()
+		}
+		return res
+	}
 	var targets []string
 	if sink.j.Mode == ModePytest || sink.j.Mode == ModeMutants {
 		sentinels, err := writeSentinels(HiddenDir, res.Expected, modules)
@@ -125,7 +132,7 @@ type archiveSink struct {
 
 func (a *archiveSink) job(j Job) error {
 	switch j.Mode {
-	case ModePytest:
+	case ModePytest, ModeCollect:
 	case ModeCommand:
 		if len(j.Command) == 0 {
 			return errors.New("job: command mode needs a command")
