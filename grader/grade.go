@@ -216,6 +216,9 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	rep.ExitCode = prRun.res.ExitCode
 	rep.Output = maskSentinels(string(prRun.res.Output), prRun.res.Sentinels)
 	rep.OutputTruncated = prRun.res.OutputTruncated
+	if names := CaseNames(prRun.res.Expected); len(names) > 0 {
+		rep.CaseNames = names
+	}
 	rep.Isolation = Isolation{
 		UIDSplit:   prRun.res.Isolation.Proven,
 		UID:        prRun.res.Isolation.UID,

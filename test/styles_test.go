@@ -20,6 +20,8 @@ import (
 // the grade must report.
 type styleCase struct {
 	Description string `json:"description"`
+	// CaseNames is the report's map of numbered cases to real ids.
+	CaseNames map[string]string `json:"case_names"`
 	// TrustedCollection grades with Request.TrustedCollection.
 	TrustedCollection bool     `json:"trusted_collection"`
 	Tests             []string `json:"tests"`
@@ -66,6 +68,9 @@ func TestTestStyles(t *testing.T) {
 			slices.Sort(ids)
 			if diff := cmp.Diff(c.Tests, ids); diff != "" {
 				t.Errorf("reported tests (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(c.CaseNames, rep.CaseNames); diff != "" {
+				t.Errorf("case names (-want +got):\n%s", diff)
 			}
 			if rep.Verdict != grader.VerdictPass {
 				t.Errorf("verdict %s, want pass: %q\n%s", rep.Verdict, rep.Reasons, rep.Output)
