@@ -178,6 +178,7 @@ class Mod:
         #         ("star", module, level) | ("value", node)
         self.bindings = {}
         self.stars = []
+        self.deleted = set()
         self.test_flag = None
         bind_block(self, tree.body)
 
@@ -228,7 +229,7 @@ def block_bindings(mod, body):
     """The names a block binds for certain, by binding them into a scratch
     module and returning its bindings."""
     scratch = Mod.__new__(Mod)
-    scratch.bindings, scratch.stars, scratch.test_flag = {}, [], None
+    scratch.bindings, scratch.stars, scratch.test_flag, scratch.deleted = {}, [], None, set()
     scratch.rel, scratch.name = mod.rel, mod.name
     bind_block(scratch, body)
     return scratch
@@ -259,6 +260,8 @@ def bind_block(mod, body):
                     mod.bindings[t.id] = ("value", node.value)
                     if t.id == "__test__":
                         mod.test_flag = literal_bool(node.value)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None and isinstance(node.target, ast.Name):
+            mod.bindings[node.target.id] = ("value", node.value)
         elif isinstance(node, ast.If):
             v = cond_value(node.test)
             if v is True:
@@ -281,6 +284,12 @@ def bind_block(mod, body):
             bind_block(mod, node.finalbody)
         elif isinstance(node, (ast.With, ast.AsyncWith)):
             bind_block(mod, node.body)
+        elif isinstance(node, ast.Delete):
+            # `del BaseTests` hides a base class from pytest; the classes
+            # defined before still have it as a base.
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    mod.deleted.add(t.id)
 
 
 def literal_bool(node):
@@ -444,9 +453,20 @@ def mark_list(node):
     return [node]
 
 
-def param_ids(call):
+def module_literal(mod, node, depth=0):
+    """node, or the display a module-level name is bound to when node is
+    that name (CASES = [(1, 2), …] then parametrize("a,b", CASES))."""
+    if mod is not None and isinstance(node, ast.Name) and depth < 5:
+        b = mod.bindings.get(node.id)
+        if b and b[0] == "value":
+            return module_literal(mod, b[1], depth + 1)
+    return node
+
+
+def param_ids(call, mod=None):
     """The ids pytest gives one parametrize call's cases, via pytest's own
-    IdMaker, from literal arguments only."""
+    IdMaker, from literal arguments (or module-level names bound to
+    literal displays) only."""
     from _pytest.mark.structures import ParameterSet
     from _pytest.python import IdMaker
 
@@ -459,6 +479,7 @@ def param_ids(call):
             args.append(kw["argvalues"])
         else:
             raise Unknown
+    args = [module_literal(mod, a) for a in args]
     try:
         names = ast.literal_eval(args[0])
     except Exception:
@@ -474,6 +495,7 @@ def param_ids(call):
         raise Unknown
     ids = None
     if "ids" in kw:
+        kw["ids"] = module_literal(mod, kw["ids"])
         if not isinstance(kw["ids"], (ast.List, ast.Tuple)):
             raise Unknown
         try:
@@ -488,20 +510,18 @@ def param_ids(call):
         pid = None
         if isinstance(elt, ast.Call) and ast.unparse(elt.func).endswith("param"):
             values = []
-            for a in elt.args:
-                values.append(literal_or_unknown(a, explicit))
             for k in elt.keywords:
                 if k.arg == "id":
                     try:
                         pid = ast.literal_eval(k.value)
                     except Exception:
                         raise Unknown
-            if pid is not None:
-                explicit = True
-            values = [opaque(v, explicit) for v in values]
+            # A value whose id is given need not be known.
+            for a in elt.args:
+                values.append(literal_or_unknown(a, explicit or pid is not None))
             sets.append(ParameterSet(values=tuple(values), marks=(), id=pid))
             continue
-        value = opaque(literal_or_unknown(elt, explicit), explicit)
+        value = literal_or_unknown(elt, explicit)
         if force_tuple:
             sets.append(ParameterSet(values=(value,), marks=(), id=None))
         else:
@@ -529,11 +549,6 @@ def literal_or_unknown(node, explicit):
         if isinstance(node, (ast.Tuple, ast.List)):
             return tuple(literal_or_unknown(e, False) for e in node.elts)
         raise Unknown
-
-
-def opaque(v, explicit):
-    # A value whose id is given explicitly need not be known.
-    return v
 
 
 # Names of the hidden fixtures with params: a test that uses one is
@@ -565,7 +580,7 @@ def case_ids(mod, fn, klass_marks, module_marks):
     combined = [""]
     try:
         for c in calls:
-            ids = param_ids(c)
+            ids = param_ids(c, mod)
             combined = [a + "-" + b if a else b for a in combined for b in ids]
     except Unknown:
         return None
@@ -612,14 +627,13 @@ def list_class(index, mod, k, prefix, found, nested_ok):
         if not names and "runTest" in attrs and attrs["runTest"][1][0] == "func":
             names = ["runTest"]
         for n in names:
-            fn = attrs[n][1][1]
             found.append(entry(mod, prefix, n, []))
         return
     if not k.name.startswith("Test") or "__init__" in attrs or "__new__" in attrs:
         return
     for n, (c, v) in attrs.items():
         if v[0] == "func" and n.startswith("test") and not is_fixture(v[1]):
-            found.append(entry(mod, prefix, n, case_ids(mod, v[1], cls_marks, mod_marks)))
+            found.append(entry(mod, prefix, n, case_ids(c.mod, v[1], cls_marks, mod_marks)))
         elif v[0] == "class" and n.startswith("Test") and nested_ok:
             list_class(index, c.mod, Klass(c.mod, v[1]), prefix + "." + n, found, True)
 
@@ -646,6 +660,8 @@ def list_module(index, mod):
         if m is not None:
             names += [n for n in m.bindings if not n.startswith("_") and n not in names]
     for name in names:
+        if name in mod.deleted:
+            continue
         r = index.lookup(mod, name)
         if r is None:
             continue

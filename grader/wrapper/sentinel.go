@@ -253,6 +253,7 @@ func sentinelName(donor string, words []string, taken func(string) bool) string 
 		if len(lead) > 0 {
 			parts = append(parts, lead[:1+randInt(min(len(lead), 3))]...)
 		}
+		fromDonor := len(parts)
 		for range 1 + randInt(2) + try/20 {
 			w := words[randInt(len(words))]
 			if slices.Contains(parts, w) && try < 40 {
@@ -261,6 +262,11 @@ func sentinelName(donor string, words []string, taken func(string) bool) string 
 			parts = append(parts, w)
 		}
 		name := "test_" + strings.Join(parts, "_")
+		// At least one word of the module's names follows the donor's:
+		// a name of the donor's first word alone is the module's own.
+		if len(parts) == fromDonor && try < 40 {
+			continue
+		}
 		if !taken(name) {
 			return name
 		}

@@ -77,3 +77,20 @@ def test_skipped():
 
 
 pytestmark = [pytest.mark.filterwarnings("ignore")]
+
+
+class HiddenBase(unittest.TestCase):
+    def test_hidden_by_del(self):
+        pass
+
+
+class UsesHiddenBase(HiddenBase):
+    pass
+
+
+del HiddenBase
+
+
+@pytest.mark.parametrize("v", [pytest.param(len, id="named-object"), pytest.param(object(), id="another")])
+def test_param_ids_of_objects(v):
+    pass
