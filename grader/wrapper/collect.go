@@ -16,9 +16,6 @@ const collectLimit = 16 << 20
 // tree that executes is what the hidden modules import.
 func collectTests(rp *reaper, id identity, job Job, deadline time.Time, res *Result) error {
 	argv := PytestCommand()
-	if hasHiddenConftest(HiddenDir) {
-		argv = withHiddenConftest(argv)
-	}
 	// The evidence plugin writes to descriptors only a test run has.
 	if i := slices.Index(argv, EvidenceModule); i > 0 && argv[i-1] == "-p" {
 		argv = slices.Delete(argv, i-1, i+1)

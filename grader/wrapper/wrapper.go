@@ -233,9 +233,6 @@ func runTests(rp *reaper, id identity, job Job, targets []string, deadline time.
 	switch job.Mode {
 	case ModePytest:
 		argv = PytestCommand()
-		if hasHiddenConftest(HiddenDir) {
-			argv = withHiddenConftest(argv)
-		}
 		if targets != nil {
 			argv = append(argv[:len(argv)-1], targets...)
 		}
