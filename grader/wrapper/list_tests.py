@@ -1,8 +1,12 @@
 # Lists the hidden tests from their syntax trees, without importing them, so
 # the wrapper knows which tests the runner must report before any code under
-# test exists in the container. Mirrors pytest's default collection rules:
-# files test_*.py and *_test.py, functions test*, classes Test* and their
-# test* methods, and pytest's default norecursedirs.
+# test exists in the container. Mirrors pytest 7.2's default collection
+# (see "Collection" below): files test_*.py and *_test.py outside pytest's
+# default norecursedirs; functions test*; classes Test* and their own and
+# inherited test* methods and nested Test* classes; unittest.TestCase
+# subclasses of any name; __test__; and the ids of literal parametrize
+# cases, from pytest's own IdMaker. Every other .py file of the hidden set
+# is read too, as a helper module base classes may come from.
 #
 # For each module it also says whether sentinel tests may be appended to it
 # and which calls of the code under test its tests make, for the sentinels
