@@ -190,7 +190,8 @@ class Mod:
 def cond_value(test):
     """The value of an if condition the interpreter that runs the tests
     decides alike for every tree: sys.version_info and sys.platform
-    comparisons. None when it cannot be known from the syntax."""
+    comparisons, membership in sys.builtin_module_names. None when it
+    cannot be known from the syntax."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         v = cond_value(test.operand)
         return None if v is None else not v
@@ -207,6 +208,12 @@ def cond_value(test):
         return None
     left, right = test.left, test.comparators[0]
     src = ast.unparse(left)
+    if isinstance(test.ops[0], (ast.In, ast.NotIn)) and ast.unparse(right) == "sys.builtin_module_names":
+        try:
+            found = ast.literal_eval(left) in sys.builtin_module_names
+        except Exception:
+            return None
+        return found if isinstance(test.ops[0], ast.In) else not found
     if src == "sys.version_info" or src.startswith("sys.version_info["):
         try:
             lv = eval(src, {"sys": sys})

@@ -94,3 +94,8 @@ del HiddenBase
 @pytest.mark.parametrize("v", [pytest.param(len, id="named-object"), pytest.param(object(), id="another")])
 def test_param_ids_of_objects(v):
     pass
+
+
+if "__pypy__" not in sys.builtin_module_names:
+    def test_not_on_pypy():
+        pass
