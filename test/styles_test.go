@@ -84,3 +84,48 @@ func TestTestStyles(t *testing.T) {
 		})
 	}
 }
+
+// TestHiddenConftestKeepsTheTreesOut: with a conftest.py of the hidden
+// set's own loaded, the tree's conftest files stay out of the run: a base
+// tree with conftest files that turn every report into a pass, at its root
+// and beside a module named like a hidden directory, is still graded fail.
+func TestHiddenConftestKeepsTheTreesOut(t *testing.T) {
+	g := testenv.Grading(t)
+	dir := filepath.Join("testdata", "styles", "conftest")
+	base, err := grader.LoadTree(filepath.Join(dir, "base"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hidden, err := grader.LoadTree(filepath.Join(dir, "hidden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forge := []byte("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n" +
+		"    outcome = yield\n    report = outcome.get_result()\n    report.outcome = 'passed'\n    report.longrepr = None\n")
+	files := slices.Clone(base.Files)
+	files = append(files,
+		grader.File{Path: "conftest.py", Mode: 0o644, Data: forge},
+		grader.File{Path: "more/conftest.py", Mode: 0o644, Data: forge},
+	)
+	pr, err := grader.NewTree(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := g.Grader.Grade(context.Background(), grader.Request{Repo: pr, Hidden: hidden, Base: base, Timeout: 3 * time.Minute})
+	if err != nil {
+		t.Fatalf("grade: %v", err)
+	}
+	checkReportInvariants(t, rep, hidden)
+	if rep.Verdict != grader.VerdictFail {
+		t.Errorf("verdict %s, want fail: %q", rep.Verdict, rep.Reasons)
+	}
+	var signals []string
+	for _, s := range rep.TamperSignals {
+		signals = append(signals, s.Path)
+	}
+	for _, p := range []string{"conftest.py", "more/conftest.py"} {
+		if !slices.Contains(signals, p) {
+			t.Errorf("tamper signals %q lack %s", signals, p)
+		}
+	}
+}
