@@ -118,8 +118,9 @@ func parseNodeID(id string) (ExpectedTest, bool) {
 }
 
 // mergeCollected adds what a trusted collection found to the listing: the
-// cases of tests the listing could not know, and tests it does not list.
-func mergeCollected(expected, collected []ExpectedTest) []ExpectedTest {
+// cases of tests the listing could not know (when withCases is set), and
+// tests it does not list.
+func mergeCollected(expected, collected []ExpectedTest, withCases bool) []ExpectedTest {
 	if len(collected) == 0 {
 		return expected
 	}
@@ -129,13 +130,19 @@ func mergeCollected(expected, collected []ExpectedTest) []ExpectedTest {
 	}
 	for _, c := range collected {
 		if i, ok := byID[c.id()]; ok {
-			if expected[i].CasesUnknown && len(c.Cases) > 0 {
+			if withCases && expected[i].CasesUnknown && len(c.Cases) > 0 {
 				expected[i].Cases, expected[i].CasesUnknown = slices.Clone(c.Cases), false
 			}
 			continue
 		}
 		byID[c.id()] = len(expected)
-		expected = append(expected, ExpectedTest{File: c.File, Class: c.Class, Name: c.Name, Cases: slices.Clone(c.Cases)})
+		e := ExpectedTest{File: c.File, Class: c.Class, Name: c.Name}
+		if withCases {
+			e.Cases = slices.Clone(c.Cases)
+		} else if len(c.Cases) > 0 {
+			e.CasesUnknown = true
+		}
+		expected = append(expected, e)
 	}
 	return expected
 }

@@ -1,6 +1,7 @@
 package wrapper
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -27,7 +28,17 @@ func TestCollectedTests(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("CollectedTests (-want +got):\n%s", diff)
 	}
-	merged := mergeCollected(expected, got)
+	twin := mergeCollected(slices.Clone(expected), got, false)
+	wantTwin := []ExpectedTest{
+		{File: "test_a.py", Name: "test_x", CasesUnknown: true},
+		{File: "test_a.py", Name: "test_plain"},
+		{File: "test_a.py", Class: "Areas", Name: "test_unit"},
+		{File: "sub/test_b.py", Class: "TestOuter.TestInner", Name: "test_y", CasesUnknown: true},
+	}
+	if diff := cmp.Diff(wantTwin, twin); diff != "" {
+		t.Errorf("mergeCollected for a twin run (-want +got):\n%s", diff)
+	}
+	merged := mergeCollected(expected, got, true)
 	wantMerged := []ExpectedTest{
 		{File: "test_a.py", Name: "test_x", Cases: []string{"1-2", "3-4"}},
 		{File: "test_a.py", Name: "test_plain"},

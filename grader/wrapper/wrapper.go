@@ -87,7 +87,9 @@ func run(stdin io.Reader) *Result {
 	}
 	var modules []ListedModule
 	res.Expected, modules, res.ListError = listTests(rp, sink.id, min(listTimeout, time.Until(sink.began.Add(time.Duration(sink.j.TimeoutMillis)*time.Millisecond))))
-	res.Expected = mergeCollected(res.Expected, sink.j.Collected)
+	// A twin run's parametrize values, and so its case ids, are the
+	// twins': only the tests a collection found join it, not their cases.
+	res.Expected = mergeCollected(res.Expected, sink.j.Collected, !sink.j.Twins)
 	if sink.j.Mode == ModeCollect {
 		if err := collectTests(rp, sink.id, sink.j, sink.began.Add(time.Duration(sink.j.TimeoutMillis)*time.Millisecond), res); err != nil {
 			res.Error = err.Error()
