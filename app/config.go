@@ -82,6 +82,16 @@ type Config struct {
 	// GitHubAppFile is the app file: a registered app's credentials, read
 	// when neither the config file nor the environment names an app.
 	GitHubAppFile string `yaml:"github_app_file"`
+	// PackageIndex is the package index (PEP 503 simple API) dependency
+	// environments are built from, and the one host a grade with network
+	// mirror may read; environment.DefaultIndex when empty. It is the
+	// operator's setting, never a repository's.
+	PackageIndex string `yaml:"package_index"`
+	// EgressDir is where the egress proxies' unix sockets are made (the
+	// system's temporary directory when empty). The engine bind-mounts
+	// them by path: when testfirst runs in a container beside the host's
+	// engine, this must be a host directory mounted at the same path.
+	EgressDir string `yaml:"egress_dir"`
 
 	// Read from the files above by Load.
 	PrivateKey     []byte   `yaml:"-"`
@@ -117,6 +127,8 @@ var envKeys = []struct {
 	{"TESTFIRST_GITHUB_CLIENT_SECRET_FILE", func(c *Config, v string) error { c.GitHubClientSecretFile = v; return nil }},
 	{"TESTFIRST_GITHUB_APP_FILE", func(c *Config, v string) error { c.GitHubAppFile = v; return nil }},
 	{"TESTFIRST_SESSION_KEY_FILE", func(c *Config, v string) error { c.SessionKeyFile = v; return nil }},
+	{"TESTFIRST_PACKAGE_INDEX", func(c *Config, v string) error { c.PackageIndex = strings.TrimSpace(v); return nil }},
+	{"TESTFIRST_EGRESS_DIR", func(c *Config, v string) error { c.EgressDir = v; return nil }},
 }
 
 // durationSetting parses a Go duration ("15s", "1h30m") into a setting.
@@ -191,7 +203,7 @@ func ParseConfigYAML(data []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after)", err)
+		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, package_index, egress_dir)", err)
 	}
 	return nil
 }
@@ -237,6 +249,14 @@ func (c *Config) validate() []error {
 		bad("github_app_id is set but github_private_key_file is not: set TESTFIRST_GITHUB_PRIVATE_KEY_FILE to the app's .pem file")
 	case c.GitHubAppID == 0 && c.GitHubPrivateKeyFile != "":
 		bad("github_private_key_file is set but github_app_id is not: set TESTFIRST_GITHUB_APP_ID")
+	}
+	if c.PackageIndex != "" {
+		if u, err := url.Parse(c.PackageIndex); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("package_index %q: want the absolute http(s) URL of a PEP 503 simple index, e.g. https://pypi.org/simple or https://mirror.example/simple", c.PackageIndex)
+		}
+	}
+	if c.EgressDir != "" && !filepath.IsAbs(c.EgressDir) {
+		bad("egress_dir %q: want an absolute path, the same on this machine and the engine's", c.EgressDir)
 	}
 	if c.SyncInterval < time.Second {
 		bad("store_sync_interval %s: want at least 1s, e.g. 15s", c.SyncInterval)

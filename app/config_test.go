@@ -52,6 +52,20 @@ func TestLoadConfigDefaults(t *testing.T) {
 
 // TestLoadConfigPrecedence: the file overrides the defaults, the
 // environment overrides the file, secrets come from their files.
+// TestLoadConfigPackageIndex: the index comes from the file, and the
+// environment wins over it.
+func TestLoadConfigPackageIndex(t *testing.T) {
+	file := writeFile(t, "config.yml", "package_index: https://file.example/simple\n")
+	c, err := LoadConfig(file, env(nil))
+	if err != nil || c.PackageIndex != "https://file.example/simple" {
+		t.Errorf("from the file: %q, %v", c.PackageIndex, err)
+	}
+	c, err = LoadConfig(file, env(map[string]string{"TESTFIRST_PACKAGE_INDEX": "http://10.0.0.5:3141/root/pypi/+simple/"}))
+	if err != nil || c.PackageIndex != "http://10.0.0.5:3141/root/pypi/+simple/" {
+		t.Errorf("from the environment: %q, %v", c.PackageIndex, err)
+	}
+}
+
 func TestLoadConfigPrecedence(t *testing.T) {
 	key := writeFile(t, "app.pem", rsaKeyPEM(t))
 	secrets := writeFile(t, "secrets", "new-secret\n\nold-secret\n")
@@ -102,6 +116,8 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"relative public url", "", map[string]string{"TESTFIRST_PUBLIC_URL": "/app"}, []string{"public_url \"/app\": want the absolute http(s) URL"}},
 		{"mysql", "", map[string]string{"TESTFIRST_DATABASE_URL": "mysql://x"}, []string{"want sqlite:///path/db or postgres://"}},
 		{"s3 store", "", map[string]string{"TESTFIRST_STORE_URL": "s3://b"}, []string{"want file:///path or gs://bucket/prefix"}},
+		{"relative egress dir", "", map[string]string{"TESTFIRST_EGRESS_DIR": "var/egress"}, []string{`egress_dir "var/egress": want an absolute path`}},
+		{"package index not a URL", "", map[string]string{"TESTFIRST_PACKAGE_INDEX": "pypi.org/simple"}, []string{`package_index "pypi.org/simple": want the absolute http(s) URL of a PEP 503 simple index`}},
 		{"sync interval not a duration", "", map[string]string{"TESTFIRST_STORE_SYNC_INTERVAL": "15"}, []string{`TESTFIRST_STORE_SYNC_INTERVAL="15": want a duration such as 15s`}},
 		{"sync interval too short", "", map[string]string{"TESTFIRST_STORE_SYNC_INTERVAL": "10ms"}, []string{"store_sync_interval 10ms: want at least 1s"}},
 		{"rescue too soon", "", map[string]string{"TESTFIRST_JOB_RESCUE_AFTER": "20s"}, []string{"job_rescue_after 20s: want at least 1m"}},

@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/grader/environment"
 	"github.com/testfirst-app/testfirst/sandbox/docker"
+	"github.com/testfirst-app/testfirst/sandbox/egress"
 )
 
 // WrapperName is the file name of the sandbox wrapper binary.
@@ -30,6 +32,18 @@ type GradingConfig struct {
 	// Docker is the engine connection to use; one is opened from the
 	// environment (DOCKER_HOST) when nil.
 	Docker *docker.Engine
+	// Environments grades every request in the dependency environment its
+	// base tree declares, built from PackageIndex (environment.DefaultIndex
+	// when empty) through the egress proxies this process serves; it
+	// cannot be combined with BaseImage.
+	Environments bool
+	PackageIndex string
+	// EgressLog receives every request of the egress proxies; slog's
+	// default logger when nil.
+	EgressLog func(egress.Entry)
+	// EgressDir is where the proxies' sockets are made; the system's
+	// temporary directory when empty.
+	EgressDir string
 }
 
 // Grading is a connected grader and the engine behind it.
@@ -38,6 +52,20 @@ type Grading struct {
 	Docker  *docker.Engine
 	Image   string
 	ImageID string
+	// Environments builds the dependency environments, when GradingConfig
+	// asked for them.
+	Environments *environment.Environments
+	proxies      []*egress.Server
+}
+
+// Close stops the egress proxies, if any.
+func (g *Grading) Close() error {
+	var errs []error
+	for _, p := range g.proxies {
+		errs = append(errs, p.Close())
+	}
+	g.proxies = nil
+	return errors.Join(errs...)
 }
 
 // OpenGrading connects to the Docker engine, builds the grader image if it
@@ -64,8 +92,60 @@ func OpenGrading(ctx context.Context, cfg GradingConfig) (*Grading, error) {
 	if err != nil {
 		return nil, fmt.Errorf("grader image: %w", err)
 	}
-	return &Grading{Grader: grader.New(engine, ref, id), Docker: engine, Image: ref, ImageID: id}, nil
+	g := &Grading{Docker: engine, Image: ref, ImageID: id}
+	if !cfg.Environments {
+		g.Grader = grader.New(engine, ref, id)
+		return g, nil
+	}
+	if cfg.BaseImage != "" {
+		return nil, errors.New("a base image of one's own and dependency environments do not go together: drop the image, or the environments")
+	}
+	if err := g.openEnvironments(cfg, bin); err != nil {
+		g.Close()
+		return nil, err
+	}
+	g.Grader = grader.New(engine, ref, id, grader.WithEnvironments(g.Environments))
+	return g, nil
 }
+
+// openEnvironments starts the two egress proxies to the package index (one
+// for builds, one read-only for network: mirror) and the environments that
+// build through them.
+func (g *Grading) openEnvironments(cfg GradingConfig, wrapperBinary []byte) error {
+	index := cfg.PackageIndex
+	if index == "" {
+		index = environment.DefaultIndex
+	}
+	allowed, err := egress.AllowedFor(index)
+	if err != nil {
+		return err
+	}
+	var opts []egress.Option
+	if cfg.EgressLog != nil {
+		opts = append(opts, egress.WithLog(cfg.EgressLog))
+	}
+	build, err := egress.New(allowed, opts...)
+	if err != nil {
+		return err
+	}
+	mirror, err := egress.New(allowed, append(opts, egress.ReadOnly())...)
+	if err != nil {
+		return err
+	}
+	for _, p := range []*egress.Proxy{build, mirror} {
+		s, err := p.Listen(cfg.EgressDir)
+		if err != nil {
+			return err
+		}
+		g.proxies = append(g.proxies, s)
+	}
+	g.Environments, err = environment.New(g.Docker, wrapperBinary, index, g.proxies[0].Socket,
+		environment.WithMirror(g.proxies[1].Socket), environment.WithProgress(cfg.Progress))
+	return err
+}
+
+// The engine adapter is what environments are built with.
+var _ environment.Engine = (*docker.Engine)(nil)
 
 // The engine adapter is what the grader runs its sandboxes on.
 var _ grader.Sandbox = (*docker.Engine)(nil)

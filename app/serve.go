@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,6 +19,7 @@ import (
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/handlers"
 	"github.com/testfirst-app/testfirst/jobs"
+	"github.com/testfirst-app/testfirst/sandbox/egress"
 )
 
 // shutdownGrace bounds how long serve waits for requests and jobs in
@@ -54,7 +56,16 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
-	handlers.RegisterService(mux, handlers.ServiceConfig{Ready: d.Ready, Registry: reg, Secrets: cfg.WebhookSecrets, Intake: jobs.NewIntake(d), Log: log})
+	// Why this replica does not grade, once its jobs are set up.
+	var gradingOff atomic.Pointer[error]
+	degraded := func() error {
+		if p := gradingOff.Load(); p != nil {
+			return *p
+		}
+		return nil
+	}
+	handlers.RegisterService(mux, handlers.ServiceConfig{Ready: d.Ready, Degraded: degraded, Registry: reg, Secrets: cfg.WebhookSecrets,
+		Intake: jobs.NewIntake(d), Log: log})
 
 	if !cfg.HasApp() {
 		registered, err := mountSetup(ctx, mux, cfg, log)
@@ -63,7 +74,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 		}
 		return serveHTTP(ctx, cfg, mux, log, listening, registered, nil)
 	}
-	stop, err := startApp(ctx, cfg, d, mux, reg, log)
+	stop, err := startApp(ctx, cfg, d, mux, reg, log, &gradingOff)
 	if err != nil {
 		return err
 	}
@@ -73,7 +84,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 // startApp proves the app's credentials, opens the hidden-test store once
 // for the card and the workers, mounts the card and starts the job
 // workers. The returned function stops the workers and closes the store.
-func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg prometheus.Registerer, log *slog.Logger) (func(context.Context) error, error) {
+func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg prometheus.Registerer, log *slog.Logger, gradingOff *atomic.Pointer[error]) (func(context.Context) error, error) {
 	clients, err := github.NewClients(github.AppConfig{AppID: cfg.GitHubAppID, PrivateKey: cfg.PrivateKey, BaseURL: cfg.GitHubAPIURL})
 	if err != nil {
 		return nil, err
@@ -99,10 +110,14 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 	metrics := jobs.NewMetrics(reg, d)
 	jcfg := jobs.Config{DB: d, GitHub: clients, PublicURL: cfg.PublicURL, Log: log, Metrics: metrics,
 		RescueAfter: cfg.JobRescueAfter, SyncInterval: cfg.SyncInterval}
-	setup, err := jobsSetup(ctx, jcfg, st, storeErr, log)
+	setup, closeGrading, err := jobsSetup(ctx, jcfg, cfg, st, storeErr, log, gradingOff)
 	if err != nil {
 		closeStore()
 		return nil, err
+	}
+	if closeGrading != nil {
+		prevClose := closeStore
+		closeStore = func() { closeGrading(); prevClose() }
 	}
 	client, err := d.NewJobClient(setup.Workers, setup.Queues, db.WithRiverConfig(func(c *river.Config) {
 		c.PeriodicJobs = append(c.PeriodicJobs, setup.Periodic...)
@@ -132,19 +147,37 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 
 // jobsSetup decides, once, whether this replica grades: with the store's
 // both sides and the sealed grader it does; without, pull requests are not
-// graded and the rest of the pipeline runs.
-func jobsSetup(ctx context.Context, cfg jobs.Config, st *serviceStore, storeErr error, log *slog.Logger) (jobs.Setup, error) {
+// graded, their check runs and /readyz say why (stored in off), and the
+// rest of the pipeline runs.
+//
+// Grades run in the dependency environment of their base, built from
+// the service's package index through the egress proxies; the returned
+// function stops them.
+func jobsSetup(ctx context.Context, cfg jobs.Config, svc Config, st *serviceStore, storeErr error, log *slog.Logger, off *atomic.Pointer[error]) (jobs.Setup, func(), error) {
 	if storeErr == nil && st.readerErr != nil {
 		storeErr = st.readerErr
 	}
-	if storeErr != nil {
-		log.WarnContext(ctx, "pull requests will not be graded", "err", storeErr)
-		return jobs.NewSetup(cfg), nil
+	notGrading := func(why error) jobs.Setup {
+		log.WarnContext(ctx, "pull requests will not be graded", "err", why)
+		why = fmt.Errorf("pull requests are not graded: %w", why)
+		off.Store(&why)
+		cfg.GradingOff = why
+		return jobs.NewSetup(cfg)
 	}
-	g, err := OpenGrading(ctx, GradingConfig{Progress: io.Discard})
+	if storeErr != nil {
+		return notGrading(storeErr), nil, nil
+	}
+	g, err := OpenGrading(ctx, GradingConfig{Progress: io.Discard, Environments: true, PackageIndex: svc.PackageIndex, EgressDir: svc.EgressDir,
+		EgressLog: func(e egress.Entry) {
+			log.InfoContext(ctx, "egress", "host", e.Host, "method", e.Method, "path", e.Path, "status", e.Status, "bytes", e.Bytes, "denied", e.Denied)
+		}})
 	if err != nil {
-		log.WarnContext(ctx, "pull requests will not be graded", "err", fmt.Errorf("sealed grader: %w", err))
-		return jobs.NewSetup(cfg), nil
+		return notGrading(fmt.Errorf("sealed grader: %w", err)), nil, nil
+	}
+	closeGrading := func() {
+		if err := g.Close(); err != nil {
+			log.WarnContext(ctx, "stop egress proxies", "err", err)
+		}
 	}
 	// A replica that crashed left its sandboxes behind; those past their
 	// deadline go now.
@@ -153,7 +186,7 @@ func jobsSetup(ctx context.Context, cfg jobs.Config, st *serviceStore, storeErr 
 	} else if n > 0 {
 		log.InfoContext(ctx, "sandbox sweep", "removed", n)
 	}
-	return jobs.NewGradingSetup(cfg, jobs.Sealed{Writer: st.writer, Reader: st.reader, Grader: g.Grader}), nil
+	return jobs.NewGradingSetup(cfg, jobs.Sealed{Writer: st.writer, Reader: st.reader, Grader: g.Grader}), closeGrading, nil
 }
 
 // serveHTTP answers HTTP on cfg.Listen until ctx ends, the server fails,

@@ -111,14 +111,17 @@ func (in *Installation) UpdateCheckRun(ctx context.Context, owner, repo string, 
 // CheckRunRef is what testfirst reads back of a check run.
 type CheckRunRef struct {
 	ID         int64
+	Name       string
 	ExternalID string
 	Status     string
+	Conclusion string
+	Title      string
 }
 
 // CheckRunsFor lists the check runs called name on ref (a SHA or branch),
-// every page of them.
+// every page of them; an empty name lists every check run on ref.
 func (in *Installation) CheckRunsFor(ctx context.Context, owner, repo, ref, name string) ([]CheckRunRef, error) {
-	opts := &gh.ListCheckRunsOptions{CheckName: gh.String(name), Filter: gh.String("all"), ListOptions: gh.ListOptions{PerPage: 100}}
+	opts := &gh.ListCheckRunsOptions{CheckName: optional(name), Filter: gh.String("all"), ListOptions: gh.ListOptions{PerPage: 100}}
 	var out []CheckRunRef
 	for {
 		res, resp, err := in.gh.Checks.ListCheckRunsForRef(ctx, owner, repo, ref, opts)
@@ -126,7 +129,8 @@ func (in *Installation) CheckRunsFor(ctx context.Context, owner, repo, ref, name
 			return nil, err
 		}
 		for _, r := range res.CheckRuns {
-			out = append(out, CheckRunRef{ID: r.GetID(), ExternalID: r.GetExternalID(), Status: r.GetStatus()})
+			out = append(out, CheckRunRef{ID: r.GetID(), Name: r.GetName(), ExternalID: r.GetExternalID(), Status: r.GetStatus(),
+				Conclusion: r.GetConclusion(), Title: r.GetOutput().GetTitle()})
 		}
 		if resp.NextPage == 0 {
 			return out, nil

@@ -139,9 +139,14 @@ func TestCheckRunsCommentsLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[int64]github.CheckRunRef{id: {ID: id, Status: "completed"}, other: {ID: other, ExternalID: "7", Status: "in_progress"}}
+	want := map[int64]github.CheckRunRef{id: {ID: id, Name: "testfirst", Status: "completed", Conclusion: "failure", Title: "12/14 hidden tests passed · trust: isolated"},
+		other: {ID: other, Name: "testfirst", ExternalID: "7", Status: "in_progress"}}
 	if len(refs) != 2 || refs[0] != want[refs[0].ID] || refs[1] != want[refs[1].ID] {
 		t.Errorf("CheckRunsFor = %+v; want %+v", refs, want)
+	}
+	// Without a name, every run on the head, the other app's "lint" too.
+	if all, err := in.CheckRunsFor(ctx, "octo-org", "widgets", head, ""); err != nil || len(all) != 3 {
+		t.Errorf("CheckRunsFor without a name = %+v, %v; want all 3 runs", all, err)
 	}
 	// GitHub refuses an over-long summary; the error is permanent.
 	err = in.UpdateCheckRun(ctx, "octo-org", "widgets", id, github.CheckRun{Name: "testfirst", Summary: strings.Repeat("x", github.MaxSummary+1), Title: "t"})

@@ -53,12 +53,24 @@ type Grader struct {
 	sb      Sandbox
 	image   string
 	imageID string
+	envs    EnvironmentSource
 }
+
+// Option changes a Grader.
+type Option func(*Grader)
+
+// WithEnvironments grades every request in the dependency environment src
+// prepares for it, instead of the one image New names.
+func WithEnvironments(src EnvironmentSource) Option { return func(g *Grader) { g.envs = src } }
 
 // New returns a Grader that runs image (by id or reference; imageID is
 // reported in every grade) through sb.
-func New(sb Sandbox, image, imageID string) *Grader {
-	return &Grader{sb: sb, image: image, imageID: imageID}
+func New(sb Sandbox, image, imageID string, opts ...Option) *Grader {
+	g := &Grader{sb: sb, image: image, imageID: imageID}
+	for _, o := range opts {
+		o(g)
+	}
+	return g
 }
 
 // Request is one grade.
@@ -102,12 +114,77 @@ type Request struct {
 	// collected is what the grade's trusted collection found beyond the
 	// listing (see collectTrusted); every run expects it.
 	collected []wrapper.ExpectedTest
+	// Python picks the Python version of the grade's environment
+	// (DefaultPython when empty); it needs WithEnvironments.
+	Python string
+	// Mirror lets the grade's sandboxes read (GET, HEAD) the package index
+	// through the read-only egress proxy, and nothing else (network:
+	// mirror); it needs WithEnvironments.
+	Mirror bool
+	// proxySocket is the read-only proxy's socket a mirror grade's
+	// sandboxes mount.
+	proxySocket string
 }
 
 // Grade grades req and returns its report. It returns an error for bad
 // input or when the sandbox engine fails; everything the code under test
-// does ends in a report, never an error.
+// does ends in a report, never an error. With WithEnvironments, the grade
+// runs in the environment prepared for it, and one that cannot be built is
+// a report with verdict error that graded nothing.
 func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
+	if g.envs == nil {
+		if req.Python != "" && req.Python != DefaultPython {
+			return nil, fmt.Errorf("grade: python %s needs dependency environments, which this grader was not given", req.Python)
+		}
+		if req.Mirror {
+			return nil, errors.New("grade: network mirror needs dependency environments and the read-only proxy, which this grader was not given")
+		}
+		return g.grade(ctx, req)
+	}
+	if req.Repo == nil || req.Hidden == nil {
+		return nil, errors.New("grade: a repo tree and hidden tests are required")
+	}
+	p, err := g.envs.Prepare(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("grade: environment: %w", err)
+	}
+	if p.Failure != "" {
+		rep := ErrorReport(trustOf(req), p.Failure, p.FailureOutput)
+		rep.Environment, rep.Network, rep.Settings = p.Environment, NetworkNone, settingsOf(req)
+		if req.Mirror {
+			rep.Network = NetworkMirror
+		}
+		rep.RepoDigest, rep.TestsDigest = req.Repo.Digest(), cmp.Or(req.TestsDigest, req.Hidden.Digest())
+		rep.normalize()
+		return rep, nil
+	}
+	req.proxySocket = p.ProxySocket
+	in := &Grader{sb: g.sb, image: p.Image, imageID: p.ImageID}
+	rep, err := in.grade(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	rep.Environment = p.Environment
+	if env := rep.Environment; env != nil && len(env.IgnoredChanges) > 0 {
+		rep.Reasons = append(rep.Reasons, fmt.Sprintf("the pull request changes %s: graded with the base's environment", strings.Join(env.IgnoredChanges, ", ")))
+	}
+	rep.normalize()
+	return rep, nil
+}
+
+// trustOf is the trust a grade of req has when it runs as asked.
+func trustOf(req Request) Trust {
+	switch {
+	case req.Command != nil:
+		return TrustLow
+	case req.NoUIDSplit:
+		return TrustBestEffort
+	}
+	return TrustIsolated
+}
+
+// grade grades req in g's image.
+func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 	began := time.Now()
 	if req.Repo == nil || req.Hidden == nil {
 		return nil, errors.New("grade: a repo tree and hidden tests are required")
@@ -146,6 +223,10 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 		RepoDigest:    req.Repo.Digest(),
 		TamperSignals: TamperSignals(req.Repo, req.Hidden),
 		Contamination: ScanTree(req.Repo, canaries),
+		Network:       NetworkNone,
+	}
+	if req.proxySocket != "" {
+		rep.Network = NetworkMirror
 	}
 	if req.Base != nil {
 		rep.TouchedTests = TouchedTests(req.Base, req.Repo)
@@ -363,6 +444,7 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 	}
 	job.SourceDir = SourceDir(cmp.Or(req.Base, req.Repo))
 	job.Collected = req.collected
+	job.Proxy = req.proxySocket != ""
 	for _, o := range opts {
 		o(&job)
 	}
@@ -385,6 +467,7 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 		TestUID:     uid,
 		StdoutLimit: stdoutLimit,
 		StderrLimit: stderrLimit,
+		ProxySocket: req.proxySocket,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("run sandbox: %w", err)
@@ -490,6 +573,10 @@ func (r *Report) normalize() {
 	nonNil(&r.Failed)
 	nonNil(&r.TouchedTests)
 	nonNil(&r.Runner)
+	if r.Environment != nil {
+		nonNil(&r.Environment.Packages)
+		nonNil(&r.Environment.BuiltFrom)
+	}
 	if r.Tests == nil {
 		r.Tests = []TestResult{}
 	}

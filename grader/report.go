@@ -170,4 +170,10 @@ type Report struct {
 	// Settings are the bounds the grade ran with, so it can be
 	// reproduced with the same ones.
 	Settings *Settings `json:"settings,omitempty"`
+	// Environment is the dependency environment the grade ran in; nil
+	// when it ran in the bare grader image.
+	Environment *Environment `json:"environment,omitempty"`
+	// Network is NetworkMirror when the grade could read the package
+	// index, NetworkNone otherwise.
+	Network string `json:"network,omitempty"`
 }

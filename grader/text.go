@@ -82,6 +82,9 @@ func WriteText(w io.Writer, r *Report) error {
 	row("tests digest", r.TestsDigest)
 	row("repo digest", r.RepoDigest)
 	row("image", r.Image)
+	if line := EnvironmentLine(r.Environment, r.Network); line != "" {
+		row("environment", EscapeText(line))
+	}
 	row("took", fmt.Sprintf("%.1fs", r.DurationSeconds))
 	return tw.Flush()
 }

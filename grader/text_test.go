@@ -159,3 +159,23 @@ func TestWriteTextGroupsSignals(t *testing.T) {
 		t.Error("a bidirectional override reached the text unescaped")
 	}
 }
+
+func TestEnvironmentLine(t *testing.T) {
+	for _, tt := range []struct {
+		env     *Environment
+		network string
+		want    string
+	}{
+		{nil, "", ""},
+		{nil, NetworkMirror, "network: mirror"},
+		{&Environment{Image: "testfirst-env:ab", Python: "3.11", Packages: []string{"attrs==23.1"}, BuiltFrom: []string{"requirements.txt"}, Cached: true}, NetworkNone,
+			"python 3.11 · image testfirst-env:ab (cached) · 1 package(s): attrs==23.1 · built from requirements.txt of the base · network: none"},
+		{&Environment{Image: "testfirst-env:cd", Python: "3.13", BuildSeconds: 12.34, IgnoredChanges: []string{"setup.cfg"}}, NetworkMirror,
+			"python 3.13 · image testfirst-env:cd (built in 12.3s) · no packages · changes to setup.cfg not used · network: mirror"},
+		{&Environment{Image: "testfirst-env:ef", Python: "3.11", Error: "x"}, NetworkNone, "python 3.11 · image testfirst-env:ef (not built) · no packages · network: none"},
+	} {
+		if got := EnvironmentLine(tt.env, tt.network); got != tt.want {
+			t.Errorf("EnvironmentLine = %q\nwant %q", got, tt.want)
+		}
+	}
+}

@@ -18,8 +18,11 @@ func Health() http.Handler {
 }
 
 // Ready answers GET /readyz with 200 when ready reports nil (database
-// reachable, migrations applied) and 503 with the reason otherwise.
-func Ready(ready func(context.Context) error) http.Handler {
+// reachable, migrations applied) and 503 with the reason otherwise. A
+// service that is ready but degraded (degraded reports an error) answers
+// 200 "degraded: why": it must keep taking deliveries to tell pull requests
+// why they are not graded.
+func Ready(ready func(context.Context) error, degraded func() error) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
@@ -28,6 +31,12 @@ func Ready(ready func(context.Context) error) http.Handler {
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if degraded != nil {
+			if err := degraded(); err != nil {
+				w.Write([]byte("degraded: " + err.Error() + "\n"))
+				return
+			}
+		}
 		w.Write([]byte("ready\n"))
 	})
 }

@@ -22,6 +22,9 @@ const (
 type ServiceConfig struct {
 	// Ready reports whether the service can take work (its database).
 	Ready func(context.Context) error
+	// Degraded, when set, reports why the service takes deliveries but
+	// cannot do all its work (it cannot grade); nil when it can.
+	Degraded func() error
 	// Registry gathers the service's metrics and receives the webhook's.
 	Registry *prometheus.Registry
 	// Secrets verify webhook deliveries; Intake records them.
@@ -35,7 +38,7 @@ type ServiceConfig struct {
 // benchmark alike.
 func RegisterService(mux *http.ServeMux, cfg ServiceConfig) {
 	mux.Handle("GET "+HealthPath, Health())
-	mux.Handle("GET "+ReadyPath, Ready(cfg.Ready))
+	mux.Handle("GET "+ReadyPath, Ready(cfg.Ready, cfg.Degraded))
 	mux.Handle("GET "+MetricsPath, MetricsHandler(cfg.Registry))
 	mux.Handle(WebhookPath, NewWebhook(cfg.Secrets, cfg.Intake, NewMetrics(cfg.Registry), cfg.Log))
 }

@@ -257,14 +257,20 @@ func TestHealthReadyMetrics(t *testing.T) {
 	}
 	ready := errors.New("migration 3 not applied")
 	rec = httptest.NewRecorder()
-	Ready(func(context.Context) error { return ready }).ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+	Ready(func(context.Context) error { return ready }, nil).ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
 	if rec.Code != 503 || !strings.Contains(rec.Body.String(), "migration 3 not applied") {
 		t.Errorf("readyz %d %s", rec.Code, rec.Body)
 	}
 	rec = httptest.NewRecorder()
-	Ready(func(context.Context) error { return nil }).ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
-	if rec.Code != 200 {
-		t.Errorf("readyz ready: %d", rec.Code)
+	Ready(func(context.Context) error { return nil }, func() error { return nil }).ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+	if rec.Code != 200 || rec.Body.String() != "ready\n" {
+		t.Errorf("readyz ready: %d %s", rec.Code, rec.Body)
+	}
+	// Ready but unable to grade: degraded, and why.
+	rec = httptest.NewRecorder()
+	Ready(func(context.Context) error { return nil }, func() error { return errors.New("no store keys") }).ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+	if rec.Code != 200 || rec.Body.String() != "degraded: no store keys\n" {
+		t.Errorf("readyz degraded: %d %s", rec.Code, rec.Body)
 	}
 	h := newHarness("a")
 	body := fixture(t, "ping", filepath.Base(firstFile(t, "ping")))

@@ -40,6 +40,8 @@ type commandTarget struct {
 	found bool
 	vs    []db.Version
 	prs   []db.PullRequest
+	// prGrades are the grades of each open pull request's head, by number.
+	prGrades map[int][]db.Grade
 	// On a pull request: the pull request (found says whether it is
 	// recorded), the tickets it closes and the grades of its head.
 	pr      db.PullRequest
@@ -119,9 +121,9 @@ func (w *DeliveryWorker) issueComment(ctx context.Context, a DeliveryArgs) error
 	case isPull && len(t.tickets) == 0:
 		return reply("This pull request closes no testfirst ticket: say `Fixes #<issue>` in its description to link one.")
 	case cmd == pipeline.CommandStatus && !isPull:
-		return reply(ticketStatus(t.tk, t.vs, t.prs))
+		return reply(ticketStatus(w.links(t.repo), t.tk, t.vs, t.prs, t.prGrades))
 	case cmd == pipeline.CommandStatus:
-		return reply(pullStatus(t.pr, t.tickets, t.grades))
+		return reply(pullStatus(w.links(t.repo), t.pr, t.tickets, t.grades))
 	case !isPull:
 		body, err := w.grades.regradeIssue(ctx, gi, t.repo, t.tk)
 		if err != nil {
@@ -160,8 +162,18 @@ func readCommandTarget(ctx context.Context, tx *db.Tx, p repoPayload, number int
 		if t.vs, err = tx.Versions(ctx, t.tk.ID); err != nil {
 			return t, err
 		}
-		t.prs, err = tx.OpenPullsClosing(ctx, t.repo.ID, t.tk.IssueNumber)
-		return t, err
+		if t.prs, err = tx.OpenPullsClosing(ctx, t.repo.ID, t.tk.IssueNumber); err != nil {
+			return t, err
+		}
+		t.prGrades = map[int][]db.Grade{}
+		for _, pr := range t.prs {
+			gs, err := tx.GradesOfHead(ctx, pr.HeadSHA)
+			if err != nil {
+				return t, err
+			}
+			t.prGrades[pr.Number] = gs
+		}
+		return t, nil
 	}
 	t.pr, err = tx.PullRequest(ctx, t.repo.ID, number)
 	if errors.Is(err, db.ErrNotFound) {
@@ -185,8 +197,48 @@ func readCommandTarget(ctx context.Context, tx *db.Tx, p repoPayload, number int
 	return t, err
 }
 
-// ticketStatus says where a ticket stands, in states and counts only.
-func ticketStatus(tk db.Ticket, vs []db.Version, prs []db.PullRequest) string {
+// statusLinks makes the links of a status reply.
+type statusLinks struct {
+	base        string // the service's public URL, without a trailing slash
+	owner, repo string
+}
+
+func (w *DeliveryWorker) links(repo db.Repository) statusLinks {
+	return statusLinks{base: strings.TrimSuffix(w.publicURL, "/"), owner: repo.Owner, repo: repo.Name}
+}
+
+func (l statusLinks) grade(id int64) string { return l.base + pipeline.GradePath(id) }
+
+// card is the approval card of the ticket's newest version, or its page.
+func (l statusLinks) card(issue int, vs []db.Version) string {
+	if len(vs) == 0 {
+		return l.base + pipeline.TicketPath(l.owner, l.repo, issue)
+	}
+	return l.base + pipeline.CardPath(l.owner, l.repo, issue, vs[len(vs)-1].Number)
+}
+
+// gradeLine says how one grade stands, with its page.
+func (l statusLinks) gradeLine(g db.Grade) string {
+	if g.State == pipeline.GradeCompleted {
+		return fmt.Sprintf("hidden tests v%d: %s, %d/%d passed, trust %s ([grade](%s))", g.VersionNumber, g.Verdict, g.Passed, g.Total, g.Trust, l.grade(g.ID))
+	}
+	return fmt.Sprintf("hidden tests v%d: %s ([grade](%s))", g.VersionNumber, g.State, l.grade(g.ID))
+}
+
+// waitingLine says why a ticket's pull requests are not graded.
+func waitingLine(vs []db.Version) string {
+	if len(vs) == 0 {
+		return pipeline.WaitingFor(nil)
+	}
+	v := vs[len(vs)-1]
+	check, _ := pipeline.ParseCheck(v.Check)
+	return pipeline.WaitingFor(&pipeline.VersionStatus{Number: v.Number, State: v.State, Check: check, Announced: v.Announced})
+}
+
+// ticketStatus says where a ticket stands, in states and counts only:
+// each version, each open pull request with its verdict and grade page,
+// and the approval card.
+func ticketStatus(l statusLinks, tk db.Ticket, vs []db.Version, prs []db.PullRequest, grades map[int][]db.Grade) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**testfirst** #%d: %s", tk.IssueNumber, strings.ReplaceAll(string(tk.State), "_", " "))
 	if !tk.ClosedAt.IsZero() {
@@ -202,29 +254,48 @@ func ticketStatus(tk db.Ticket, vs []db.Version, prs []db.PullRequest) string {
 	for _, v := range vs {
 		fmt.Fprintf(&b, "- hidden tests v%d: %s (`%s`)\n", v.Number, v.State, v.Digest)
 	}
+	fmt.Fprintf(&b, "- approval card: %s\n", l.card(tk.IssueNumber, vs))
+	if len(prs) > 0 {
+		b.WriteString("\nOpen pull requests:\n\n")
+	}
 	for _, pr := range prs {
-		fmt.Fprintf(&b, "- pull request #%d at `%.12s`\n", pr.Number, pr.HeadSHA)
+		var last *db.Grade
+		for _, g := range grades[pr.Number] {
+			if g.TicketID == tk.ID {
+				last = &g
+			}
+		}
+		switch {
+		case last != nil:
+			fmt.Fprintf(&b, "- #%d at `%.12s`: %s\n", pr.Number, pr.HeadSHA, l.gradeLine(*last))
+		default:
+			fmt.Fprintf(&b, "- #%d at `%.12s`: not graded: %s\n", pr.Number, pr.HeadSHA, waitingLine(vs))
+		}
 	}
 	return b.String()
 }
 
-// pullStatus says how a pull request's head was graded.
-func pullStatus(pr db.PullRequest, tickets []db.Ticket, grades []db.Grade) string {
+// pullStatus says how a pull request's head was graded, ticket by
+// ticket, with each grade's page and each ticket's card.
+func pullStatus(l statusLinks, pr db.PullRequest, tickets []db.Ticket, grades []db.Grade) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**testfirst** #%d at `%.12s` closes", pr.Number, pr.HeadSHA)
 	for _, tk := range tickets {
 		fmt.Fprintf(&b, " #%d (%s)", tk.IssueNumber, strings.ReplaceAll(string(tk.State), "_", " "))
 	}
 	b.WriteString("\n\n")
-	if len(grades) == 0 {
-		b.WriteString("- no grade of this head yet\n")
-	}
-	for _, g := range grades {
-		if g.State == pipeline.GradeCompleted {
-			fmt.Fprintf(&b, "- hidden tests v%d: %s, %d/%d passed, trust %s\n", g.VersionNumber, g.Verdict, g.Passed, g.Total, g.Trust)
-		} else {
-			fmt.Fprintf(&b, "- hidden tests v%d: %s\n", g.VersionNumber, g.State)
+	for _, tk := range tickets {
+		n := 0
+		for _, g := range grades {
+			if g.TicketID == tk.ID {
+				fmt.Fprintf(&b, "- #%d: %s\n", tk.IssueNumber, l.gradeLine(g))
+				n++
+			}
 		}
+		if n == 0 {
+			fmt.Fprintf(&b, "- #%d: no grade of this head yet\n", tk.IssueNumber)
+		}
+		fmt.Fprintf(&b, "- #%d's ticket: %s\n", tk.IssueNumber, l.base+pipeline.TicketPath(l.owner, l.repo, tk.IssueNumber))
 	}
 	return b.String()
 }

@@ -44,13 +44,14 @@ func TestPullCommandIsAuditedOnItsTickets(t *testing.T) {
 
 // TestNotGradingRecordsAndGradesNothing: a service built without the
 // store or the sandbox records a pull request that closes an approved
-// ticket, puts no check run on it, and answers /testfirst regrade with
-// nothing.
+// ticket, grades nothing, and says why: on the pull request's check run
+// (action required, naming what is missing) and in the reply to
+// /testfirst regrade.
 func TestNotGradingRecordsAndGradesNothing(t *testing.T) {
 	f := newSyncFixture(t)
 	ctx := t.Context()
 	f.gh.SetPermission("octo-org", "app", "maria", "write")
-	w := &DeliveryWorker{db: f.d, github: f.sync.github, grades: notGrading{f.sync.grades}, log: f.sync.log}
+	w := &DeliveryWorker{db: f.d, github: f.sync.github, grades: notGrading{f.sync.grades, "no store"}, log: f.sync.log}
 	work := func(a DeliveryArgs) {
 		t.Helper()
 		job := &river.Job[DeliveryArgs]{JobRow: &rivertype.JobRow{ID: 1, Attempt: 1, MaxAttempts: 25, Kind: a.Kind()}, Args: a}
@@ -68,11 +69,19 @@ func TestNotGradingRecordsAndGradesNothing(t *testing.T) {
 		"pull_request.body": "Fixes #7", "pull_request.head.sha": head, "pull_request.state": "open"}))
 	work(fixtureDelivery(t, "issue_comment", "created.payload.json", map[string]any{"comment.body": "/testfirst regrade",
 		"comment.user.login": "maria", "comment.user.type": "User", "issue.number": 7, "issue.pull_request": nil}))
-	if runs := f.gh.CheckRuns("octo-org", "app"); len(runs) != 0 {
-		t.Errorf("check runs %+v; want none from a service that does not grade", runs)
+	runs := f.gh.CheckRuns("octo-org", "app")
+	if len(runs) != 1 || runs[0].Status != "completed" || runs[0].Conclusion != "action_required" ||
+		!strings.Contains(runs[0].Summary, "grading is not configured on this installation: `no store`") {
+		t.Errorf("check runs %+v; want one, action required, saying grading is not configured and why", runs)
 	}
-	if cs := f.gh.Comments("octo-org", "app", 7); len(cs) != 0 {
-		t.Errorf("comments %+v; want no reply to regrade", cs)
+	// A redelivery updates that run; it does not add one.
+	work(fixtureDelivery(t, "pull_request", "opened.payload.json", map[string]any{"number": 8, "pull_request.number": 8,
+		"pull_request.body": "Fixes #7", "pull_request.head.sha": head, "pull_request.state": "open"}))
+	if runs := f.gh.CheckRuns("octo-org", "app"); len(runs) != 1 {
+		t.Errorf("after a redelivery: %d check runs, want 1", len(runs))
+	}
+	if cs := f.gh.Comments("octo-org", "app", 7); len(cs) != 1 || !strings.Contains(cs[0].Body, "Nothing was graded: grading is not configured on this installation: no store") {
+		t.Errorf("comments %+v; want a reply saying nothing was graded, and why", cs)
 	}
 	var prs int
 	if err := f.d.Tx(ctx, func(tx *db.Tx) error {

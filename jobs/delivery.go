@@ -18,6 +18,8 @@ type DeliveryWorker struct {
 	// grades starts and cancels grades; see grading.
 	grades grading
 	log    *slog.Logger
+	// publicURL starts the card's links in comments.
+	publicURL string
 }
 
 // grading is how deliveries start and cancel grades. Whether the service
@@ -28,8 +30,15 @@ type grading interface {
 	cancel(ctx context.Context, gi *github.Installation, repo db.Repository, gs []db.Grade, why string) error
 	cancelTicket(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket, keep, why string) error
 	// gradeTicket grades a pull request's head against the ticket's
-	// approved tests.
-	gradeTicket(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket, pr int, head string, force bool) error
+	// approved tests; when it cannot, the head's check run says why and
+	// so does the returned text.
+	gradeTicket(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket, pr int, head string, force bool) (string, error)
+	// rename names a pull request's check runs for the tickets it links
+	// now.
+	rename(ctx context.Context, gi *github.Installation, repo db.Repository, pr int, head string, tickets []db.Ticket) error
+	// withdraw completes the ticket's check runs on open pull requests as
+	// withdrawn.
+	withdraw(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket) error
 	// resume grades the open pull requests of a ticket taken up again.
 	resume(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket) error
 	// regrade grades again the heads of gs in one repository, for by.

@@ -32,12 +32,32 @@ var (
 )
 
 // notGrading is the grading of a service without the hidden-test store
-// or the sandbox: it records and cancels, and grades nothing.
-type notGrading struct{ *gradeQueue }
-
-func (notGrading) gradeTicket(context.Context, *github.Installation, db.Repository, db.Ticket, int, string, bool) error {
-	return nil
+// or the sandbox: it records and cancels, grades nothing, and says so on
+// the check run of every pull request that closes a ticket and in every
+// command's reply. why says what is missing.
+type notGrading struct {
+	*gradeQueue
+	why string
 }
+
+func (n notGrading) gradeTicket(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket, pr int, head string, _ bool) (string, error) {
+	if !pipeline.Active(!tk.ClosedAt.IsZero(), !tk.WithdrawnAt.IsZero()) {
+		return "", nil
+	}
+	var name string
+	if err := n.db.Tx(ctx, func(tx *db.Tx) error {
+		var err error
+		name, err = checkRunName(ctx, tx, repo.ID, pr, tk.IssueNumber)
+		return err
+	}); err != nil {
+		return "", err
+	}
+	cr := pipeline.NotConfiguredCheckRun(head, n.why)
+	cr.Name, cr.ExternalID = name, notGradingID(tk.ID)
+	return n.reply(), putRun(ctx, gi, repo, head, cr)
+}
+
+func (n notGrading) reply() string { return "grading is not configured on this installation: " + n.why }
 
 func (notGrading) resume(context.Context, *github.Installation, db.Repository, db.Ticket) error {
 	return nil
@@ -47,12 +67,17 @@ func (notGrading) regrade(context.Context, installationClients, int64, int64, []
 	return nil
 }
 
-func (notGrading) regradeIssue(context.Context, *github.Installation, db.Repository, db.Ticket) (string, error) {
-	return "", nil
+func (n notGrading) regradeIssue(context.Context, *github.Installation, db.Repository, db.Ticket) (string, error) {
+	return "Nothing was graded: " + n.reply() + ".", nil
 }
 
-func (notGrading) regradePull(context.Context, *github.Installation, db.Repository, db.PullRequest, []db.Ticket) (string, error) {
-	return "", nil
+func (n notGrading) regradePull(ctx context.Context, gi *github.Installation, repo db.Repository, pr db.PullRequest, tickets []db.Ticket) (string, error) {
+	for _, t := range tickets {
+		if _, err := n.gradeTicket(ctx, gi, repo, t, pr.Number, pr.HeadSHA, true); err != nil {
+			return "", err
+		}
+	}
+	return "Nothing was graded: " + n.reply() + ".", nil
 }
 
 func (notGrading) enqueueSync(context.Context, *db.Tx, int64) error { return nil }
@@ -63,18 +88,26 @@ func (q *gradeQueue) enqueueSync(ctx context.Context, tx *db.Tx, ticket int64) e
 }
 
 // resume implements grading: the open pull requests that close a ticket
-// taken up again are graded, when it has approved tests and is neither
-// closed nor withdrawn.
+// taken up again are graded again (their check runs said the ticket was
+// withdrawn), or told they wait, when it is neither closed nor withdrawn.
 func (q *gradeQueue) resume(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket) error {
 	if !pipeline.Active(!tk.ClosedAt.IsZero(), !tk.WithdrawnAt.IsZero()) {
 		return nil
 	}
-	v, err := approvedVersion(ctx, q.store, storeTicket(repo, tk.IssueNumber))
-	if err != nil || v == nil {
+	var prs []db.PullRequest
+	if err := q.db.Tx(ctx, func(tx *db.Tx) error {
+		var err error
+		prs, err = tx.OpenPullsClosing(ctx, repo.ID, tk.IssueNumber)
+		return err
+	}); err != nil {
 		return err
 	}
-	_, err = q.gradeOpenPulls(ctx, gi, repo, tk, *v, false)
-	return err
+	for _, pr := range prs {
+		if _, err := q.gradeTicket(ctx, gi, repo, tk, pr.Number, pr.HeadSHA, true); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // regradeIssue implements grading: every open pull request that closes
@@ -85,7 +118,16 @@ func (q *gradeQueue) regradeIssue(ctx context.Context, gi *github.Installation, 
 		return "", err
 	}
 	if v == nil {
-		return fmt.Sprintf("#%d has no approved hidden tests yet: nothing to grade against.", tk.IssueNumber), nil
+		var newest *pipeline.VersionStatus
+		if err := q.db.Tx(ctx, func(tx *db.Tx) error {
+			var err error
+			newest, err = newestStatus(ctx, tx, tk.ID)
+			return err
+		}); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Nothing was graded: #%d has no approved hidden tests (%s). Its open pull requests are graded as soon as a version is approved.",
+			tk.IssueNumber, pipeline.WaitingFor(newest)), nil
 	}
 	n, err := q.gradeOpenPulls(ctx, gi, repo, tk, *v, true)
 	if err != nil {
@@ -96,13 +138,33 @@ func (q *gradeQueue) regradeIssue(ctx context.Context, gi *github.Installation, 
 
 // regradePull implements grading: the pull request's head is graded again
 // against every ticket it closes.
+// A ticket whose tests are not approved is named with what it waits for:
+// the reply never says a head is graded when it is not.
 func (q *gradeQueue) regradePull(ctx context.Context, gi *github.Installation, repo db.Repository, pr db.PullRequest, tickets []db.Ticket) (string, error) {
+	var graded, waiting []string
 	for _, t := range tickets {
-		if err := q.gradeTicket(ctx, gi, repo, t, pr.Number, pr.HeadSHA, true); err != nil {
+		why, err := q.gradeTicket(ctx, gi, repo, t, pr.Number, pr.HeadSHA, true)
+		if err != nil {
 			return "", err
 		}
+		if why == "" {
+			graded = append(graded, fmt.Sprintf("#%d", t.IssueNumber))
+		} else {
+			waiting = append(waiting, fmt.Sprintf("#%d (%s)", t.IssueNumber, why))
+		}
 	}
-	return fmt.Sprintf("Grading `%.12s` again.", pr.HeadSHA), nil
+	var b strings.Builder
+	if len(graded) > 0 {
+		fmt.Fprintf(&b, "Grading `%.12s` again against the approved hidden tests of %s.", pr.HeadSHA, strings.Join(graded, ", "))
+	}
+	if len(waiting) > 0 {
+		if b.Len() > 0 {
+			b.WriteString(" ")
+		}
+		fmt.Fprintf(&b, "Not graded now: %s has no approved hidden tests yet; `%.12s` is graded as soon as a version is approved.",
+			strings.Join(waiting, ", "), pr.HeadSHA)
+	}
+	return b.String(), nil
 }
 
 // regrade implements grading: the heads of gs are graded again, each once
@@ -144,7 +206,7 @@ func (q *gradeQueue) regrade(ctx context.Context, gh installationClients, instal
 		if repo.ID != repoID {
 			continue
 		}
-		if err := q.gradeTicket(ctx, gi, repo, tk, g.PRNumber, g.HeadSHA, true); err != nil {
+		if _, err := q.gradeTicket(ctx, gi, repo, tk, g.PRNumber, g.HeadSHA, true); err != nil {
 			return err
 		}
 	}
@@ -154,15 +216,23 @@ func (q *gradeQueue) regrade(ctx context.Context, gh installationClients, instal
 // gradeTicket grades head of pull request pr against the ticket's approved
 // version, when the ticket is active and has one. force grades again a
 // head graded already; otherwise a redelivered event changes nothing.
-func (q *gradeQueue) gradeTicket(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket, pr int, head string, force bool) error {
-	if !pipeline.Active(!tk.ClosedAt.IsZero(), !tk.WithdrawnAt.IsZero()) {
-		return nil
+// Without approved tests the head gets the ticket's waiting check run at
+// once, and the returned text says what it waits for.
+func (q *gradeQueue) gradeTicket(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket, pr int, head string, force bool) (string, error) {
+	if !tk.WithdrawnAt.IsZero() {
+		return q.withdrawn(ctx, gi, repo, tk, pr, head)
+	}
+	if !pipeline.Active(!tk.ClosedAt.IsZero(), false) {
+		return "", nil
 	}
 	v, err := approvedVersion(ctx, q.store, storeTicket(repo, tk.IssueNumber))
-	if err != nil || v == nil {
-		return err // no approved hidden tests yet: nothing to grade against
+	if err != nil {
+		return "", err
 	}
-	return q.grade(ctx, gi, repo, tk, pr, head, *v, force)
+	if v == nil {
+		return q.wait(ctx, gi, repo, tk, pr, head)
+	}
+	return "", q.grade(ctx, gi, repo, tk, pr, head, *v, force)
 }
 
 // gradeOpenPulls grades every open pull request that closes the ticket
@@ -233,42 +303,142 @@ func (q *gradeQueue) grade(ctx context.Context, gi *github.Installation, repo db
 	}
 	q.log.InfoContext(ctx, "grade queued", "installation", repo.InstallationID, "repo", repo.Owner+"/"+repo.Name, "ticket", tk.ID,
 		"grade", g.ID, "head_sha", head, "digest", v.Digest)
-	_, err = q.ensureCheckRun(ctx, gi, repo, g)
+	cr, err := q.queuedRun(ctx, g)
+	if err != nil {
+		return err
+	}
+	_, err = q.ensureCheckRun(ctx, gi, repo, g, cr, pipeline.GradeQueued)
 	return err
 }
 
-// ensureCheckRun puts grade g's check run in progress and returns its id:
-// the one it has, or one made now. Of the delivery job and the grade job,
-// which may both get here at once on different replicas, one claims the
-// creation in the database; the other waits for its id. A claim left by a
-// crash is taken over after checkRunClaimWait, adopting the run the
-// crashed process made if it got that far (found by external id).
-func (q *gradeQueue) ensureCheckRun(ctx context.Context, gi *github.Installation, repo db.Repository, g db.Grade) (int64, error) {
-	queued := pipeline.QueuedCheckRun(g.HeadSHA, g.VersionNumber, q.detailsURL(g.ID))
-	queued.ExternalID = strconv.FormatInt(g.ID, 10)
-	cr := toGitHub(queued)
-	id, claimed, err := q.checkRunOrClaim(ctx, g.ID)
+// queuedRun is the check run of queued grade g, with its place in the
+// sandbox queue as River takes it: by priority (an installation's first
+// waiting grade, then its second, …, from the fourth on together; see
+// grade), then in order of recording; and the grades running.
+func (q *gradeQueue) queuedRun(ctx context.Context, g db.Grade) (pipeline.CheckRun, error) {
+	ahead, running := 0, 0
+	err := q.db.Tx(ctx, func(tx *db.Tx) error {
+		gs, err := tx.UnfinishedGradesAll(ctx)
+		type place struct{ rank, id int64 }
+		places := map[int64]place{}
+		perInstallation := map[int64]int64{}
+		for _, o := range gs { // oldest first
+			if o.State == pipeline.GradeRunning {
+				running++
+				continue
+			}
+			perInstallation[o.InstallationID]++
+			places[o.ID] = place{min(perInstallation[o.InstallationID], 4), o.ID}
+		}
+		me, ok := places[g.ID]
+		for id, p := range places {
+			if ok && id != g.ID && (p.rank < me.rank || p.rank == me.rank && p.id < me.id) {
+				ahead++
+			}
+		}
+		return err
+	})
+	return pipeline.QueuedCheckRun(g.HeadSHA, g.VersionNumber, ahead, running, q.detailsURL(g.ID)), err
+}
+
+// maxQueueRefresh bounds how many queued check runs a starting grade
+// updates with their new place in the queue.
+const maxQueueRefresh = 20
+
+// refreshQueue tells the first queued grades, after one started, their
+// new place in the queue. A failure only leaves a place stale.
+func (q *gradeQueue) refreshQueue(ctx context.Context, gh installationClients) {
+	var (
+		gs    []db.Grade
+		repos = map[int64]db.Repository{}
+	)
+	if err := q.db.Tx(ctx, func(tx *db.Tx) error {
+		all, err := tx.UnfinishedGradesAll(ctx)
+		if err != nil {
+			return err
+		}
+		for _, g := range all {
+			if g.State != pipeline.GradeQueued || g.CheckRunID == 0 || len(gs) == maxQueueRefresh {
+				continue
+			}
+			tk, err := tx.Ticket(ctx, g.TicketID)
+			if err != nil {
+				return err
+			}
+			if repos[g.ID], err = tx.Repository(ctx, tk.RepositoryID); err != nil {
+				return err
+			}
+			gs = append(gs, g)
+		}
+		return nil
+	}); err != nil {
+		q.log.WarnContext(ctx, "queue refresh", "err", err)
+		return
+	}
+	for _, g := range gs {
+		gi, err := gh.Installation(repos[g.ID].InstallationID)
+		if err == nil {
+			var cr pipeline.CheckRun
+			if cr, err = q.queuedRun(ctx, g); err == nil {
+				_, err = q.ensureCheckRun(ctx, gi, repos[g.ID], g, cr, pipeline.GradeQueued)
+			}
+		}
+		if err != nil {
+			q.log.WarnContext(ctx, "queue refresh", "grade", g.ID, "err", err)
+		}
+	}
+}
+
+// phase tells grade g's check run what the running grade is doing.
+func (q *gradeQueue) phase(ctx context.Context, gi *github.Installation, repo db.Repository, g db.Grade, p pipeline.GradePhase) error {
+	_, err := q.ensureCheckRun(ctx, gi, repo, g, pipeline.RunningCheckRun(g.HeadSHA, g.VersionNumber, p, q.detailsURL(g.ID)), pipeline.GradeRunning)
+	return err
+}
+
+// ensureCheckRun makes grade g's check run say cr and returns its id: the
+// run it has, or the ticket's waiting run on the head (adopted), or one
+// made now. Of the delivery job and the grade job, which may both get here
+// at once on different replicas, one claims the creation in the database;
+// the other waits for its id. A claim left by a crash is taken over after
+// checkRunClaimWait, adopting the run the crashed process made if it got
+// that far (found by external id). An existing run is changed only while
+// the grade is in state while, so that a late "queued" never hides "in
+// progress" and a late phase never reopens a cancelled run.
+func (q *gradeQueue) ensureCheckRun(ctx context.Context, gi *github.Installation, repo db.Repository, g db.Grade, cr0 pipeline.CheckRun, while pipeline.GradeState) (int64, error) {
+	cr0.ExternalID = strconv.FormatInt(g.ID, 10)
+	var err error
+	if cr0.Name, err = q.nameOf(ctx, repo, g); err != nil {
+		return 0, err
+	}
+	cr := toGitHub(cr0)
+	id, claimed, state, err := q.checkRunOrClaim(ctx, g.ID)
 	if err != nil {
 		return 0, err
 	}
 	if id > 0 {
+		if state != while {
+			return id, nil
+		}
 		if err := gi.UpdateCheckRun(ctx, repo.Owner, repo.Name, id, cr); err != nil {
 			return 0, retryOrCancel(err)
 		}
 		return id, nil
 	}
-	if !claimed {
+	runs, err := gi.CheckRunsFor(ctx, repo.Owner, repo.Name, g.HeadSHA, "")
+	if err != nil {
+		return 0, retryOrCancel(err)
+	}
+	for _, r := range runs {
 		// A claim older than the wait: its holder died. Adopt what it
 		// made, if anything.
-		runs, err := gi.CheckRunsFor(ctx, repo.Owner, repo.Name, g.HeadSHA, pipeline.CheckRunName)
-		if err != nil {
-			return 0, retryOrCancel(err)
+		if !claimed && r.ExternalID == cr.ExternalID {
+			id = r.ID
+			break
 		}
-		for _, r := range runs {
-			if r.ExternalID == cr.ExternalID {
-				id = r.ID
-				break
-			}
+	}
+	for _, r := range runs {
+		if id == 0 && r.ExternalID == waitingID(g.TicketID) && r.Name == cr.Name {
+			id = r.ID
 		}
 	}
 	if id != 0 {
@@ -281,6 +451,20 @@ func (q *gradeQueue) ensureCheckRun(ctx context.Context, gi *github.Installation
 	return id, q.db.Tx(ctx, func(tx *db.Tx) error { return tx.SetCheckRun(ctx, g.ID, id) })
 }
 
+// nameOf is the name of grade g's check run.
+func (q *gradeQueue) nameOf(ctx context.Context, repo db.Repository, g db.Grade) (string, error) {
+	var name string
+	err := q.db.Tx(ctx, func(tx *db.Tx) error {
+		tk, err := tx.Ticket(ctx, g.TicketID)
+		if err != nil {
+			return err
+		}
+		name, err = checkRunName(ctx, tx, repo.ID, g.PRNumber, tk.IssueNumber)
+		return err
+	})
+	return name, err
+}
+
 // checkRunClaimWait is how long a grade waits for another process's claim
 // on its check run before taking it for dead.
 const checkRunClaimWait = 15 * time.Second
@@ -288,11 +472,12 @@ const checkRunClaimWait = 15 * time.Second
 // checkRunOrClaim returns the grade's check run id when it has one, or
 // claims its creation; after checkRunClaimWait of another's claim it
 // returns neither, for the caller to take over.
-func (q *gradeQueue) checkRunOrClaim(ctx context.Context, grade int64) (id int64, claimed bool, err error) {
+func (q *gradeQueue) checkRunOrClaim(ctx context.Context, grade int64) (id int64, claimed bool, state pipeline.GradeState, err error) {
 	deadline := time.Now().Add(checkRunClaimWait)
 	for {
 		err = q.db.Tx(ctx, func(tx *db.Tx) error {
 			g, err := tx.Grade(ctx, grade)
+			state = g.State
 			if err != nil || g.CheckRunID > 0 {
 				id = g.CheckRunID
 				return err
@@ -301,11 +486,11 @@ func (q *gradeQueue) checkRunOrClaim(ctx context.Context, grade int64) (id int64
 			return err
 		})
 		if err != nil || id > 0 || claimed || time.Now().After(deadline) {
-			return id, claimed, err
+			return id, claimed, state, err
 		}
 		select {
 		case <-ctx.Done():
-			return 0, false, ctx.Err()
+			return 0, false, state, ctx.Err()
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
@@ -315,12 +500,16 @@ func (q *gradeQueue) checkRunOrClaim(ctx context.Context, grade int64) (id int64
 // head carrying its external id (created by a racing attempt), with cr: no
 // run of a grade is left in progress.
 func (q *gradeQueue) completeCheckRuns(ctx context.Context, gi *github.Installation, repo db.Repository, g db.Grade, done pipeline.CheckRun) error {
+	var err error
+	if done.Name, err = q.nameOf(ctx, repo, g); err != nil {
+		return err
+	}
 	cr := toGitHub(done)
 	ids := []int64{}
 	if g.CheckRunID > 0 {
 		ids = append(ids, g.CheckRunID)
 	}
-	runs, err := gi.CheckRunsFor(ctx, repo.Owner, repo.Name, g.HeadSHA, pipeline.CheckRunName)
+	runs, err := gi.CheckRunsFor(ctx, repo.Owner, repo.Name, g.HeadSHA, "")
 	if err != nil {
 		return retryOrCancel(err)
 	}

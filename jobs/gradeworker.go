@@ -107,9 +107,12 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 	}
 	log.InfoContext(ctx, "grading", "head_sha", g.HeadSHA, "digest", g.Digest)
 	var err error
-	if g.CheckRunID, err = w.grades.ensureCheckRun(ctx, gi, repo, g); err != nil {
+	if g.CheckRunID, err = w.grades.ensureCheckRun(ctx, gi, repo, g,
+		pipeline.RunningCheckRun(g.HeadSHA, g.VersionNumber, pipeline.PhaseFetching, w.grades.detailsURL(g.ID)), pipeline.GradeRunning); err != nil {
 		return err
 	}
+	// The grades behind this one moved up.
+	w.grades.refreshQueue(ctx, w.github)
 	ctx, stop := w.watch(ctx, g.ID)
 	defer stop()
 
@@ -144,8 +147,12 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 	if err != nil {
 		return err
 	}
+	if err := w.grades.phase(ctx, gi, repo, g, pipeline.PhaseGrading); err != nil {
+		return w.cancelledOr(ctx, err)
+	}
 	rep, err := w.grader.Grade(ctx, grader.Request{Repo: head, Hidden: hidden, Base: base, Reference: content.Reference,
-		TestsDigest: g.Digest, Timeout: cfg.Timeout, Limits: sandboxLimits(cfg), TwinExclude: exclude})
+		TestsDigest: g.Digest, Timeout: cfg.Timeout, Limits: sandboxLimits(cfg), TwinExclude: exclude,
+		Python: cfg.Python, Mirror: cfg.Network == grader.NetworkMirror})
 	if err != nil {
 		return w.cancelledOr(ctx, err) // the engine failed: River retries
 	}
@@ -161,7 +168,7 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 		return err
 	}
 	cr := pipeline.CompletedCheckRun(g.HeadSHA, pipeline.Graded{Report: graded, Version: v.Number, Digest: g.Digest, Criteria: content.Criteria,
-		DetailsURL: w.grades.detailsURL(g.ID)})
+		DetailsURL: w.grades.detailsURL(g.ID), Owner: repo.Owner, Repo: repo.Name, Issue: tk.IssueNumber})
 	// The row first: once the check run says completed, the grade is.
 	var cancelled bool
 	if err := w.db.Tx(ctx, func(tx *db.Tx) error {

@@ -106,9 +106,13 @@ func (w *DeliveryWorker) pullRequest(ctx context.Context, a DeliveryArgs) error 
 		return nil
 	}
 	for _, tk := range tickets {
-		if err := w.grades.gradeTicket(ctx, gi, repo, tk, p.Number, head, false); err != nil {
+		if _, err := w.grades.gradeTicket(ctx, gi, repo, tk, p.Number, head, false); err != nil {
 			return err
 		}
+	}
+	if p.Action == "edited" {
+		// The description may link more tickets, or fewer, than before.
+		return w.grades.rename(ctx, gi, repo, p.Number, head, tickets)
 	}
 	return nil
 }
@@ -130,8 +134,13 @@ func (w *DeliveryWorker) checkRun(ctx context.Context, a DeliveryArgs) error {
 	if err := json.Unmarshal(a.Payload, &p); err != nil {
 		return river.JobCancel(fmt.Errorf("delivery %s: payload: %w", a.Delivery, err))
 	}
-	if p.CheckRun.Name != pipeline.CheckRunName || (a.Action == "requested_action" && p.RequestedAction.Identifier != pipeline.RegradeAction.Identifier) {
+	if !pipeline.IsCheckRunName(p.CheckRun.Name) || (a.Action == "requested_action" && p.RequestedAction.Identifier != pipeline.RegradeAction.Identifier) {
 		return nil
+	}
+	for _, prefix := range []string{"wait-", "off-"} {
+		if ticket, ok := strings.CutPrefix(p.CheckRun.ExternalID, prefix); ok {
+			return w.rerunWaiting(ctx, p.repoPayload, ticket, p.CheckRun.HeadSHA)
+		}
 	}
 	id, err := strconv.ParseInt(p.CheckRun.ExternalID, 10, 64)
 	if err != nil || id <= 0 {
@@ -179,4 +188,50 @@ func (w *DeliveryWorker) regrade(ctx context.Context, p repoPayload, gs []db.Gra
 		return nil
 	}
 	return w.grades.regrade(ctx, w.github, p.Installation.ID, p.Repository.ID, gs, by)
+}
+
+// rerunWaiting handles a re-run of a ticket's waiting check run (or of
+// the run saying the installation cannot grade): the head is graded when
+// the ticket has approved tests now, or its run says again why it is not.
+// Never silently nothing.
+func (w *DeliveryWorker) rerunWaiting(ctx context.Context, p repoPayload, ticket, head string) error {
+	id, err := strconv.ParseInt(ticket, 10, 64)
+	if err != nil {
+		return nil // not one of ours
+	}
+	var (
+		tk   db.Ticket
+		repo db.Repository
+		prs  []db.PullRequest
+	)
+	if err := w.db.Tx(ctx, func(tx *db.Tx) error {
+		var err error
+		if repo, err = p.record(ctx, tx); err != nil {
+			return err
+		}
+		if tk, err = tx.Ticket(ctx, id); err != nil {
+			return err
+		}
+		if tk.RepositoryID != repo.ID {
+			return db.ErrNotFound
+		}
+		prs, err = tx.OpenPullsClosing(ctx, repo.ID, tk.IssueNumber)
+		return err
+	}); errors.Is(err, db.ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	gi, err := w.github.Installation(p.Installation.ID)
+	if err != nil {
+		return err
+	}
+	for _, pr := range prs {
+		if pr.HeadSHA == head {
+			if _, err := w.grades.gradeTicket(ctx, gi, repo, tk, pr.Number, head, true); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

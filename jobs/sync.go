@@ -272,7 +272,8 @@ func (w *SyncWorker) announce(ctx context.Context, t ticketView, vv versionView,
 	case pipeline.AnnouncedInvalid:
 		body = pipeline.InvalidComment(v.Number, *vv.status.Check)
 	case pipeline.AnnouncedRejected:
-		body = pipeline.RejectedComment(v.Number)
+		body = pipeline.RejectedComment(v.Number, v.Author,
+			strings.TrimSuffix(w.publicURL, "/")+pipeline.CardPath(t.repo.Owner, t.repo.Name, t.tk.IssueNumber, v.Number))
 	}
 	var claimed bool
 	if err := w.db.Tx(ctx, func(tx *db.Tx) error {
@@ -337,10 +338,35 @@ func (w *SyncWorker) act(ctx context.Context, t ticketView, vv versionView, to p
 		if err := w.grades.cancelTicket(ctx, t.gi, t.repo, t.tk, "", fmt.Sprintf("The approval of hidden tests v%d was reopened: this grade was cancelled.", v.Number)); err != nil {
 			return err
 		}
+		// No green stays green on tests that were replaced.
+		if err := w.supersede(ctx, t); err != nil {
+			return err
+		}
 		body = pipeline.ReopenedComment(v.Number, t.newest)
+	case pipeline.AnnouncedReady, pipeline.AnnouncedInvalid, pipeline.AnnouncedRejected:
+		// Pull requests waiting for approved tests say where they stand.
+		if active {
+			if err := w.grades.refreshWaiting(ctx, t.gi, t.repo, t.tk); err != nil {
+				return err
+			}
+		}
 	}
 	_, err := t.gi.CreateComment(ctx, owner, name, issue, body)
 	return err
+}
+
+// supersede completes again as superseded the ticket's grades against
+// versions older than its newest, on every open pull request.
+func (w *SyncWorker) supersede(ctx context.Context, t ticketView) error {
+	var newest *pipeline.VersionStatus
+	if err := w.db.Tx(ctx, func(tx *db.Tx) error {
+		var err error
+		newest, err = newestStatus(ctx, tx, t.tk.ID)
+		return err
+	}); err != nil {
+		return err
+	}
+	return w.grades.supersede(ctx, t.gi, t.repo, t.tk, newest)
 }
 
 // settle stops a ticket rejected too often and moves the ticket to the

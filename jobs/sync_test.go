@@ -156,7 +156,9 @@ func TestSyncStopsTicketAfterRejections(t *testing.T) {
 		}
 	}
 	comments := f.comments()
-	want := []string{"**v1** were rejected", "**v2** were rejected", "**v3** were rejected", "rejected 3 times"}
+	// Each rejection notifies the version's writer and points to the card.
+	want := []string{"**v1** were rejected; a new version is needed. @writer-bot, the writer of v1, finds the requester's reason on the approval card " +
+		"(it is never posted on GitHub): https://tf.example/tickets/octo-org/app/7/versions/1", "**v2** were rejected", "**v3** were rejected", "rejected 3 times"}
 	if len(comments) != len(want) {
 		t.Fatalf("comments = %q; want one per rejection and one stop", comments)
 	}
@@ -208,7 +210,7 @@ func TestSyncApprovalAndReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	gi, _ := f.sync.github.Installation(3)
-	if _, err := f.sync.grades.ensureCheckRun(ctx, gi, db.Repository{ID: 30, InstallationID: 3, Owner: "octo-org", Name: "app"}, g); err != nil {
+	if _, err := f.sync.grades.ensureCheckRun(ctx, gi, db.Repository{ID: 30, InstallationID: 3, Owner: "octo-org", Name: "app"}, g, pipeline.RunningCheckRun(head, 1, pipeline.PhaseGrading, ""), pipeline.GradeRunning); err != nil {
 		t.Fatal(err)
 	}
 

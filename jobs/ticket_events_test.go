@@ -89,7 +89,7 @@ func TestTicketIssueEvents(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		if g.CheckRunID, _ = f.sync.grades.ensureCheckRun(ctx, f.gi, repo, g); g.CheckRunID == 0 {
+		if g.CheckRunID, _ = f.sync.grades.ensureCheckRun(ctx, f.gi, repo, g, pipeline.RunningCheckRun(head, 1, pipeline.PhaseGrading, ""), pipeline.GradeRunning); g.CheckRunID == 0 {
 			t.Fatal("no check run")
 		}
 		return g
@@ -191,8 +191,8 @@ func TestPullClosedAndSuiteRerun(t *testing.T) {
 	pr := map[string]any{"number": 8, "pull_request.number": 8, "pull_request.body": "Fixes #7", "pull_request.head.sha": head, "pull_request.state": "open"}
 	work(fixtureDelivery(t, "pull_request", "opened.payload.json", pr))
 	runs := f.gh.CheckRuns("octo-org", "app")
-	if len(runs) != 1 || runs[0].Status != "in_progress" {
-		t.Fatalf("after opened: %+v; want one run in progress", runs)
+	if len(runs) != 1 || runs[0].Status != "queued" {
+		t.Fatalf("after opened: %+v; want one run queued", runs)
 	}
 
 	// Re-run all checks while it is queued changes nothing: it is being graded.
@@ -212,8 +212,8 @@ func TestPullClosedAndSuiteRerun(t *testing.T) {
 	// The grade is finished (cancelled): a re-run grades the head again.
 	work(fixtureDelivery(t, "check_suite", "rerequested.payload.json", suite))
 	runs = f.gh.CheckRuns("octo-org", "app")
-	if len(runs) != 1 || runs[0].Status != "in_progress" {
-		t.Errorf("after a re-run: %+v; want the run in progress again", runs)
+	if len(runs) != 1 || runs[0].Status != "queued" {
+		t.Errorf("after a re-run: %+v; want the run queued again", runs)
 	}
 	assertAudit(t, f, "grade.queued", "grade.cancelled", "grade.rerequested")
 }

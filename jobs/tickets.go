@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,6 +26,9 @@ type issuePayload struct {
 		Number int    `json:"number"`
 		Title  string `json:"title"`
 		Body   string `json:"body"`
+		Labels []struct {
+			Name string `json:"name"`
+		} `json:"labels"`
 	} `json:"issue"`
 }
 
@@ -39,17 +43,19 @@ func (w *DeliveryWorker) issue(ctx context.Context, a DeliveryArgs) error {
 	}
 	switch p.Action {
 	case "labeled":
-		return w.labeled(ctx, a, p)
+		return w.labeled(ctx, a, p, []string{p.Label.Name}, true)
 	case "unlabeled", "closed", "reopened", "edited":
 		return w.ticketEvent(ctx, a, p)
 	}
 	return nil
 }
 
-// labeled opens a ticket when the configured label is put on an issue,
-// with its base pinned to the default branch's head. On an existing ticket
-// it takes the ticket up again after the label was removed.
-func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePayload) error {
+// labeled opens a ticket when the configured label is among labels (the
+// one just put on the issue, or those it carries), with its base pinned to
+// the default branch's head. On an existing ticket it takes the ticket up
+// again after the label was removed. A broken config is said on the issue
+// when sayConfig (the label was just put on it).
+func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePayload, labels []string, sayConfig bool) error {
 	owner, name := p.Repository.Owner.Login, p.Repository.Name
 	gi, err := w.github.Installation(p.Installation.ID)
 	if err != nil {
@@ -59,6 +65,8 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 	switch {
 	case fc.LoadError != nil:
 		return retryOrCancel(fc.LoadError)
+	case fc.ParseError != nil && !sayConfig:
+		return nil // said when the label was put on
 	case fc.ParseError != nil:
 		// The repository's config is wrong: say exactly what, where the
 		// requester looks.
@@ -66,7 +74,7 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 		return retryOrCancel(err)
 	}
 	cfg := fc.Config
-	if !strings.EqualFold(p.Label.Name, cfg.Label) {
+	if !slices.ContainsFunc(labels, func(l string) bool { return strings.EqualFold(l, cfg.Label) }) {
 		return nil
 	}
 	base, err := gi.BranchHead(ctx, owner, name, p.Repository.DefaultBranch)
@@ -74,9 +82,9 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 		return retryOrCancel(err)
 	}
 	var (
-		resumed bool
-		repo    db.Repository
-		tk      db.Ticket
+		resumed, opened bool
+		repo            db.Repository
+		tk              db.Ticket
 	)
 	err = w.db.Tx(ctx, func(tx *db.Tx) error {
 		var (
@@ -107,10 +115,23 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 			return w.grades.enqueueSync(ctx, tx, tk.ID)
 		}
 		log.InfoContext(ctx, "ticket opened", "base_sha", base)
+		opened = true
 		return audit(ctx, tx, p.Sender.Login, tk.ID, "ticket.opened", map[string]any{"delivery": a.Delivery, "base_sha": base, "issue": p.Issue.Number})
 	})
-	if err != nil || !resumed {
+	if err != nil {
 		return err
+	}
+	if opened {
+		// Nobody waits without knowing what comes next. (A retry after a
+		// failed comment finds the ticket opened: the comment is made at
+		// most once.)
+		body := pipeline.OpenedComment(owner, name, p.Issue.Number, p.Installation.ID, base, tk.Requester,
+			strings.TrimSuffix(w.publicURL, "/")+pipeline.TicketPath(owner, name, p.Issue.Number))
+		_, err := gi.CreateComment(ctx, owner, name, p.Issue.Number, body)
+		return retryOrCancel(err)
+	}
+	if !resumed {
+		return nil
 	}
 	return w.grades.resume(ctx, gi, repo, tk)
 }
@@ -153,6 +174,15 @@ func (w *DeliveryWorker) ticketEvent(ctx context.Context, a DeliveryArgs, p issu
 		w.log.InfoContext(ctx, "ticket "+p.Action, "delivery", a.Delivery, "installation", p.Installation.ID, "repo", repo.Owner+"/"+repo.Name, "ticket", tk.ID)
 		return audit(ctx, tx, p.Sender.Login, tk.ID, "ticket."+p.Action, map[string]any{"delivery": a.Delivery})
 	})
+	if errors.Is(err, db.ErrNotFound) && (p.Action == "edited" || p.Action == "reopened") && len(p.Issue.Labels) > 0 {
+		// Not a ticket, but labelled: perhaps the label came while the
+		// config was broken. The config is read again now.
+		labels := make([]string, len(p.Issue.Labels))
+		for i, l := range p.Issue.Labels {
+			labels[i] = l.Name
+		}
+		return w.labeled(ctx, a, p, labels, false)
+	}
 	if errors.Is(err, db.ErrNotFound) || errors.Is(err, errNothingToDo) {
 		return nil // not a ticket, or nothing changed (a redelivery)
 	}
@@ -169,7 +199,14 @@ func (w *DeliveryWorker) ticketEvent(ctx context.Context, a DeliveryArgs, p issu
 		if p.Action == "unlabeled" {
 			why = fmt.Sprintf("The %s label was removed from issue #%d: its grades were cancelled.", tk.Label, tk.IssueNumber)
 		}
-		return w.grades.cancelTicket(ctx, gi, repo, tk, "", why)
+		if err := w.grades.cancelTicket(ctx, gi, repo, tk, "", why); err != nil {
+			return err
+		}
+		if p.Action == "unlabeled" {
+			// A withdrawn ticket's earlier grades no longer count.
+			return w.grades.withdraw(ctx, gi, repo, tk)
+		}
+		return nil
 	case "reopened":
 		return w.grades.resume(ctx, gi, repo, tk)
 	}

@@ -27,6 +27,10 @@ type Config struct {
 	// with the store (DefaultSyncInterval when zero).
 	RescueAfter  time.Duration
 	SyncInterval time.Duration
+	// GradingOff says why a service built with NewSetup does not grade
+	// (no store keys, no Docker engine): its check runs and command
+	// replies say it.
+	GradingOff error
 }
 
 // Sealed is what grading needs: the hidden-test store opened as the web
@@ -49,7 +53,11 @@ type Setup struct {
 // the delivery log, and grades nothing.
 func NewSetup(cfg Config) Setup {
 	q := &gradeQueue{db: cfg.DB, publicURL: cfg.PublicURL, log: cfg.Log}
-	return newSetup(cfg, notGrading{q})
+	why := "the service was started without the hidden-test store or the sandbox"
+	if cfg.GradingOff != nil {
+		why = cfg.GradingOff.Error()
+	}
+	return newSetup(cfg, notGrading{q, why})
 }
 
 // NewGradingSetup builds the workers of a service that grades: with
@@ -74,7 +82,7 @@ func NewGradingSetup(cfg Config, s Sealed) Setup {
 
 func newSetup(cfg Config, g grading) Setup {
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &DeliveryWorker{db: cfg.DB, github: cfg.GitHub, grades: g, log: cfg.Log})
+	river.AddWorker(workers, &DeliveryWorker{db: cfg.DB, github: cfg.GitHub, grades: g, log: cfg.Log, publicURL: cfg.PublicURL})
 	river.AddWorker(workers, NewRedeliverWorker(cfg.DB, cfg.GitHub, cfg.Log))
 	return Setup{Workers: workers, Queues: Queues(cfg.DB.Engine()),
 		Periodic: []*river.PeriodicJob{RedeliverPeriodicJob(DefaultRedeliverInterval)}}

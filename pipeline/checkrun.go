@@ -22,6 +22,10 @@ type Graded struct {
 	Criteria map[string][]string
 	// DetailsURL is the grade's page on the approval card.
 	DetailsURL string
+	// Owner, Repo and Issue name the ticket graded against; the summary
+	// links to its issue.
+	Owner, Repo string
+	Issue       int
 }
 
 // conclusions maps verdicts to check run conclusions: only a pass
@@ -57,13 +61,24 @@ func CompletedCheckRun(headSHA string, g Graded) CheckRun {
 }
 
 // Title is "12/14 hidden tests passed · trust: isolated", prefixed with the
-// verdict when it is not a plain pass or fail, and with the verdict and the
-// count of runtime signals when the runs showed weak evidence: "pass ·
-// runtime signals: 3 · 14/14 hidden tests passed · trust: isolated".
+// verdict when it is not a plain pass or fail, and with the verdict and
+// what a reviewer should look at when the run showed it: repository tests
+// the pull request changed, tamper signals, runtime signals ("pass · 1
+// repository test changed · 14/14 hidden tests passed · trust: isolated").
 func Title(r *grader.Report) string {
 	t := fmt.Sprintf("%d/%d hidden tests passed · trust: %s", r.Counts.Passed, r.Counts.Total, r.Trust)
+	var raised []string
+	if n := len(r.TouchedTests); n > 0 {
+		raised = append(raised, plural(n, "repository test", "repository tests")+" changed")
+	}
+	if n := len(r.TamperSignals); n > 0 {
+		raised = append(raised, plural(n, "tamper signal", "tamper signals"))
+	}
 	if n := grader.WeakSignals(r.Evidence); n > 0 {
-		return fmt.Sprintf("%s · runtime signals: %d · %s", r.Verdict, n, t)
+		raised = append(raised, fmt.Sprintf("runtime signals: %d", n))
+	}
+	if len(raised) > 0 {
+		return fmt.Sprintf("%s · %s · %s", r.Verdict, strings.Join(raised, " · "), t)
 	}
 	if r.Verdict != grader.VerdictPass && r.Verdict != grader.VerdictFail {
 		t = string(r.Verdict) + " · " + t
@@ -71,13 +86,52 @@ func Title(r *grader.Report) string {
 	return t
 }
 
+// trustMeaning says in one line what each trust level means for the
+// verdict.
+var trustMeaning = map[grader.Trust]string{
+	grader.TrustIsolated: "the code under test ran as another user than the grader, without network, could not change the root-owned hidden tests, " +
+		"and the grade was written by testfirst's runner: the verdict can be relied on.",
+	grader.TrustBestEffort: "the sandbox could not run the code under test as a separate user, so it could have rewritten the hidden tests " +
+		"or forged the grade: read the verdict with the detectors below.",
+	grader.TrustLow: "the tests ran with a custom command, not testfirst's pytest runner, so nothing stops the code under test from " +
+		"shaping the result: a reviewer must check it.",
+}
+
+// TrustLine is one line on what trust t means.
+func TrustLine(t grader.Trust) string {
+	if m, ok := trustMeaning[t]; ok {
+		return fmt.Sprintf("Trust %s: %s", t, m)
+	}
+	return fmt.Sprintf("Trust %s: unknown to this version of testfirst.", prose(string(t)))
+}
+
+// prose makes text from the grader (which may name files of the pull
+// request) safe as plain markdown prose: every character that could start
+// a link, a mention, HTML, a heading, a table cell or emphasis is
+// backslash-escaped, and control characters are escaped.
+func prose(s string) string {
+	s = grader.EscapeText(s)
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune("\\`*_[]<>@#|~!&", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 // Summary is the check run's markdown body, under GitHub's size limit.
 func Summary(g Graded) string {
 	r := g.Report
 	var b strings.Builder
-	fmt.Fprintf(&b, "**Verdict: %s** · trust: %s · graded against hidden tests v%d\n\n", r.Verdict, r.Trust, g.Version)
+	fmt.Fprintf(&b, "**Verdict: %s** · trust: %s · graded against hidden tests v%d", r.Verdict, r.Trust, g.Version)
+	if g.Issue > 0 {
+		fmt.Fprintf(&b, " of [#%d](/%s/%s/issues/%d)", g.Issue, g.Owner, g.Repo, g.Issue)
+	}
+	fmt.Fprintf(&b, "\n\n%s\n\n", TrustLine(r.Trust))
 	for _, reason := range r.Reasons {
-		fmt.Fprintf(&b, "- %s\n", code(grader.EscapeText(reason)))
+		fmt.Fprintf(&b, "- %s\n", prose(reason))
 	}
 	c := r.Counts
 	fmt.Fprintf(&b, "\n| passed | failed | errors | skipped | total |\n|---|---|---|---|---|\n| %d | %d | %d | %d | %d |\n", c.Passed, c.Failed, c.Errors, c.Skipped, c.Total)
@@ -108,7 +162,14 @@ func Summary(g Graded) string {
 		fmt.Fprintf(tail, "\n### Detectors\n")
 		writeDetectors(tail, r)
 	}
-	fmt.Fprintf(tail, "\n### Reproduce\n\n- tests: %s (v%d)\n- tree: %s\n- grader image: %s\n", code(g.Digest), g.Version, code(r.RepoDigest), code(r.Image))
+	// For reviewers who want to grade the commit again themselves: folded,
+	// so the implementer reads the verdict first.
+	fmt.Fprintf(tail, "\n<details><summary>Reproduce (for reviewers)</summary>\n\n- tests: %s (v%d)\n- tree: %s\n- grader image: %s\n",
+		code(g.Digest), g.Version, code(r.RepoDigest), code(r.Image))
+	if line := grader.EnvironmentLine(r.Environment, r.Network); line != "" {
+		fmt.Fprintf(tail, "- environment: %s\n", code(grader.EscapeText(line)))
+	}
+	fmt.Fprintf(tail, "\n</details>\n")
 
 	// The failing ids come last in the budget: the rest always fits.
 	if len(r.Failed) > 0 {

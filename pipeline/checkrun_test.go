@@ -35,10 +35,21 @@ func report() *grader.Report {
 
 func TestCompletedCheckRunGolden(t *testing.T) {
 	g := Graded{Report: report(), Version: 3, Digest: "sha256:cccc", DetailsURL: "https://tf.example.com/grades/9",
-		Criteria: map[string][]string{"spins fast": {"tests/test_spin.py::test_fast"}, "spins slow": {"tests/test_spin.py::test_slow"}}}
+		Criteria: map[string][]string{"spins fast": {"tests/test_spin.py::test_fast"}, "spins slow": {"tests/test_spin.py::test_slow"}},
+		Owner:    "octo-org", Repo: "widgets", Issue: 12}
 	cr := CompletedCheckRun("abc123", g)
-	if cr.Conclusion != ConclusionFailure || cr.Status != StatusCompleted || cr.Title != "12/14 hidden tests passed · trust: isolated" {
+	if cr.Conclusion != ConclusionFailure || cr.Status != StatusCompleted ||
+		cr.Title != "fail · 1 repository test changed · 2 tamper signals · 12/14 hidden tests passed · trust: isolated" {
 		t.Errorf("check run %+v", cr)
+	}
+	// It explains itself: what the trust means, which issue, reasons as
+	// prose, and Reproduce folded away for reviewers.
+	for _, want := range []string{"graded against hidden tests v3 of [#12](/octo-org/widgets/issues/12)",
+		"Trust isolated: the code under test ran as another user", "- 2 of 14 hidden tests did not pass\n",
+		"<details><summary>Reproduce (for reviewers)</summary>"} {
+		if !strings.Contains(cr.Summary, want) {
+			t.Errorf("summary lacks %q:\n%s", want, cr.Summary)
+		}
 	}
 	if strings.Contains(cr.Summary, "SECRET RUNNER OUTPUT") {
 		t.Error("the summary shows runner output")
@@ -86,7 +97,7 @@ func TestSummaryFitsGitHub(t *testing.T) {
 	if len(s) > MaxSummary || !utf8.ValidString(s) {
 		t.Fatalf("summary is %d bytes (valid UTF-8: %v)", len(s), utf8.ValidString(s))
 	}
-	if !strings.Contains(s, "more\n") || !strings.Contains(s, "### Reproduce") {
+	if !strings.Contains(s, "more\n") || !strings.Contains(s, "Reproduce (for reviewers)") {
 		t.Error("a long summary must say how many ids it left out and keep the reproduce section")
 	}
 }
@@ -169,7 +180,7 @@ func TestSummaryKeepsTheSignalThatMatters(t *testing.T) {
 	for _, want := range []string{
 		"sys._getframe", "49001 tamper signals", "| 49000 | `conftest.py can hook the test run`",
 		"| 1 | `source mentions sys._getframe (can reach the caller's frames)` | `wordstats/\\u202estats.py` |",
-		"3 runtime signals", "`frame_access`", "### Reproduce",
+		"3 runtime signals", "`frame_access`", "Reproduce (for reviewers)",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("summary does not contain %q:\n%s", want, s[:min(len(s), 3000)])
@@ -181,9 +192,14 @@ func TestSummaryKeepsTheSignalThatMatters(t *testing.T) {
 }
 
 // TestTitleRuntimeSignals: weak evidence keeps the verdict, and the title
-// says how much of it there was.
+// says how much of it there was, after the repository tests the pull
+// request changed and the tamper signals.
 func TestTitleRuntimeSignals(t *testing.T) {
 	r := decoyReport()
+	if got, want := Title(r), "pass · 1 repository test changed · 49001 tamper signals · runtime signals: 3 · 14/14 hidden tests passed · trust: isolated"; got != want {
+		t.Errorf("title %q, want %q", got, want)
+	}
+	r.TouchedTests, r.TamperSignals = nil, nil
 	if got, want := Title(r), "pass · runtime signals: 3 · 14/14 hidden tests passed · trust: isolated"; got != want {
 		t.Errorf("title %q, want %q", got, want)
 	}
@@ -197,6 +213,10 @@ func TestTitleRuntimeSignals(t *testing.T) {
 	r.Evidence = nil
 	r.Verdict = grader.VerdictPass
 	if got, want := Title(r), "14/14 hidden tests passed · trust: isolated"; got != want {
+		t.Errorf("title %q, want %q", got, want)
+	}
+	r.TouchedTests = []string{"tests/test_a.py", "tests/test_b.py"}
+	if got, want := Title(r), "pass · 2 repository tests changed · 14/14 hidden tests passed · trust: isolated"; got != want {
 		t.Errorf("title %q, want %q", got, want)
 	}
 }
@@ -242,7 +262,7 @@ func TestSummaryDetectorsFit(t *testing.T) {
 	if len(s) > maxSummaryBytes || !utf8.ValidString(s) {
 		t.Fatalf("summary is %d bytes (valid UTF-8: %v)", len(s), utf8.ValidString(s))
 	}
-	for _, want := range []string{"49201 tamper signals", "`reason_39`", "| … | | 20 more kinds | |", "`source mentions sys._getframe", "`source mentions ctypes", "more touched tests (201 in total)", "more canary sightings (200 in total)", "### Reproduce"} {
+	for _, want := range []string{"49201 tamper signals", "`reason_39`", "| … | | 20 more kinds | |", "`source mentions sys._getframe", "`source mentions ctypes", "more touched tests (201 in total)", "more canary sightings (200 in total)", "Reproduce (for reviewers)"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("summary does not contain %q", want)
 		}
@@ -279,5 +299,23 @@ func TestSummaryShowsTwins(t *testing.T) {
 	r.Twins = &grader.Twins{Of: 10, NotRun: "the twin sandbox ended without a report"}
 	if s := Summary(Graded{Report: r, Version: 1, Digest: "sha256:cccc"}); !strings.Contains(s, "**Twins**: not run for this grade") || strings.Contains(s, "without a report") {
 		t.Errorf("a twin run that did not run is not said, or says too much:\n%s", s)
+	}
+}
+
+// TestSummaryShowsTheEnvironment: the Reproduce section says what the
+// grade ran in, and a mirror grade says so; pip's output never shows.
+func TestSummaryShowsTheEnvironment(t *testing.T) {
+	r := report()
+	r.Environment = &grader.Environment{Image: "testfirst-env:0123456789abcdef", Python: "3.11", Packages: []string{"greetlib==1.0"},
+		BuiltFrom: []string{"requirements.txt"}, Cached: true}
+	r.Network = grader.NetworkMirror
+	r.Output = "ERROR: pip secret output"
+	s := Summary(Graded{Report: r, Version: 1, Digest: "sha256:cccc"})
+	want := "- environment: `python 3.11 · image testfirst-env:0123456789abcdef (cached) · 1 package(s): greetlib==1.0 · built from requirements.txt of the base · network: mirror`\n"
+	if !strings.Contains(s, "<summary>Reproduce (for reviewers)</summary>") || !strings.Contains(s, want) {
+		t.Errorf("summary lacks %q:\n%s", want, s)
+	}
+	if strings.Contains(s, "pip secret output") {
+		t.Error("the runner's output reached the check run")
 	}
 }

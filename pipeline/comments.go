@@ -16,7 +16,7 @@ func ReadyComment(requester string, k, tests, guards int, cardURL string) string
 	if guards > 0 {
 		fmt.Fprintf(&b, "%s already pass on the base commit (guard tests: they protect behaviour that must not break).\n\n", plural(guards, "test", "tests"))
 	}
-	fmt.Fprintf(&b, "%s can review them on the approval card and approve or reject this exact version: %s\n\n", mention(requester), cardURL)
+	fmt.Fprintf(&b, "%s can review them on the approval card and approve or reject this exact version: %s\n\n", notify(requester), cardURL)
 	b.WriteString("The tests themselves are never shown on GitHub.")
 	return b.String()
 }
@@ -45,9 +45,39 @@ func ApprovedComment(issue, k int, digest string, tests, covered, criteria int, 
 	return b.String()
 }
 
-// RejectedComment says version k was rejected, without the reason.
-func RejectedComment(k int) string {
-	return fmt.Sprintf("Hidden tests **v%d** were rejected. The requester's reason goes to the writer; a new version is needed.", k)
+// RejectedComment says version k was rejected, without the reason, and
+// tells its writer (notified) where the reason is: on the card.
+func RejectedComment(k int, writer, cardURL string) string {
+	who := "The writer"
+	if writer != "" {
+		who = notify(writer) + ", the writer of v" + fmt.Sprint(k) + ","
+	}
+	return fmt.Sprintf("Hidden tests **v%d** were rejected; a new version is needed. %s finds the requester's reason on the approval card "+
+		"(it is never posted on GitHub): %s", k, who, cardURL)
+}
+
+// OpenedComment tells an issue just labelled what happens next and who
+// writes its hidden tests: a person pushes them with the command line
+// (the exact command, for this installation) or uploads them on the card;
+// the requester is told here when they are ready for review.
+func OpenedComment(owner, repo string, issue int, installation int64, base, requester, ticketURL string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "testfirst opened a ticket for #%d, pinned to base commit `%.12s`.\n\n", issue, base)
+	b.WriteString("**What happens next.** Hidden acceptance tests are written for this issue; they fail on the base commit and are " +
+		"never shown on GitHub. Their writer pushes them with\n\n")
+	fmt.Fprintf(&b, "```\ntestfirst tests push --ticket %s/%s#%d --installation %d DIR\n```\n\n", owner, repo, issue, installation)
+	b.WriteString("(DIR holds the test files; the command needs the operator's store settings, `TESTFIRST_STORE_URL` and the " +
+		"store's recipients, see `testfirst tests push --help`), or uploads them on the ticket's page: " + ticketURL + "\n\n")
+	fmt.Fprintf(&b, "%s is told here when they are ready for review. Pull requests that say `Fixes #%d` get their `testfirst` check "+
+		"run at once and are graded when a version is approved.", notify(requester), issue)
+	return b.String()
+}
+
+// SecondSignerComment asks signer (notified) to sign version k, approved
+// by its requester, as the repository's enforce policy requires.
+func SecondSignerComment(signer string, k int, cardURL string) string {
+	return fmt.Sprintf("Hidden tests **v%d** need a second signature (this repository's approval policy is `enforce`): %s, "+
+		"please review them and sign on the approval card: %s", k, notify(signer), cardURL)
 }
 
 // StoppedComment says the ticket stopped after too many rejections.
@@ -69,6 +99,23 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
+// notify mentions a login so that GitHub notifies it ("@alice"), when it
+// is a valid GitHub login (or an app's "name[bot]"); anything else is
+// named in code style, notifying no one.
+func notify(login string) string {
+	name := strings.TrimSuffix(login, "[bot]")
+	valid := name != "" && len(name) <= 39 && name[0] != '-' && name[len(name)-1] != '-'
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+			valid = false
+		}
+	}
+	if !valid {
+		return mention(login)
+	}
+	return "@" + login
+}
+
 // mention names a login in code style, so a comment notifies no one by
 // accident and no login can inject markdown.
 func mention(login string) string {
@@ -81,7 +128,9 @@ func mention(login string) string {
 // ConfigErrorComment says, on the issue a ticket would open on, what is
 // wrong with the repository's config.
 func ConfigErrorComment(err error) string {
-	return "testfirst cannot read its configuration:\n\n```\n" + err.Error() + "\n```"
+	return "testfirst cannot read its configuration:\n\n```\n" + err.Error() + "\n```\n\n" +
+		"Fix `" + RepoConfigPath + "` on the default branch: testfirst reads it again on the next event on this issue " +
+		"(an edit or a comment will do); there is no need to label the issue again."
 }
 
 // ConfigErrorSummary says, on a grade's check run, what is wrong with the

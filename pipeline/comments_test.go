@@ -17,11 +17,14 @@ func TestCommentsCarryNoTestText(t *testing.T) {
 		want []string
 	}{
 		{"ready", ReadyComment("alice", 2, 14, 3, "https://tf.example/tickets/o/r/12/versions/2"),
-			[]string{"**v2**", "14 tests", "3 tests already pass", "`alice`", "https://tf.example/tickets/o/r/12/versions/2", "never shown"}},
+			[]string{"**v2**", "14 tests", "3 tests already pass", "@alice can review", "https://tf.example/tickets/o/r/12/versions/2", "never shown"}},
 		{"ready, no guards", ReadyComment("", 1, 1, 0, "u"), []string{"1 test.", "the requester can review"}},
 		{"invalid", InvalidComment(3, check), []string{"**v3**", "all 2 tests already pass", "reference patch fails 1 of 2"}},
 		{"approved", ApprovedComment(12, 2, "sha256:ab", 14, 3, 4, "alice"), []string{"**v2**", "`sha256:ab`", "14 tests", "3 of 4 acceptance criteria", "`Fixes #12`"}},
-		{"rejected", RejectedComment(2), []string{"**v2** were rejected"}},
+		{"rejected", RejectedComment(2, "writer-bot", "https://tf.example/c"), []string{"**v2** were rejected", "@writer-bot, the writer of v2,", "never posted on GitHub", "https://tf.example/c"}},
+		{"opened", OpenedComment("o", "r", 12, 42, "0123456789abcdef", "alice", "https://tf.example/tickets/o/r/12"),
+			[]string{"`0123456789ab`", "testfirst tests push --ticket o/r#12 --installation 42 DIR", "https://tf.example/tickets/o/r/12", "@alice is told here", "`Fixes #12`"}},
+		{"second signer", SecondSignerComment("bob", 2, "https://tf.example/c"), []string{"@bob, please review", "`enforce`"}},
 		{"stopped", StoppedComment(3), []string{"3 times", "`lane:pair`"}},
 		{"reopened", ReopenedComment(2, 3), []string{"v2 was reopened", "v3 replaces it"}},
 		{"a login cannot inject markdown or mention", ReadyComment("a`[x](y)", 1, 1, 0, "u"), []string{"`a[x](y)`"}},

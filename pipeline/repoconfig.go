@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"reflect"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/testfirst-app/testfirst/grader"
 )
 
 // RepoConfigPath is where a repository configures testfirst. It is read
@@ -44,6 +47,13 @@ type RepoConfig struct {
 	// FastApproval is the card-to-approval time under which an approval is
 	// counted as fast.
 	FastApproval time.Duration
+	// Python is the Python version grades run (environment.python):
+	// Debian's, grader.DefaultPython unless set.
+	Python string
+	// Network is grader.NetworkNone, or grader.NetworkMirror to let the
+	// grade read the operator's package index, and nothing else
+	// (grading.network).
+	Network string
 }
 
 // DefaultRepoConfig applies when a repository has no config file.
@@ -57,6 +67,8 @@ func DefaultRepoConfig() RepoConfig {
 		Policy:        PolicySingle,
 		MaxRejections: 3,
 		FastApproval:  3 * time.Minute,
+		Python:        grader.DefaultPython,
+		Network:       grader.NetworkNone,
 	}
 }
 
@@ -69,7 +81,11 @@ type repoConfigFile struct {
 		Memory  *string  `yaml:"memory"`
 		CPUs    *float64 `yaml:"cpus"`
 		Pids    *int64   `yaml:"pids"`
+		Network *string  `yaml:"network"`
 	} `yaml:"grading"`
+	Environment struct {
+		Python *string `yaml:"python"`
+	} `yaml:"environment"`
 	Approval struct {
 		Policy        *string `yaml:"policy"`
 		MaxRejections *int    `yaml:"max_rejections"`
@@ -91,10 +107,17 @@ const (
 // message can go on the issue or check run as it is.
 func ParseRepoConfig(data []byte) (RepoConfig, error) {
 	c := DefaultRepoConfig()
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return c, fmt.Errorf("%s: %w", RepoConfigPath, err)
+	}
+	if len(doc.Content) > 0 {
+		if err := errors.Join(unknownKeys(doc.Content[0], reflect.TypeOf(repoConfigFile{}), "")...); err != nil {
+			return c, err
+		}
+	}
 	var f repoConfigFile
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&f); err != nil && !errors.Is(err, io.EOF) {
 		return c, fmt.Errorf("%s: %w", RepoConfigPath, err)
 	}
 	var errs []error
@@ -140,6 +163,18 @@ func ParseRepoConfig(data []byte) (RepoConfig, error) {
 		}
 		c.Pids = *v
 	}
+	if v := f.Grading.Network; v != nil {
+		if *v != grader.NetworkNone && *v != grader.NetworkMirror {
+			bad("grading.network %q: want %s (the default) or %s (the grade may read the package index, nothing else)", *v, grader.NetworkNone, grader.NetworkMirror)
+		}
+		c.Network = *v
+	}
+	if v := f.Environment.Python; v != nil {
+		if _, err := grader.BaseRecipeFor(*v); err != nil {
+			bad("environment.python %q: want one of %s", *v, strings.Join(grader.PythonVersions(), ", "))
+		}
+		c.Python = *v
+	}
 	if v := f.Approval.Policy; v != nil {
 		if *v != PolicySingle && *v != PolicyEnforce {
 			bad("approval.policy %q: want %s or %s", *v, PolicySingle, PolicyEnforce)
@@ -163,4 +198,37 @@ func ParseRepoConfig(data []byte) (RepoConfig, error) {
 		return DefaultRepoConfig(), err
 	}
 	return c, nil
+}
+
+// unknownKeys names every key of the mapping n that the file's shape t
+// does not have, with the keys valid at that place, in YAML's words (never
+// a Go type's name).
+func unknownKeys(n *yaml.Node, t reflect.Type, prefix string) []error {
+	if n.Kind != yaml.MappingNode {
+		if prefix == "" && n.Kind != yaml.ScalarNode {
+			return []error{fmt.Errorf("%s: want a mapping of settings such as label: test-first", RepoConfigPath)}
+		}
+		return nil
+	}
+	fields := map[string]reflect.Type{}
+	var valid []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		fields[name] = t.Field(i).Type
+		valid = append(valid, prefix+name)
+	}
+	var errs []error
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, value := n.Content[i].Value, n.Content[i+1]
+		ft, ok := fields[key]
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s: line %d: unknown key %q; the valid keys here are %s", RepoConfigPath, n.Content[i].Line,
+				prefix+key, strings.Join(valid, ", ")))
+			continue
+		}
+		if ft.Kind() == reflect.Struct {
+			errs = append(errs, unknownKeys(value, ft, prefix+key+".")...)
+		}
+	}
+	return errs
 }

@@ -17,6 +17,9 @@ grading:
   memory: 2g
   cpus: 1.5
   pids: 512
+  network: mirror
+environment:
+  python: "3.13"
 approval:
   policy: enforce
   max_rejections: 2
@@ -26,7 +29,8 @@ approval:
 		t.Fatal(err)
 	}
 	want := RepoConfig{Label: "tests-first", TestPaths: []string{"tests/**", "spec_*.py"}, Timeout: 5 * time.Minute, Memory: 2 << 30,
-		CPUs: 1.5, Pids: 512, Policy: PolicyEnforce, MaxRejections: 2, FastApproval: 90 * time.Second}
+		CPUs: 1.5, Pids: 512, Policy: PolicyEnforce, MaxRejections: 2, FastApproval: 90 * time.Second,
+		Python: "3.13", Network: "mirror"}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}
@@ -43,17 +47,19 @@ func TestParseRepoConfigErrors(t *testing.T) {
 		in   string
 		want []string
 	}{
-		{"lable: x\n", []string{"field lable not found"}},
+		{"lable: x\n", []string{`unknown key "lable"; the valid keys here are label`}},
 		{"grading:\n  timeout: forever\n", []string{`grading.timeout "forever": want a duration from 1s to 1h0m0s`}},
 		{"grading:\n  timeout: 2h\n  memory: 10t\n", []string{"grading.timeout", `grading.memory "10t"`}},
 		{"grading:\n  cpus: 0\n  pids: 3\n", []string{"grading.cpus 0", "grading.pids 3"}},
 		{"approval:\n  policy: anyone\n  max_rejections: 0\n", []string{`approval.policy "anyone": want single or enforce`, "approval.max_rejections 0"}},
 		{"approval:\n  max_rejections: 21\n  fast_approval: soon\n", []string{"approval.max_rejections 21: want 1 to 20", `approval.fast_approval "soon": want a duration up to 24h`}},
 		{"approval:\n  fast_approval: -1m\n", []string{`approval.fast_approval "-1m"`}},
-		{"approval:\n  polcy: enforce\n", []string{"field polcy not found"}},
+		{"approval:\n  polcy: enforce\n", []string{`unknown key "approval.polcy"; the valid keys here are approval.policy`}},
 		{"label: ''\n", []string{`label "": want a label name`}},
 		{"test_paths: ['/etc/*', '[']\n", []string{`test_paths "/etc/*"`, `test_paths "["`}},
-		{"- just\n- a list\n", []string{"cannot unmarshal"}},
+		{"- just\n- a list\n", []string{"want a mapping of settings"}},
+		{"grading:\n  network: host\n", []string{`grading.network "host": want none (the default) or mirror`}},
+		{"environment:\n  python: \"3.9\"\n", []string{`environment.python "3.9": want one of 3.11, 3.13`}},
 	}
 	for _, tt := range tests {
 		_, err := ParseRepoConfig([]byte(tt.in))
@@ -80,4 +86,25 @@ func FuzzParseRepoConfig(f *testing.F) {
 			t.Fatalf("accepted an invalid config %+v from %q", c, data)
 		}
 	})
+}
+
+// TestRepoConfigUnknownKeys: a misspelt key is named with the keys valid
+// where it stands, never with a Go type's name.
+func TestRepoConfigUnknownKeys(t *testing.T) {
+	_, err := ParseRepoConfig([]byte("lable: x\ngrading:\n  timout: 5m\n"))
+	if err == nil {
+		t.Fatal("no error for unknown keys")
+	}
+	for _, want := range []string{`unknown key "lable"; the valid keys here are label, test_paths, grading, environment, approval`,
+		`unknown key "grading.timout"; the valid keys here are grading.timeout, grading.memory, grading.cpus, grading.pids, grading.network`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "repoConfigFile") || strings.Contains(err.Error(), "pipeline.") {
+		t.Errorf("error names a Go type: %v", err)
+	}
+	if c := ConfigErrorComment(err); !strings.Contains(c, "reads it again on the next event on this issue") {
+		t.Errorf("comment does not say the config is read again:\n%s", c)
+	}
 }

@@ -71,6 +71,27 @@ type Spec struct {
 	// StdoutLimit and StderrLimit bound what is kept of each stream.
 	StdoutLimit int64
 	StderrLimit int64
+	// ProxySocket, when set, is the host path of the egress proxy's unix
+	// socket, mounted at ProxyMount: the one host mount a sandbox may have,
+	// and its only way to the package index. The network stays none.
+	ProxySocket string
+}
+
+// ProxyMount is where a sandbox sees the egress proxy's socket.
+const ProxyMount = "/run/testfirst/egress.sock"
+
+// Build is a run whose container, when Keep says so, becomes an image.
+type Build struct {
+	// Spec is the run. Its root filesystem is writable: what the run
+	// writes outside the tmpfs mounts is what the image holds.
+	Spec Spec
+	// Ref is the reference the image is committed as.
+	Ref string
+	// Files are copied into the container before it starts.
+	Files []LayerFile
+	// Keep decides from the run's result whether to commit it, and the
+	// labels the image gets.
+	Keep func(Result) (labels map[string]string, keep bool)
 }
 
 // Result is what a sandboxed run left.

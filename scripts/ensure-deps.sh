@@ -13,6 +13,9 @@ command -v mmdebstrap >/dev/null 2>&1 || need+=(mmdebstrap)
 command -v patch >/dev/null 2>&1 || need+=(patch)
 # The benchmark runs the same pytest bare, from Debian's packages.
 /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || need+=(python3-pytest)
+# The dependency-environment tests build their own wheels with Debian's
+# setuptools and wheel (PyPI is never needed).
+/usr/bin/python3 -c 'import setuptools, wheel' >/dev/null 2>&1 || need+=(python3-setuptools python3-wheel)
 # The approval card's browser test drives Debian's Chromium, headless.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 

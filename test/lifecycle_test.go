@@ -14,7 +14,8 @@ import (
 // TestServeTicketLifecycle drives one ticket through the real binary on
 // SQLite, the file store and Docker, with real payloads:
 //
-//   - a pull request opened before any tests is not graded;
+//   - a pull request opened before any tests is not graded: its check run
+//     is queued, saying what it waits for;
 //   - each pushed version gets its base check and a "ready" comment with
 //     its card link; a rejection is announced without its reason;
 //   - an approval labels the issue, is announced with its digest, and the
@@ -54,13 +55,18 @@ func TestServeTicketLifecycle(t *testing.T) {
 	// v1: checked on the base, announced, rejected.
 	k1, d1 := p.push(t, "writer-bot", nil)
 	ready := p.comment(t, s, 1, "**v1** are ready for review")
-	for _, want := range []string{"10 tests", "/tickets/" + pipeOwner + "/" + pipeRepo + "/1/versions/1", "`alice`"} {
+	for _, want := range []string{"10 tests", "/tickets/" + pipeOwner + "/" + pipeRepo + "/1/versions/1", "@alice can review"} {
 		if !strings.Contains(ready, want) {
 			t.Errorf("ready comment lacks %q:\n%s", want, ready)
 		}
 	}
-	if runs := p.runsOn(p.fixedSHA); len(runs) != 0 {
-		t.Fatalf("graded before any approval: %+v", runs)
+	// Not graded before any approval, but never without its check run:
+	// queued, saying what it waits for.
+	p.run(t, s, p.fixedSHA, "waiting for v1's review", func(r fakegithub.CheckRun) bool {
+		return r.Status == "queued" && r.Title == "waiting for approved hidden tests (v1 awaits review)"
+	})
+	if runs := p.runsOn(p.fixedSHA); len(runs) != 1 {
+		t.Fatalf("before any approval: %+v; want the one waiting run", runs)
 	}
 	p.decide(t, k1, d1, "alice", "test_count_words asserts nothing about empty input")
 	p.comment(t, s, 1, "**v1** were rejected")

@@ -44,7 +44,9 @@ type realCommit struct {
 	Subject string `json:"subject"`
 	Commit  string `json:"commit"`
 	Parent  string `json:"parent"`
-	// Hidden are the commit's test files, by path in the repository.
+	// Hidden are the commit's changed test files and the support files of
+	// their test directories (conftest.py, helpers, __init__.py, data), by
+	// path in the repository.
 	Hidden []string `json:"hidden"`
 	// Tests is how many test cases the hidden files hold when run on the
 	// commit (0: not known); FailOnParent how many of the listed tests fail
@@ -89,7 +91,8 @@ type twinFigures struct {
 
 // TestRealRepos grades real merged fix commits of public pure-Python
 // projects the way SWE-bench measures FAIL_TO_PASS: the commit's changed
-// test files are the hidden tests, the parent is the base, the commit is
+// test files, with the conftest, helper and data files of their test
+// directories, are the hidden tests, the parent is the base, the commit is
 // the right pull request (it must grade pass) and the parent the wrong one
 // (it must grade fail). Both trees leave the hidden files out, as a pull
 // request graded by the service does not carry the hidden tests. No grade

@@ -15,8 +15,10 @@ import (
 
 	"github.com/testfirst-app/testfirst/app"
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/grader/environment"
 	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/sandbox"
+	"github.com/testfirst-app/testfirst/sandbox/egress"
 )
 
 // gradeFlags are the flags of "testfirst grade".
@@ -35,6 +37,7 @@ type gradeFlags struct {
 	reproduce                    int64
 	config                       string
 	strength                     bool
+	indexURL, python, network    string
 }
 
 func (f *gradeFlags) register(fs *flag.FlagSet) {
@@ -59,6 +62,9 @@ func (f *gradeFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.strength, "strength", false, "with --base: also find flaky hidden tests and, with --reference, grade up to 40 mutants of the reference patch")
 	fs.Int64Var(&f.reproduce, "reproduce", 0, "grade a recorded grade (by id) again from the same trees, tests and image, and show both reports; reads the service's configuration")
 	fs.StringVar(&f.config, "config", "", "with --reproduce: the service's YAML configuration file (also $TESTFIRST_CONFIG)")
+	fs.StringVar(&f.indexURL, "index-url", "", "package index the dependency environment is built from (default "+environment.DefaultIndex+", also $TESTFIRST_PACKAGE_INDEX)")
+	fs.StringVar(&f.python, "python", grader.DefaultPython, "Python version of the grade: "+strings.Join(grader.PythonVersions(), " or ")+" (Debian's)")
+	fs.StringVar(&f.network, "network", grader.NetworkNone, "none, or mirror: the grade may read the package index (GET, HEAD), and nothing else")
 }
 
 // approvedTests names a ticket's approved version of hidden tests in the
@@ -117,7 +123,17 @@ func (f *gradeFlags) readRequest() (grader.Request, error) {
 	if f.pids < 16 {
 		return req, usageError{"--pids must be at least 16"}
 	}
-	req = grader.Request{Timeout: f.timeout, Limits: sandbox.LimitsOf(mem, f.cpus, f.pids), NoUIDSplit: f.noUIDSplit}
+	if _, err := grader.BaseRecipeFor(f.python); err != nil {
+		return req, usageError{"--python: " + err.Error()}
+	}
+	if f.network != grader.NetworkNone && f.network != grader.NetworkMirror {
+		return req, usageError{fmt.Sprintf("--network %q: want none or mirror", f.network)}
+	}
+	if f.image != "" && (f.python != grader.DefaultPython || f.indexURL != "" || f.network != grader.NetworkNone) {
+		return req, usageError{"--image is an image of one's own, without dependency environments: drop --python, --index-url and --network, or --image"}
+	}
+	req = grader.Request{Timeout: f.timeout, Limits: sandbox.LimitsOf(mem, f.cpus, f.pids), NoUIDSplit: f.noUIDSplit,
+		Python: f.python, Mirror: f.network == grader.NetworkMirror}
 	if f.command != "" {
 		req.Command = strings.Fields(f.command)
 	}
@@ -192,10 +208,18 @@ func gradeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 			return exitUsage, err
 		}
 	}
-	g, err := app.OpenGrading(ctx, app.GradingConfig{Wrapper: f.wrapper, BaseImage: f.image, Progress: stderr})
+	index := f.indexURL
+	if index == "" {
+		index = os.Getenv("TESTFIRST_PACKAGE_INDEX")
+	}
+	g, err := app.OpenGrading(ctx, app.GradingConfig{Wrapper: f.wrapper, BaseImage: f.image, Progress: stderr,
+		Environments: f.image == "", PackageIndex: index, EgressLog: func(e egress.Entry) {
+			fmt.Fprintf(stderr, "egress: %s %s%s %d %d bytes%s\n", e.Method, e.Host, e.Path, e.Status, e.Bytes, deniedNote(e.Denied))
+		}})
 	if err != nil {
 		return exitUsage, err
 	}
+	defer g.Close()
 	// An error is bad input or an engine failure; whatever the code under
 	// test does ends in the report.
 	rep, err := g.Grader.Grade(ctx, req)
@@ -216,6 +240,13 @@ func gradeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		return exitPass, nil
 	}
 	return exitOther, nil
+}
+
+func deniedNote(why string) string {
+	if why == "" {
+		return ""
+	}
+	return " (denied: " + why + ")"
 }
 
 // reproduceCmd runs "testfirst grade --reproduce GRADE": the recorded grade

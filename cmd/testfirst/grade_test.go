@@ -78,3 +78,30 @@ func TestGradeNamesAMissingDirectory(t *testing.T) {
 		t.Errorf("grade of a missing directory: %v, want an error naming it", err)
 	}
 }
+
+// TestGradeEnvironmentFlags: a Python Debian does not give, a network
+// other than none or mirror, and an image of one's own with environment
+// flags are refused before any engine is reached.
+func TestGradeEnvironmentFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--python", "3.9"}, `--python: python "3.9": pick one of ["3.11" "3.13"]`},
+		{[]string{"--network", "host"}, `--network "host": want none or mirror`},
+		{[]string{"--image", "mine:1", "--python", "3.13"}, "--image is an image of one's own"},
+		{[]string{"--image", "mine:1", "--network", "mirror"}, "--image is an image of one's own"},
+	} {
+		f := gradeRequestFlags(t, append([]string{"--repo", dir, "--tests", dir}, tt.args...)...)
+		_, _, err := f.request()
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("grade %q: %v, want %q", tt.args, err, tt.want)
+		}
+	}
+	f := gradeRequestFlags(t, "--repo", dir, "--tests", dir, "--python", "3.13", "--network", "mirror")
+	req, _, err := f.request()
+	if err != nil || req.Python != "3.13" || !req.Mirror {
+		t.Errorf("grade --python 3.13 --network mirror: %+v, %v", req, err)
+	}
+}

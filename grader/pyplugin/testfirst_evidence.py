@@ -539,6 +539,17 @@ def _snapshot_targets(own):
     return out
 
 
+# A hook caller's implementations, live, in the order get_hookimpls gives
+# them: pluggy 1.0 (bookworm) keeps nonwrappers and wrappers in two lists,
+# later pluggy (trixie's 1.5) in one. Chosen here, before any code of the
+# tree is importable.
+if hasattr(pluggy._hooks._HookCaller, "_hookimpls"):
+    _live_impls = operator.attrgetter("_hookimpls")
+else:
+    def _live_impls(caller):
+        return caller._nonwrappers + caller._wrappers
+
+
 def _hook_snapshot(config):
     """{hook name: (caller, [hookimpls])} of every hook, and the executor."""
     snap = {}
@@ -563,8 +574,7 @@ def _fast_snapshot(ch):
 
 
 def _unchanged(ch, call=operator.call, is_not=operator.is_not, chain=itertools.chain.from_iterable,
-               nonwrappers=operator.attrgetter("_nonwrappers"), wrappers=operator.attrgetter("_wrappers"),
-               hookexec=operator.attrgetter("_hookexec"), add=operator.add):
+               live_impls=_live_impls, hookexec=operator.attrgetter("_hookexec")):
     """Whether every snapshot still holds, by identity, in C-level loops."""
     if ch.fast is None:
         return False
@@ -581,8 +591,8 @@ def _unchanged(ch, call=operator.call, is_not=operator.is_not, chain=itertools.c
     keys, values = ch.proxy_ok
     if len(proxy) != len(keys) or any(map(is_not, map(proxy.get, keys), values)):
         return False
-    # The snapshot's order is per hook, nonwrappers then wrappers.
-    now = tuple(chain(map(add, map(nonwrappers, callers), map(wrappers, callers))))
+    # The snapshot's order is per hook, as get_hookimpls gives it.
+    now = tuple(chain(map(live_impls, callers)))
     if len(now) != len(impls):
         return False
     return not any(map(is_not, now, impls)) and not any(map(is_not, map(hookexec, callers), execs))
@@ -629,8 +639,8 @@ def _check(ch, full, where, event=_event, unchanged=_unchanged):
             now = live.get(name)
             if now is not caller:
                 bad.append("hook " + name)
-            elif len(caller._nonwrappers + caller._wrappers) != len(impls) or any(
-                    a is not b for a, b in zip(caller._nonwrappers + caller._wrappers, impls)):
+            elif len(_live_impls(caller)) != len(impls) or any(
+                    a is not b for a, b in zip(_live_impls(caller), impls)):
                 added = [i.plugin_name for i in caller.get_hookimpls() if not any(i is j for j in impls)]
                 bad.append("hook " + name + " implementations" + (" (" + ", ".join(added) + ")" if added else ""))
             elif caller._hookexec is not hookexec:

@@ -32,6 +32,8 @@ const (
 	// (pytest --collect-only) and reports their node ids in
 	// Result.Collected; nothing runs.
 	ModeCollect = "collect"
+	// ModeEnvironment installs dependencies with pip; see EnvironmentJob.
+	ModeEnvironment = "environment"
 )
 
 // Job tells the wrapper what to run. It is the first entry of the input
@@ -82,6 +84,11 @@ type Job struct {
 	// CasesUnknown, and tests it does not list at all. They join the
 	// expected tests.
 	Collected []ExpectedTest `json:"collected,omitempty"`
+	// Environment is the install job of ModeEnvironment.
+	Environment *EnvironmentJob `json:"environment,omitempty"`
+	// Proxy relays ProxyAddr to the egress proxy mounted at ProxySocket,
+	// and names it as the HTTP proxy of what the job runs.
+	Proxy bool `json:"proxy,omitempty"`
 }
 
 // ExpectedTest is a hidden test found by reading the hidden files' syntax
@@ -176,4 +183,7 @@ type Result struct {
 	// collect.
 	Collected     []string `json:"collected,omitempty"`
 	CollectErrors int      `json:"collect_errors,omitempty"`
+	// Packages lists, as "name==version", what an environment job
+	// installed.
+	Packages []string `json:"packages,omitempty"`
 }

@@ -80,6 +80,18 @@ func run(stdin io.Reader) *Result {
 		res.Error = err.Error()
 		return res
 	}
+	if sink.j.Proxy {
+		if _, err := relay(ProxyAddr, ProxySocket); err != nil {
+			res.Error = err.Error()
+			return res
+		}
+	}
+	if sink.j.Mode == ModeEnvironment {
+		if err := buildEnvironment(rp, sink.id, sink.j, sink.began.Add(time.Duration(sink.j.TimeoutMillis)*time.Millisecond), res); err != nil {
+			res.Error = err.Error()
+		}
+		return res
+	}
 	if sink.j.Mode == ModePytest {
 		if m := makeTwins(rp, sink.j, min(twinTimeout, time.Until(sink.began.Add(time.Duration(sink.j.TimeoutMillis)*time.Millisecond)))); sink.j.Twins {
 			res.Twins = m
@@ -142,6 +154,10 @@ func (a *archiveSink) job(j Job) error {
 	case ModeMutants:
 		if j.Mutants == nil {
 			return errors.New("job: mutants mode needs a mutants job")
+		}
+	case ModeEnvironment:
+		if j.Environment == nil || j.Environment.IndexURL == "" || j.UIDSplit {
+			return errors.New("job: environment mode needs an environment job with an index, and no uid split")
 		}
 	default:
 		return fmt.Errorf("job: unknown mode %q", j.Mode)
@@ -230,6 +246,9 @@ func listTests(rp *reaper, id identity, timeout time.Duration) ([]ExpectedTest, 
 // set, replace the hidden directory as pytest's arguments.
 func runTests(rp *reaper, id identity, job Job, targets []string, deadline time.Time, res *Result) error {
 	env := baseEnv()
+	if job.Proxy {
+		env = append(env, proxyEnv()...)
+	}
 	var argv []string
 	var evc *evidenceChannel
 	switch job.Mode {

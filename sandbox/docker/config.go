@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/go-units"
 	"github.com/testfirst-app/testfirst/sandbox"
 )
@@ -71,5 +72,17 @@ func containerConfig(spec sandbox.Spec, deadline time.Time) (*container.Config, 
 			},
 		},
 	}
+	if spec.ProxySocket != "" {
+		host.Mounts = []mount.Mount{{Type: mount.TypeBind, Source: spec.ProxySocket, Target: sandbox.ProxyMount, ReadOnly: false,
+			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}}}
+	}
+	return cfg, host
+}
+
+// buildConfig is containerConfig for a Build: the same sandbox, with a
+// writable root filesystem, as what the run writes there becomes the image.
+func buildConfig(spec sandbox.Spec, deadline time.Time) (*container.Config, *container.HostConfig) {
+	cfg, host := containerConfig(spec, deadline)
+	host.ReadonlyRootfs = false
 	return cfg, host
 }

@@ -110,7 +110,6 @@ func (d *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result
 		return res, fmt.Errorf("create container from %s: %w", spec.Image, err)
 	}
 	id := created.ID
-	res.Container = id
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
 		defer cancel()
@@ -118,7 +117,13 @@ func (d *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result
 			err = errors.Join(err, fmt.Errorf("remove container %s: %w", id, rerr))
 		}
 	}()
+	return d.runCreated(ctx, id, spec, began, deadline)
+}
 
+// runCreated starts the created container id, feeds it spec's input,
+// reads its output and waits for it, killing it at deadline.
+func (d *Engine) runCreated(ctx context.Context, id string, spec sandbox.Spec, began, deadline time.Time) (res sandbox.Result, err error) {
+	res.Container = id
 	att, err := d.eng.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
 		return res, fmt.Errorf("attach to container %s: %w", id, err)

@@ -124,35 +124,11 @@ func (d *Engine) EnsureLayer(ctx context.Context, l sandbox.Layer) (ref, id stri
 			err = errors.Join(err, fmt.Errorf("remove container %s: %w", created.ID, rerr))
 		}
 	}()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	dirs := map[string]bool{}
-	write := func() error {
-		for _, f := range l.Files {
-			rel := strings.TrimPrefix(f.Path, "/")
-			parts := strings.Split(rel, "/")
-			for i := 1; i < len(parts); i++ {
-				dir := strings.Join(parts[:i], "/") + "/"
-				if !dirs[dir] {
-					dirs[dir] = true
-					if err := tw.WriteHeader(&tar.Header{Name: dir, Typeflag: tar.TypeDir, Mode: 0o755}); err != nil {
-						return err
-					}
-				}
-			}
-			if err := tw.WriteHeader(&tar.Header{Name: rel, Typeflag: tar.TypeReg, Mode: f.Mode, Size: int64(len(f.Data))}); err != nil {
-				return err
-			}
-			if _, err := tw.Write(f.Data); err != nil {
-				return err
-			}
-		}
-		return tw.Close()
-	}
-	if err := write(); err != nil {
+	buf, err := packFiles(l.Files)
+	if err != nil {
 		return "", "", fmt.Errorf("build image %s: pack files: %w", ref, err)
 	}
-	if err := d.eng.CopyToContainer(ctx, created.ID, "/", &buf, container.CopyToContainerOptions{}); err != nil {
+	if err := d.eng.CopyToContainer(ctx, created.ID, "/", buf, container.CopyToContainerOptions{}); err != nil {
 		return "", "", fmt.Errorf("build image %s: copy files: %w", ref, err)
 	}
 	ep, _ := json.Marshal(l.Entrypoint)
@@ -164,6 +140,34 @@ func (d *Engine) EnsureLayer(ctx context.Context, l sandbox.Layer) (ref, id stri
 	}
 	id, err = d.imageID(ctx, ref)
 	return ref, id, err
+}
+
+// packFiles packs files, and the directories that hold them, into a tar
+// stream for CopyToContainer.
+func packFiles(files []sandbox.LayerFile) (*bytes.Buffer, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	dirs := map[string]bool{}
+	for _, f := range files {
+		rel := strings.TrimPrefix(f.Path, "/")
+		parts := strings.Split(rel, "/")
+		for i := 1; i < len(parts); i++ {
+			dir := strings.Join(parts[:i], "/") + "/"
+			if !dirs[dir] {
+				dirs[dir] = true
+				if err := tw.WriteHeader(&tar.Header{Name: dir, Typeflag: tar.TypeDir, Mode: 0o755}); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: rel, Typeflag: tar.TypeReg, Mode: f.Mode, Size: int64(len(f.Data))}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(f.Data); err != nil {
+			return nil, err
+		}
+	}
+	return &buf, tw.Close()
 }
 
 func (d *Engine) imageID(ctx context.Context, ref string) (string, error) {

@@ -1,0 +1,84 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/errdefs"
+	"github.com/testfirst-app/testfirst/sandbox"
+)
+
+// Build runs b's spec in a fresh container with a writable root
+// filesystem, its files copied in first, and commits the container as b.Ref
+// with the labels b.Keep gives when it accepts the result; the container is removed whatever
+// happens. It returns the image's id when it committed one. Like Run, it
+// returns an error only when the engine failed.
+func (d *Engine) Build(ctx context.Context, b sandbox.Build) (res sandbox.Result, imageID string, err error) {
+	spec := b.Spec
+	if spec.Timeout <= 0 {
+		return res, "", errors.New("sandbox: a build needs a timeout")
+	}
+	began := time.Now()
+	deadline := began.Add(spec.Timeout)
+	cfg, host := buildConfig(spec, deadline)
+	created, err := d.eng.ContainerCreate(ctx, cfg, host, nil, nil, "testfirst-build-"+randomID())
+	if err != nil {
+		return res, "", fmt.Errorf("create build container from %s: %w", spec.Image, err)
+	}
+	id := created.ID
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
+		defer cancel()
+		if rerr := d.eng.ContainerRemove(rctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("remove container %s: %w", id, rerr))
+		}
+	}()
+	if len(b.Files) > 0 {
+		buf, err := packFiles(b.Files)
+		if err != nil {
+			return res, "", fmt.Errorf("build %s: pack files: %w", b.Ref, err)
+		}
+		if err := d.eng.CopyToContainer(ctx, id, "/", buf, container.CopyToContainerOptions{}); err != nil {
+			return res, "", fmt.Errorf("build %s: copy files: %w", b.Ref, err)
+		}
+	}
+	if res, err = d.runCreated(ctx, id, spec, began, deadline); err != nil {
+		return res, "", err
+	}
+	var labels map[string]string
+	keep := false
+	if b.Keep != nil {
+		labels, keep = b.Keep(res)
+	}
+	if !keep {
+		return res, "", nil
+	}
+	if _, err := d.eng.ContainerCommit(ctx, id, container.CommitOptions{
+		Reference: b.Ref,
+		Changes:   []string{"CMD []", "USER 0:0", "WORKDIR /"},
+		Config:    &container.Config{Labels: labels},
+	}); err != nil {
+		return res, "", fmt.Errorf("build %s: commit: %w", b.Ref, err)
+	}
+	imageID, err = d.ImageID(ctx, b.Ref)
+	return res, imageID, err
+}
+
+// FindImage returns the id and labels of the image ref names; found is
+// false, with no error, when the engine does not have it.
+func (d *Engine) FindImage(ctx context.Context, ref string) (id string, labels map[string]string, found bool, err error) {
+	info, err := d.eng.ImageInspect(ctx, ref)
+	if errdefs.IsNotFound(err) {
+		return "", nil, false, nil
+	}
+	if err != nil {
+		return "", nil, false, fmt.Errorf("inspect image %s: %w", ref, err)
+	}
+	if info.Config != nil {
+		labels = info.Config.Labels
+	}
+	return info.ID, labels, true, nil
+}

@@ -1,0 +1,57 @@
+package egress
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Server is a Proxy served on a unix socket.
+type Server struct {
+	// Socket is the path of the unix socket.
+	Socket string
+	srv    *http.Server
+	dir    string
+}
+
+// Listen serves p on a unix socket in a fresh directory below dir (the
+// system's temporary directory when empty) until Close. The socket may be
+// opened by any uid, as the container's root, which holds no capability,
+// must open it; the directory holds nothing else.
+func (p *Proxy) Listen(dir string) (*Server, error) {
+	d, err := os.MkdirTemp(dir, "testfirst-egress-")
+	if err != nil {
+		return nil, fmt.Errorf("egress proxy: socket directory: %w", err)
+	}
+	if err := os.Chmod(d, 0o755); err != nil {
+		os.RemoveAll(d)
+		return nil, fmt.Errorf("egress proxy: socket directory: %w", err)
+	}
+	path := filepath.Join(d, "egress.sock")
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		os.RemoveAll(d)
+		return nil, fmt.Errorf("egress proxy: listen on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o666); err != nil {
+		l.Close()
+		os.RemoveAll(d)
+		return nil, fmt.Errorf("egress proxy: socket mode: %w", err)
+	}
+	s := &Server{Socket: path, dir: d, srv: &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}}
+	go s.srv.Serve(l)
+	return s, nil
+}
+
+// Close stops serving, closes open connections and removes the socket.
+func (s *Server) Close() error {
+	err := s.srv.Close()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return errors.Join(err, os.RemoveAll(s.dir))
+}

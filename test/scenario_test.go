@@ -1,0 +1,140 @@
+package test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/testfirst-app/testfirst/test/fakegithub"
+)
+
+// TestServeScenarioOneTicket walks one ticket through the real binary,
+// SQLite, the file store and Docker, with real payloads, and asserts each
+// check run's status, title and summary along the way:
+//
+//	label → comment (what next, the push command) → push → ready (the
+//	requester mentioned) → early pull request (queued, waiting) →
+//	approval → graded (the same run, success) → new version (the green
+//	run completed again as superseded) → /testfirst regrade (says it waits)
+//	→ approval → graded again → label removed (withdrawn) → label back
+//	(graded again).
+//
+// The enforce leg (a second signer with write access) belongs to the
+// card's policy and is not walked here.
+func TestServeScenarioOneTicket(t *testing.T) {
+	p := newPipelineEnv(t)
+	gh := p.gh
+	gh.AddIssue(pipeOwner, pipeRepo, 1, "alice", "Count words\n\n- [ ] counts words")
+	gh.SetPermission(pipeOwner, pipeRepo, "alice", "admin")
+	s := p.serve(t, "", "TESTFIRST_STORE_SYNC_INTERVAL=1s")
+	deliver := func(event, id string, body []byte) {
+		t.Helper()
+		if code := s.deliver(t, pipeSecret, event, id, body); code != http.StatusAccepted {
+			t.Fatalf("%s %s: %d", event, id, code)
+		}
+	}
+	only := func(when string) fakegithub.CheckRun {
+		t.Helper()
+		runs := p.runsOn(p.fixedSHA)
+		if len(runs) != 1 {
+			t.Fatalf("%s: %d check runs on the head, want one: %+v", when, len(runs), runs)
+		}
+		return runs[0]
+	}
+
+	// Label → a comment at once, with the exact command.
+	deliver("issues", "label", patchFixture(t, "issues/labeled.payload.json", map[string]any{
+		"label.name": "test-first", "issue.number": 1, "installation.id": 1, "sender.login": "alice"}))
+	opened := p.comment(t, s, 1, "testfirst opened a ticket for #1")
+	for _, want := range []string{"testfirst tests push --ticket " + pipeOwner + "/" + pipeRepo + "#1 --installation 1 DIR", "@alice is told here",
+		"/tickets/" + pipeOwner + "/" + pipeRepo + "/1"} {
+		if !strings.Contains(opened, want) {
+			t.Errorf("opening comment lacks %q:\n%s", want, opened)
+		}
+	}
+
+	// Push → ready, mentioning the requester.
+	k1, d1 := p.push(t, "writer-bot", nil)
+	if ready := p.comment(t, s, 1, "**v1** are ready for review"); !strings.Contains(ready, "@alice can review") {
+		t.Errorf("ready comment does not notify the requester:\n%s", ready)
+	}
+
+	// An early pull request: its check run at once, queued, waiting.
+	gh.AddPull(pipeOwner, pipeRepo, 2, p.fixedSHA, pipeBranch, "Fixes #1", pipeOwner+"/"+pipeRepo)
+	deliver("pull_request", "pr-opened", patchFixture(t, "pull_request/opened.payload.json", map[string]any{
+		"number": 2, "pull_request.number": 2, "pull_request.body": "Fixes #1", "pull_request.head.sha": p.fixedSHA,
+		"pull_request.state": "open", "installation.id": 1}))
+	p.run(t, s, p.fixedSHA, "waiting", func(r fakegithub.CheckRun) bool { return r.Status == "queued" })
+	if r := only("early pull request"); r.Name != "testfirst" || r.Title != "waiting for approved hidden tests (v1 awaits review)" ||
+		!strings.Contains(r.Summary, "closes #1, whose hidden tests are not approved yet: v1 awaits review") {
+		t.Errorf("early pull request: %+v", r)
+	}
+
+	// Approval → graded on that same run.
+	p.decide(t, k1, d1, "alice", "")
+	green := p.run(t, s, p.fixedSHA, "passing", completed("success"))
+	if r := only("graded"); r.ID != green.ID || r.Title != "10/10 hidden tests passed · trust: isolated" ||
+		!strings.Contains(r.Summary, "graded against hidden tests v1 of [#1](/"+pipeOwner+"/"+pipeRepo+"/issues/1)") ||
+		!strings.Contains(r.Summary, "Trust isolated: ") || !strings.Contains(r.Summary, "Reproduce (for reviewers)") {
+		t.Errorf("graded: %+v", r)
+	}
+
+	// A new version reopens the approval: the green run is superseded.
+	k2, d2 := p.push(t, "writer-bot", nil)
+	p.run(t, s, p.fixedSHA, "superseded", completed("action_required"))
+	if r := only("v2 pushed"); r.Title != "superseded: graded against v1, which v2 replaces; awaiting approval" ||
+		!strings.Contains(r.Summary, "10/10 hidden tests passed") {
+		t.Errorf("v2 pushed: %+v", r)
+	}
+	p.comment(t, s, 1, "**v2** are ready for review")
+
+	// /testfirst regrade while v2 awaits approval says so.
+	deliver("issue_comment", "regrade", patchFixture(t, "issue_comment/created.payload.json", map[string]any{
+		"issue.number": 2, "issue.pull_request": map[string]any{"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/2"},
+		"comment.body": "/testfirst regrade", "comment.user.login": "alice", "comment.user.type": "User", "sender.login": "alice", "installation.id": 1}))
+	reply := p.comment(t, s, 2, "Not graded now")
+	if strings.Contains(reply, "Grading") || !strings.Contains(reply, "#1 (v2 awaits review) has no approved hidden tests yet") {
+		t.Errorf("regrade reply:\n%s", reply)
+	}
+	waiting := p.run(t, s, p.fixedSHA, "waiting again", func(r fakegithub.CheckRun) bool { return r.Status == "queued" })
+	if waiting.Title != "waiting for approved hidden tests (v2 awaits review)" {
+		t.Errorf("after regrade: %+v", waiting)
+	}
+
+	// Approval of v2 → graded again, on the waiting run.
+	p.decide(t, k2, d2, "alice", "")
+	again := p.run(t, s, p.fixedSHA, "passing against v2", func(r fakegithub.CheckRun) bool {
+		return r.Status == "completed" && r.Conclusion == "success" && strings.Contains(r.Summary, "v2 of")
+	})
+	if again.ID != waiting.ID {
+		t.Errorf("v2's grade made a new run %d instead of completing the waiting run %d", again.ID, waiting.ID)
+	}
+
+	// The label removed: the green run is withdrawn at once. Put back: the
+	// head is graded again.
+	deliver("issues", "unlabel", patchFixture(t, "issues/unlabeled.payload.json", map[string]any{
+		"label.name": "test-first", "issue.number": 1, "installation.id": 1, "sender.login": "alice"}))
+	withdrawn := p.run(t, s, p.fixedSHA, "withdrawn", func(r fakegithub.CheckRun) bool {
+		return r.ID == again.ID && r.Conclusion == "neutral"
+	})
+	if withdrawn.Title != "withdrawn: #1 no longer carries the test-first label" || !strings.Contains(withdrawn.Summary, "10/10 hidden tests passed") {
+		t.Errorf("after the label was removed: %+v", withdrawn)
+	}
+	deliver("issues", "relabel", patchFixture(t, "issues/labeled.payload.json", map[string]any{
+		"label.name": "test-first", "issue.number": 1, "installation.id": 1, "sender.login": "alice"}))
+	p.run(t, s, p.fixedSHA, "graded again after the label came back", func(r fakegithub.CheckRun) bool {
+		return r.ID == again.ID && r.Conclusion == "success"
+	})
+
+	// Commands neither cancel their job nor log a nil cancel.
+	if strings.Contains(s.log(), "JobCancelError: <nil>") {
+		t.Error("the log has JobCancelError: <nil>")
+	}
+	if _, metrics := s.get(t, "/metrics"); strings.Contains(metrics, `testfirst_jobs_total{kind="delivery",outcome="cancelled"}`) {
+		for _, l := range strings.Split(metrics, "\n") {
+			if strings.HasPrefix(l, `testfirst_jobs_total{kind="delivery",outcome="cancelled"}`) && !strings.HasSuffix(l, " 0") {
+				t.Errorf("a delivery was counted cancelled: %s", l)
+			}
+		}
+	}
+}
