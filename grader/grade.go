@@ -108,6 +108,16 @@ type Request struct {
 	// TestStrength, when set with a base tree, also measures the hidden
 	// tests: flaky tests and, with a reference patch, mutants of it.
 	TestStrength *TestStrength
+	// TrustedCollection, with a base tree, first collects the hidden tests
+	// with pytest against the reference (else the base) in a sandbox of its
+	// own, so the ids the syntax tree cannot tell (computed parametrize
+	// lists, parametrized fixtures, TestCase bases in the tree) are
+	// expected too. It costs one more sandbox, before the others.
+	TrustedCollection bool
+
+	// collected is what the grade's trusted collection found beyond the
+	// listing (see collectTrusted); every run expects it.
+	collected []wrapper.ExpectedTest
 	// Python picks the Python version of the grade's environment
 	// (DefaultPython when empty); it needs WithEnvironments.
 	Python string
@@ -223,6 +233,14 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 		rep.TouchedTests = TouchedTests(req.Base, req.Repo)
 	}
 
+	if req.TrustedCollection {
+		collected, err := g.collectTrusted(ctx, req, cmp.Or(refTree, req.Base), deadline)
+		if err != nil {
+			return nil, err
+		}
+		req.collected = collected
+	}
+
 	var prRun, baseRun, refRun *run
 	var prTwin, refTwin twinRun
 	tj := wrapper.TwinJob{TwinSeed: newTwinSeed(), TwinExclude: req.TwinExclude}
@@ -307,6 +325,9 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 	rep.ExitCode = prRun.res.ExitCode
 	rep.Output = maskSentinels(string(prRun.res.Output), prRun.res.Sentinels)
 	rep.OutputTruncated = prRun.res.OutputTruncated
+	if names := CaseNames(prRun.res.Expected); len(names) > 0 {
+		rep.CaseNames = names
+	}
 	rep.Isolation = Isolation{
 		UIDSplit:   prRun.res.Isolation.Proven,
 		UID:        prRun.res.Isolation.UID,
@@ -501,6 +522,8 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 	for _, c := range canaries {
 		job.Canaries = append(job.Canaries, c.Token)
 	}
+	job.SourceDir = SourceDir(cmp.Or(req.Base, req.Repo))
+	job.Collected = req.collected
 	job.Proxy = req.proxySocket != ""
 	for _, o := range opts {
 		o(&job)
@@ -556,6 +579,7 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 		return &run{res: res, ev: evaluateCommand(res), wall: time.Since(began), noReport: noReport}, nil
 	}
 	ev := evaluatePytest(res)
+	checkListedCases(ev, res)
 	var set evidenceSet
 	runtimeEvidence(res, &set)
 	ev.evidence = set.list()

@@ -188,6 +188,11 @@ type Report struct {
 	Output string `json:"output"`
 	// OutputTruncated is true when the run printed more than was kept.
 	OutputTruncated bool `json:"output_truncated"`
+	// CaseNames maps the ids of parametrized cases reported under a number
+	// ("test_x.py::test_y[case-2]") to their real ids, for the requester
+	// only, like Output; the numbers stay the same across grades of the
+	// same hidden tests (see CaseNames).
+	CaseNames map[string]string `json:"case_names,omitempty"`
 	// Settings are the bounds the grade ran with, so it can be
 	// reproduced with the same ones.
 	Settings *Settings `json:"settings,omitempty"`

@@ -28,6 +28,10 @@ const (
 	// ModeMutants runs the hidden tests once per mutant of the tree; see
 	// MutantsJob.
 	ModeMutants = "mutants"
+	// ModeCollect only collects the hidden tests against the tree
+	// (pytest --collect-only) and reports their node ids in
+	// Result.Collected; nothing runs.
+	ModeCollect = "collect"
 	// ModeEnvironment installs dependencies with pip; see EnvironmentJob.
 	ModeEnvironment = "environment"
 )
@@ -67,8 +71,19 @@ type Job struct {
 	// order in the files, so a test that depends on another's leftovers
 	// comes out differently.
 	Reverse bool `json:"reverse,omitempty"`
+	// SourceDir, when set, is the directory of the tree under test
+	// (relative to RepoDir, e.g. "src") that holds its packages: it joins
+	// sys.path just before RepoDir. The grader decides it from the base
+	// tree's layout, never from the tree under test alone.
+	SourceDir string `json:"source_dir,omitempty"`
 	// Mutants is the mutation job of ModeMutants.
 	Mutants *MutantsJob `json:"mutants,omitempty"`
+	// Collected are hidden tests a trusted collection (a ModeCollect run
+	// against the base or reference tree) found that the syntax-tree
+	// listing could not know: the cases of tests it lists with
+	// CasesUnknown, and tests it does not list at all. They join the
+	// expected tests.
+	Collected []ExpectedTest `json:"collected,omitempty"`
 	// Environment is the install job of ModeEnvironment.
 	Environment *EnvironmentJob `json:"environment,omitempty"`
 	// Proxy relays ProxyAddr to the egress proxy mounted at ProxySocket,
@@ -79,9 +94,17 @@ type Job struct {
 // ExpectedTest is a hidden test found by reading the hidden files' syntax
 // tree before any code under test exists in the container.
 type ExpectedTest struct {
-	File  string `json:"file"`
+	File string `json:"file"`
+	// Class is the class inside the file; a nested class is dotted, as
+	// pytest's JUnit classname has it ("TestOuter.TestInner").
 	Class string `json:"class,omitempty"`
 	Name  string `json:"name"`
+	// Cases are the ids pytest gives a parametrized test's cases ("1-2"),
+	// known from literal parametrize arguments; CasesUnknown is set when
+	// the test is parametrized in a way the syntax does not tell (a
+	// computed list, a parametrized fixture). Neither: not parametrized.
+	Cases        []string `json:"cases,omitempty"`
+	CasesUnknown bool     `json:"cases_unknown,omitempty"`
 }
 
 // Sentinel is a wrapper-generated test with a known outcome.
@@ -156,6 +179,11 @@ type Result struct {
 	// the job's bound; Mutants are the runs of this shard's mutants.
 	MutantCandidates int         `json:"mutant_candidates,omitempty"`
 	Mutants          []MutantRun `json:"mutants,omitempty"`
+	// Collected are the node ids (below HiddenDir) pytest collected in a
+	// ModeCollect run; CollectErrors counts the hidden modules it could not
+	// collect.
+	Collected     []string `json:"collected,omitempty"`
+	CollectErrors int      `json:"collect_errors,omitempty"`
 	// Packages lists, as "name==version", what an environment job
 	// installed.
 	Packages []string `json:"packages,omitempty"`

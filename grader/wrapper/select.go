@@ -29,7 +29,7 @@ func selectTests(expected []ExpectedTest, sentinels []Sentinel, sel []string, re
 		if reverse {
 			e = kept[len(kept)-1-i]
 		}
-		targets = append(targets, HiddenDir+"/"+e.id())
+		targets = append(targets, HiddenDir+"/"+e.nodeID())
 	}
 	return kept, targets
 }
@@ -45,6 +45,15 @@ func (s Sentinel) id() string {
 func (e ExpectedTest) id() string {
 	if e.Class != "" {
 		return e.File + "::" + e.Class + "::" + e.Name
+	}
+	return e.File + "::" + e.Name
+}
+
+// nodeID is the test's pytest node id below HiddenDir: id with a nested
+// class's dots as pytest's "::" ("file::TestOuter::TestInner::name").
+func (e ExpectedTest) nodeID() string {
+	if e.Class != "" {
+		return e.File + "::" + strings.ReplaceAll(e.Class, ".", "::") + "::" + e.Name
 	}
 	return e.File + "::" + e.Name
 }

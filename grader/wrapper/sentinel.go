@@ -25,6 +25,10 @@ type ListedModule struct {
 	// Calls are calls of the code under test that its plain test functions
 	// make.
 	Calls []ListedCall `json:"calls"`
+	// Hooked is true when a hidden conftest.py in the module's directory or
+	// above hooks the run or has autouse fixtures: a sentinel module beside
+	// it would share them.
+	Hooked bool `json:"hooked,omitempty"`
 }
 
 // ListedCall is one call a hidden test makes, as a statement of its own.
@@ -97,7 +101,8 @@ func writeSentinels(dir string, expected []ExpectedTest, modules []ListedModule)
 		return writeSentinelModule(dir, expected, modules)
 	}
 	for len(hosts) > maxSentinelHosts {
-		hosts = slices.Delete(hosts, randInt(len(hosts)), randInt(len(hosts))+1)
+		i := randInt(len(hosts))
+		hosts = slices.Delete(hosts, i, i+1)
 	}
 	var out []Sentinel
 	for _, h := range hosts {
@@ -139,11 +144,31 @@ func writeSentinelModule(dir string, expected []ExpectedTest, modules []ListedMo
 	for _, e := range expected {
 		words = append(words, nameWords(expected, e.File)...)
 	}
+	// The neighbour is a module no hidden conftest hooks, if there is one:
+	// its hooks and autouse fixtures would run around the sentinels too.
+	hooked := map[string]bool{}
+	for _, m := range modules {
+		hooked[m.File] = m.Hooked
+	}
+	var files []string
+	for _, e := range expected {
+		if !hooked[e.File] && !slices.Contains(files, e.File) {
+			files = append(files, e.File)
+		}
+	}
+	if len(files) == 0 {
+		for _, e := range expected {
+			files = append(files, e.File)
+		}
+	}
+	if len(files) == 0 {
+		for _, m := range modules {
+			files = append(files, m.File)
+		}
+	}
 	neighbour := ""
-	if len(expected) > 0 {
-		neighbour = expected[randInt(len(expected))].File
-	} else if len(modules) > 0 {
-		neighbour = modules[randInt(len(modules))].File
+	if len(files) > 0 {
+		neighbour = files[randInt(len(files))]
 	}
 	var head string
 	if neighbour != "" {
@@ -228,6 +253,7 @@ func sentinelName(donor string, words []string, taken func(string) bool) string 
 		if len(lead) > 0 {
 			parts = append(parts, lead[:1+randInt(min(len(lead), 3))]...)
 		}
+		fromDonor := len(parts)
 		for range 1 + randInt(2) + try/20 {
 			w := words[randInt(len(words))]
 			if slices.Contains(parts, w) && try < 40 {
@@ -236,6 +262,11 @@ func sentinelName(donor string, words []string, taken func(string) bool) string 
 			parts = append(parts, w)
 		}
 		name := "test_" + strings.Join(parts, "_")
+		// At least one word of the module's names follows the donor's:
+		// a name of the donor's first word alone is the module's own.
+		if len(parts) == fromDonor && try < 40 {
+			continue
+		}
 		if !taken(name) {
 			return name
 		}

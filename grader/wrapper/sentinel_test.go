@@ -183,7 +183,7 @@ func TestSentinelsInHiddenModules(t *testing.T) {
 	}
 	relisted, _ := listHidden(t, hidden)
 	for _, e := range expected {
-		if !slices.Contains(relisted, e) {
+		if !slices.ContainsFunc(relisted, func(r ExpectedTest) bool { return r.id() == e.id() }) {
 			t.Errorf("hidden test %+v lost", e)
 		}
 	}
@@ -281,5 +281,80 @@ func TestSentinelNameAlwaysFree(t *testing.T) {
 	name := sentinelName("", []string{"a"}, func(n string) bool { return taken[n] })
 	if taken[name] || !strings.HasPrefix(name, "test_a") {
 		t.Errorf("sentinelName = %q", name)
+	}
+}
+
+// TestSentinelsBesideHookedConftest: a hidden conftest.py with an autouse
+// fixture keeps the sentinels out of the modules below it; they go into a
+// module of their own beside a hidden module it does not reach.
+func TestSentinelsBesideHookedConftest(t *testing.T) {
+	needPytest(t)
+	hidden := t.TempDir()
+	for p, src := range map[string]string{
+		"hooked/conftest.py":   "import pytest\n\n@pytest.fixture(autouse=True)\ndef fail_everything():\n    raise RuntimeError('setup')\n",
+		"hooked/test_a.py":     "def test_alpha_value():\n    assert True\n",
+		"plain/test_b.py":      "def test_beta_value():\n    assert True\n",
+		"plain/test_c_more.py": "import pytest\n\n@pytest.fixture\ndef f():\n    return 1\n\ndef test_gamma_value(f):\n    assert f\n",
+	} {
+		os.MkdirAll(filepath.Join(hidden, filepath.Dir(p)), 0o755)
+		if err := os.WriteFile(filepath.Join(hidden, p), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expected, modules := listHidden(t, hidden)
+	for _, m := range modules {
+		if m.Host && strings.HasPrefix(m.File, "hooked/") {
+			t.Errorf("%s may host sentinels below a hooked conftest", m.File)
+		}
+		if m.Hooked != strings.HasPrefix(m.File, "hooked/") {
+			t.Errorf("%s: hooked %v", m.File, m.Hooked)
+		}
+	}
+	for range 20 {
+		dir := t.TempDir()
+		copyDir(t, hidden, dir)
+		// Only plain/test_b.py can host; with one host the last-module
+		// rule does not apply, so force the module of their own by
+		// offering no host at all.
+		var none []ListedModule
+		for _, m := range modules {
+			m.Host = false
+			none = append(none, m)
+		}
+		sentinels, err := writeSentinels(dir, expected, none)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range sentinels {
+			if strings.HasPrefix(s.ClassName, "hooked.") {
+				t.Fatalf("sentinel %+v beside a module a hooked conftest reaches", s)
+			}
+		}
+	}
+}
+
+// TestSentinelsAmongManyHosts: with more host modules than sentinel hosts,
+// the hosts are drawn among them (the draw once cut a slice with two
+// independent random bounds and crashed the wrapper).
+func TestSentinelsAmongManyHosts(t *testing.T) {
+	needPytest(t)
+	hidden := t.TempDir()
+	for _, name := range []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta"} {
+		src := "def test_" + name + "_value():\n    assert True\n"
+		if err := os.WriteFile(filepath.Join(hidden, "test_"+name+".py"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 50 {
+		dir := t.TempDir()
+		copyDir(t, hidden, dir)
+		expected, modules := listHidden(t, dir)
+		sentinels, err := writeSentinels(dir, expected, modules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sentinels) != 2*maxSentinelHosts {
+			t.Fatalf("%d sentinels, want %d", len(sentinels), 2*maxSentinelHosts)
+		}
 	}
 }

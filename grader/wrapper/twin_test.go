@@ -3,6 +3,7 @@ package wrapper
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -346,5 +347,44 @@ func TestTwinsOfTheSample(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTwinOfExpectedDict: a parametrized expected dict gets every value
+// changed, so a result whose equality with a dict reads only some keys
+// (a version that ignores its build part, as semver's does) still fails
+// the twin of every case while passing the original.
+func TestTwinOfExpectedDict(t *testing.T) {
+	needPytest(t)
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"ver.py": "class V:\n    def __init__(self, major, minor, build=None):\n        self.t = (major, minor)\n        self.build = build\n\n" +
+			"    def __eq__(self, other):\n        if isinstance(other, dict):\n            other = V(**other)\n        return self.t == other.t\n\n\n" +
+			"def parse(text):\n    core, _, build = text.partition('+')\n    a, b = core.split('.')\n    return V(int(a), int(b), build or None)\n",
+		"test_ver.py": "import pytest\n\nfrom ver import parse\n\n\n" +
+			"@pytest.mark.parametrize('text,expected', [('1.2+b1', {'major': 1, 'minor': 2, 'build': 'b1'}), ('3.4', {'major': 3, 'minor': 4, 'build': None})])\n" +
+			"def test_parse(text, expected):\n    assert parse(text) == expected\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := outcomes(t, dir)
+	for seed := range 8 {
+		twin := t.TempDir()
+		copyDir(t, dir, twin)
+		m := generate(t, twin, true, fmt.Sprint("seed-", seed), nil)
+		if len(m.Twins) != 1 {
+			t.Fatalf("twins %+v, untwinnable %+v", m.Twins, m.Untwinnable)
+		}
+		after := outcomes(t, twin)
+		for id, o := range before {
+			if o != "PASSED" {
+				t.Fatalf("original %s %s", id, o)
+			}
+			if after[id] != "FAILED" {
+				t.Errorf("seed %d: twin of %s %s (%s), want FAILED", seed, id, after[id], m.Twins[0].Change)
+			}
+		}
 	}
 }

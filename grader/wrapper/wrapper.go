@@ -99,6 +99,15 @@ func run(stdin io.Reader) *Result {
 	}
 	var modules []ListedModule
 	res.Expected, modules, res.ListError = listTests(rp, sink.id, min(listTimeout, time.Until(sink.began.Add(time.Duration(sink.j.TimeoutMillis)*time.Millisecond))))
+	// A twin run's parametrize values, and so its case ids, are the
+	// twins': only the tests a collection found join it, not their cases.
+	res.Expected = mergeCollected(res.Expected, sink.j.Collected, !sink.j.Twins)
+	if sink.j.Mode == ModeCollect {
+		if err := collectTests(rp, sink.id, sink.j, sink.began.Add(time.Duration(sink.j.TimeoutMillis)*time.Millisecond), res); err != nil {
+			res.Error = err.Error()
+		}
+		return res
+	}
 	var targets []string
 	if sink.j.Mode == ModePytest || sink.j.Mode == ModeMutants {
 		sentinels, err := writeSentinels(HiddenDir, res.Expected, modules)
@@ -137,7 +146,7 @@ type archiveSink struct {
 
 func (a *archiveSink) job(j Job) error {
 	switch j.Mode {
-	case ModePytest:
+	case ModePytest, ModeCollect:
 	case ModeCommand:
 		if len(j.Command) == 0 {
 			return errors.New("job: command mode needs a command")
@@ -249,6 +258,13 @@ func runTests(rp *reaper, id identity, job Job, targets []string, deadline time.
 			argv = append(argv[:len(argv)-1], targets...)
 		}
 		env = append(env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1")
+		if job.SourceDir != "" {
+			dir, err := sourceDir(job.SourceDir)
+			if err != nil {
+				return err
+			}
+			env = append(env, SourceDirEnv+"="+dir)
+		}
 		evc = newEvidenceChannel()
 	case ModeCommand:
 		bin, err := exec.LookPath(job.Command[0])

@@ -1,0 +1,82 @@
+package grader
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+
+	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/sandbox"
+)
+
+// maxCollectTime bounds the trusted collection of a grade.
+const maxCollectTime = 2 * time.Minute
+
+// collectTrusted collects the hidden tests with pytest against a trusted
+// tree (the reference when the grade has one, else the base), in a sandbox
+// of its own, before any run of the tree under test. It returns what the
+// syntax-tree listing could not know: the cases of tests parametrized over
+// computed lists or parametrized fixtures, and tests it does not list
+// (a unittest class whose TestCase base lives in the tree). Every run of
+// the grade then expects them.
+//
+// A collection that fails (the hidden modules do not import on that tree,
+// as is usual for tests of what the pull request adds) knows less, never
+// more: its modules stay as the listing has them. It returns an error only
+// when the sandbox engine fails.
+func (g *Grader) collectTrusted(ctx context.Context, req Request, trusted *Tree, deadline time.Time) ([]wrapper.ExpectedTest, error) {
+	if trusted == nil || req.Command != nil {
+		return nil, nil
+	}
+	timeout := min(time.Until(deadline)/4, maxCollectTime)
+	if timeout <= 0 {
+		return nil, nil
+	}
+	clean, _ := WithoutBytecode(trusted)
+	uid := testUIDBase + int(rand.Int32N(testUIDSpan))
+	job := wrapper.Job{
+		Mode:          wrapper.ModeCollect,
+		UIDSplit:      !req.NoUIDSplit,
+		TestUID:       uid,
+		TimeoutMillis: (timeout - timeout/10).Milliseconds(),
+		OutputLimit:   outputLimit,
+		JUnitLimit:    junitLimit,
+		ProcLimit:     int(max(req.Limits.Pids-procReserve, req.Limits.Pids/2)),
+		SourceDir:     SourceDir(req.Base),
+	}
+	pr, pw := io.Pipe()
+	inputErr := make(chan error, 1)
+	go func() {
+		err := writeInput(pw, job, req.Hidden, clean)
+		pw.CloseWithError(err)
+		inputErr <- err
+	}()
+	defer pr.Close()
+	sres, err := g.sb.Run(ctx, sandbox.Spec{
+		Image:       g.image,
+		Entrypoint:  []string{wrapper.BinaryPath},
+		Input:       pr,
+		Timeout:     timeout,
+		Limits:      req.Limits,
+		UIDSplit:    job.UIDSplit,
+		TestUID:     uid,
+		StdoutLimit: stdoutLimit,
+		StderrLimit: stderrLimit,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("run collection sandbox: %w", err)
+	}
+	pr.Close()
+	if err := <-inputErr; err != nil && !errors.Is(err, io.ErrClosedPipe) {
+		return nil, fmt.Errorf("write the collection sandbox's input: %w", err)
+	}
+	var res wrapper.Result
+	if json.Unmarshal(sres.Stdout, &res) != nil || sres.StdoutTruncated || res.Error != "" || res.TimedOut || res.ListError != "" {
+		return nil, nil
+	}
+	return wrapper.CollectedTests(res.Expected, res.Collected), nil
+}

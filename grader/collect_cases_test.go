@@ -1,0 +1,67 @@
+package grader
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/testfirst-app/testfirst/grader/wrapper"
+)
+
+func junitOf(cases ...string) []byte {
+	var b strings.Builder
+	b.WriteString("<testsuites><testsuite>")
+	for _, c := range cases {
+		cls, name, _ := strings.Cut(c, "|")
+		b.WriteString(`<testcase classname="` + cls + `" name="` + name + `"/>`)
+	}
+	b.WriteString("</testsuite></testsuites>")
+	return []byte(b.String())
+}
+
+// TestListedCasesMissing: a runner that reports only some of a test's
+// listed cases (the passing ones, say) is caught.
+func TestListedCasesMissing(t *testing.T) {
+	expected := []wrapper.ExpectedTest{{File: "test_a.py", Name: "test_x", Cases: []string{"1", "2", "3"}}}
+	res := &wrapper.Result{Expected: expected, JUnit: junitOf("test_a|test_x[1]", "test_a|test_x[3]")}
+	ev := &evaluation{}
+	checkListedCases(ev, res)
+	if len(ev.problems) != 1 || !strings.Contains(ev.problems[0], "1 listed parametrized case(s) of 1 hidden test(s) missing") {
+		t.Errorf("problems %q, want one about the missing case", ev.problems)
+	}
+	ev = &evaluation{}
+	res.JUnit = junitOf("test_a|test_x[1]", "test_a|test_x[2]", "test_a|test_x[3]")
+	checkListedCases(ev, res)
+	if len(ev.problems) != 0 {
+		t.Errorf("problems %q for a full report", ev.problems)
+	}
+}
+
+// TestListedCasesNumbered: a case reported under a number keeps its
+// listing's number whatever order the runner reports the cases in.
+func TestListedCasesNumbered(t *testing.T) {
+	expected := []wrapper.ExpectedTest{{File: "test_a.py", Name: "test_x", Cases: []string{"ok", "\\xe9", "caf\\xe9"}}}
+	for _, order := range [][]string{{"ok", "\\xe9", "caf\\xe9"}, {"caf\\xe9", "ok", "\\xe9"}} {
+		var cases []string
+		for _, c := range order {
+			cases = append(cases, "test_a|test_x["+c+"]")
+		}
+		res := &wrapper.Result{Expected: expected, JUnit: junitOf(cases...)}
+		ev := evaluatePytest(res)
+		checkListedCases(ev, res)
+		var ids []string
+		for _, r := range ev.tests {
+			ids = append(ids, r.ID)
+		}
+		want := []string{"test_a.py::test_x[case-2]", "test_a.py::test_x[case-3]", "test_a.py::test_x[ok]"}
+		if diff := cmp.Diff(want, ids); diff != "" {
+			t.Errorf("order %q: ids (-want +got):\n%s", order, diff)
+		}
+	}
+	names := CaseNames(expected)
+	want := map[string]string{"test_a.py::test_x[case-2]": "test_a.py::test_x[\\xe9]", "test_a.py::test_x[case-3]": "test_a.py::test_x[caf\\xe9]"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("CaseNames (-want +got):\n%s", diff)
+	}
+}

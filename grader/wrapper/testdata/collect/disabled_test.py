@@ -1,0 +1,5 @@
+__test__ = False
+
+
+def test_module_disabled():
+    pass

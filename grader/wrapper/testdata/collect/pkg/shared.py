@@ -1,0 +1,3 @@
+class Shared:
+    def test_shared(self):
+        pass

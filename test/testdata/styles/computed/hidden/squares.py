@@ -1,0 +1,1 @@
+SIDES = [(n, n * n) for n in range(1, 4)]

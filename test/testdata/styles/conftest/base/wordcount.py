@@ -1,0 +1,2 @@
+def count(text):
+    return 0

@@ -1,0 +1,7 @@
+import pytest
+
+
+@pytest.fixture
+def poem():
+    """Overrides the parent conftest's fixture below this directory."""
+    return "one two"

@@ -1,0 +1,1 @@
+POEM = "so much depends upon a red wheel barrow"

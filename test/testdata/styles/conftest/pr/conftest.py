@@ -1,0 +1,6 @@
+import pytest
+
+
+@pytest.fixture
+def poem():
+    return "not the hidden suite's fixture"

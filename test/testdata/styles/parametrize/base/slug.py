@@ -1,0 +1,2 @@
+def slug(text, sep="-"):
+    return text

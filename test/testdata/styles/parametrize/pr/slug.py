@@ -1,0 +1,2 @@
+def slug(text, sep="-"):
+    return sep.join(text.lower().split())
