@@ -234,7 +234,7 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 	}
 
 	if req.TrustedCollection {
-		collected, err := g.collectTrusted(ctx, req, cmp.Or(refTree, req.Base), deadline)
+		collected, err := g.collectTrusted(ctx, req, cmp.Or(refTree, req.Base))
 		if err != nil {
 			return nil, err
 		}
