@@ -120,7 +120,8 @@ func (p *Reproducer) Reproduce(ctx context.Context, id int64) (*grader.Reproduct
 		return nil, fmt.Errorf("reproduce grade %d: %w", id, err)
 	}
 	rp, err := gr.Reproduce(ctx, grader.Request{Repo: head, Hidden: hidden, Base: base, Reference: content.Reference,
-		TestsDigest: g.Digest, Timeout: cfg.Timeout, Limits: sandboxLimits(cfg)}, &recorded)
+		TestsDigest: g.Digest, Timeout: cfg.Timeout, Limits: sandboxLimits(cfg),
+		Python: cfg.Python, Mirror: cfg.Network == grader.NetworkMirror, TrustedCollection: true}, &recorded)
 	if err != nil {
 		return nil, fmt.Errorf("reproduce grade %d: %w", id, err)
 	}

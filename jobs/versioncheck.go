@@ -117,7 +117,8 @@ func (w *VersionCheckWorker) check(ctx context.Context, base *grader.Tree, conte
 	// The base is the tree under test and the base run at once (the grader
 	// runs it once): the base check says which tests pass, skip or are
 	// broken there.
-	req := grader.Request{Repo: base, Base: base, Hidden: hidden, Timeout: cfg.Timeout, Limits: sandboxLimits(cfg)}
+	req := grader.Request{Repo: base, Base: base, Hidden: hidden, Timeout: cfg.Timeout, Limits: sandboxLimits(cfg),
+		Python: cfg.Python, TrustedCollection: true}
 	if len(content.Reference) > 0 {
 		patched, err := grader.ApplyPatch(base, content.Reference)
 		if err != nil {
