@@ -141,10 +141,14 @@ func (s *Service) resolve(ctx context.Context, viewer string, ref handlers.Ticke
 	return ct, nil
 }
 
-// authorize decides whether viewer may see the ticket's card and grades:
-// its requester (while they can still read the repository), and people
-// with admin or maintain permission on it. It fills in the viewer's
-// permission.
+// decides reports whether the viewer may decide on the ticket alone:
+// approve under single, reject, upload tests (pipeline.MayDecide).
+func (ct cardTicket) decides() bool { return pipeline.MayDecide(ct.perm, ct.requester) }
+
+// authorize decides whether viewer may see the ticket's card and grades
+// (pipeline.MayView): its requester (while they can still read the
+// repository), and people with write access to it. It fills in the
+// viewer's permission.
 func (s *Service) authorize(ctx context.Context, viewer string, ct *cardTicket) (bool, error) {
 	r := ct.repo
 	ct.ref = handlers.TicketRef{Owner: r.Owner, Repo: r.Name, Issue: ct.tk.IssueNumber}
@@ -355,7 +359,7 @@ func (s *Service) Card(ctx context.Context, viewer string, ref handlers.TicketRe
 	}
 	page.Blocked = approvalBlock(viewer, ct, v, page.Newest, state, cfg)
 	page.CanDecide = page.Blocked == ""
-	page.CanReject = v.Number == page.Newest && v.Decision == nil
+	page.CanReject = v.Number == page.Newest && v.Decision == nil && ct.decides()
 	if v.Decision != nil || v.Number != page.Newest {
 		page.Blocked = "" // the version's state says it already
 	}

@@ -3,6 +3,7 @@ package card
 import (
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -36,23 +37,25 @@ var writerCriteria = map[string][]string{
 const cardPath = "/tickets/" + cardOwner + "/" + cardRepo + "/1"
 
 // TestCardAccess walks every page for every kind of person: the requester
-// and the repository's admins and maintainers see the ticket; a
-// collaborator who may only write, someone who may only read, and someone
-// GitHub does not know get the same 404 as for a ticket that does not
-// exist; a signed-out browser is sent to sign in.
+// and everyone with write access see the ticket; someone who may only
+// read sees the grade's details (what its check run says, never the
+// output) and the same 404 as for a ticket that does not exist on the
+// card; someone GitHub does not know gets 404 everywhere; a signed-out
+// browser is sent to sign in. A collaborator with write access may not
+// reject (only the requester and maintainers decide alone).
 func TestCardAccess(t *testing.T) {
 	f := newCardFixture(t, "")
 	v := f.push(t, writerCriteria)
 	f.sync(t, v, &defaultCheck, true)
-	grade := f.addGrade(t, v, `{"verdict":"fail","trust":"isolated","counts":{"passed":1,"failed":1,"total":2},"tests":[{"id":"tests/hidden/test_totals.py::test_whole","outcome":"passed"}],"output":"ran"}`)
+	grade := f.addGrade(t, v, `{"verdict":"fail","trust":"isolated","counts":{"passed":1,"failed":1,"total":2},"tests":[{"id":"tests/hidden/test_totals.py::test_whole","outcome":"passed"}],"output":"ran the runner"}`)
 	gradePath := fmt.Sprintf("/grades/%d", grade)
 
 	tests := []struct {
-		login string
-		sees  bool
+		login                 string
+		sees, details, output bool
 	}{
-		{"dev", true}, {"ada", true}, {"max", true},
-		{"wes", false}, {"sam", false}, {"ghost", false},
+		{"dev", true, true, true}, {"ada", true, true, true}, {"max", true, true, true},
+		{"wes", true, true, false}, {"sam", false, true, false}, {"ghost", false, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.login, func(t *testing.T) {
@@ -62,7 +65,7 @@ func TestCardAccess(t *testing.T) {
 			if got := strings.Contains(home, cardPath); got != tt.sees {
 				t.Errorf("home lists the ticket: %v, want %v", got, tt.sees)
 			}
-			for _, path := range []string{cardPath, cardPath + "/versions/1", gradePath} {
+			for _, path := range []string{cardPath, cardPath + "/versions/1"} {
 				code, body, _ := b.get(t, path)
 				if tt.sees {
 					if code != http.StatusOK {
@@ -74,12 +77,38 @@ func TestCardAccess(t *testing.T) {
 					t.Errorf("GET %s: %d, want the 404 of a ticket that does not exist", path, code)
 				}
 			}
-			if tt.sees {
+			code, body, _ := b.get(t, gradePath)
+			switch {
+			case tt.details && code != http.StatusOK:
+				t.Errorf("GET %s: %d, want the grade's details", gradePath, code)
+			case !tt.details && (code != http.StatusNotFound || body != missing):
+				t.Errorf("GET %s: %d, want 404", gradePath, code)
+			case tt.details:
+				for _, want := range []string{"tests/hidden/test_totals.py::test_whole", "trust isolated", "Trust isolated: the hidden tests ran as root-owned files"} {
+					if !strings.Contains(body, want) {
+						t.Errorf("the grade's details lack %q", want)
+					}
+				}
+				if got := strings.Contains(body, "ran the runner"); got != tt.output {
+					t.Errorf("the grade page shows the output: %v, want %v", got, tt.output)
+				}
+				if got := strings.Contains(body, `href="`+cardPath+`"`); got != tt.sees {
+					t.Errorf("the grade page links the card: %v, want %v", got, tt.sees)
+				}
+			}
+			if tt.sees && tt.output {
 				return
 			}
 			form := url.Values{"digest": {v.Digest}, "reason": {"no"}}
 			for _, action := range []string{"approve", "reject"} {
-				if code, body, _ := b.post(t, cardPath+"/versions/1/"+action, form); code != http.StatusNotFound || body != missing {
+				code, body, _ := b.post(t, cardPath+"/versions/1/"+action, form)
+				if tt.sees {
+					if code != http.StatusConflict {
+						t.Errorf("POST %s by a collaborator with write access under single: %d, want 409", action, code)
+					}
+					continue
+				}
+				if code != http.StatusNotFound || body != missing {
 					t.Errorf("POST %s: %d, want 404", action, code)
 				}
 			}
@@ -329,6 +358,26 @@ func TestCardEnforce(t *testing.T) {
 	if got, _ := f2.store.Version(ctx, f2.st, 1); got.State != store.StateApproved || got.Decision.By != "dev, max" {
 		t.Errorf("store: %+v", got)
 	}
+
+	// The requester, then a collaborator with write access only: the
+	// second approver the card asks for can open it and sign.
+	f3 := newCardFixture(t, "approval:\n  policy: enforce\n")
+	v = f3.push(t, writerCriteria)
+	f3.sync(t, v, &defaultCheck, true)
+	form = url.Values{"digest": {v.Digest}}
+	if code, _, _ := f3.signIn(t, requester).post(t, cardPath+"/versions/1/approve", form); code != http.StatusSeeOther {
+		t.Fatalf("dev signs: %d", code)
+	}
+	wes := f3.signIn(t, "wes")
+	if code, body, _ := wes.get(t, cardPath); code != http.StatusOK || !strings.Contains(body, "Approve v1") {
+		t.Fatalf("wes, with write access, opens the card: %d, want it with Approve v1", code)
+	}
+	if code, _, resp := wes.post(t, cardPath+"/versions/1/approve", form); code != http.StatusSeeOther || !strings.HasSuffix(resp.Header.Get("Location"), "decided=approved") {
+		t.Errorf("wes completes: %d", code)
+	}
+	if got, _ := f3.store.Version(ctx, f3.st, 1); got.State != store.StateApproved || got.Decision.By != "dev, wes" {
+		t.Errorf("store: %+v", got)
+	}
 }
 
 // TestCardCrossOrigin: an approval posted from another site is refused,
@@ -452,6 +501,24 @@ func TestCardGradePage(t *testing.T) {
 	}
 	if realCanary.MatchString(body) {
 		t.Error("the grade page shows a canary token")
+	}
+
+	// The grader's sentinels are not the ticket's: the page neither shows
+	// them nor counts them.
+	rep = grader.Report{Verdict: grader.VerdictPass, Trust: grader.TrustIsolated, Counts: grader.Counts{Passed: 2, Total: 2},
+		Tests:  []grader.TestResult{{ID: "tests/hidden/test_totals.py::test_whole", Outcome: grader.OutcomePassed}, {ID: "tests/hidden/test_totals.py::test_empty", Outcome: grader.OutcomePassed}},
+		Output: sentinelOutput, Sentinels: "ok"}
+	data, _ = json.Marshal(rep)
+	_, body, _ = b.get(t, fmt.Sprintf("/grades/%d", f.addGrade(t, v, string(data))))
+	for _, want := range []string{"collected 2 items", "../hidden/tests/hidden/test_totals.py ..\n", "= 2 passed in 0.05s ="} {
+		if !strings.Contains(html.UnescapeString(body), want) {
+			t.Errorf("the output lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"sentinel", "collected 4", "AssertionError", "1 failed", "FAILURES", "short test summary"} {
+		if strings.Contains(body, bad) {
+			t.Errorf("the output shows %q", bad)
+		}
 	}
 	if code, _, _ := b.get(t, "/grades/9999"); code != http.StatusNotFound {
 		t.Errorf("missing grade: %d", code)
@@ -592,3 +659,25 @@ func TestCardRequesterWithoutAccess(t *testing.T) {
 		t.Error("the list shows the ticket")
 	}
 }
+
+// sentinelOutput is pytest's output of two hidden tests and the grader's
+// two sentinels, as the grader keeps it.
+const sentinelOutput = `============================= test session starts ==============================
+platform linux -- Python 3.11.2, pytest-7.2.1, pluggy-1.0.0+repack
+rootdir: /hidden, configfile: ../dev/null
+collected 4 items
+
+../hidden/tests/hidden/test_totals.py .F..
+
+=================================== FAILURES ===================================
+____________________________ sentinel_must_fail _____________________________
+
+    def sentinel_must_fail():
+>       assert not isinstance(result, object)
+E       AssertionError: assert not True
+
+/hidden/tests/hidden/test_totals.py:31: AssertionError
+=========================== short test summary info ============================
+FAILED ../hidden/tests/hidden/test_totals.py::sentinel_must_fail - AssertionErro...
+========================= 1 failed, 3 passed in 0.05s =========================
+`

@@ -207,6 +207,9 @@ func (s *Service) Reject(ctx context.Context, viewer string, ref handlers.Ticket
 	if err != nil {
 		return "", err
 	}
+	if !ct.decides() {
+		return "", handlers.Refusef("Only the requester, %s, and the repository's maintainers and admins reject a version; with write access you may sign as the second approver under policy enforce.", ct.tk.Requester)
+	}
 	v, vs, err := s.decisionTarget(ctx, ct, k, digest, "rejected")
 	if err != nil {
 		return "", err

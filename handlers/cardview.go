@@ -320,12 +320,20 @@ type GradePage struct {
 	Finished time.Time
 	// Report is nil until the grade finished.
 	Report *ReportView
+	// Full is whether the viewer sees the runner's output (the requester,
+	// maintainers, admins); everyone else who can read the repository
+	// sees what the check run says.
+	Full bool
+	// CardLink is whether the viewer may open the ticket's card.
+	CardLink bool
 }
 
 // ReportView is a grade's report.
 type ReportView struct {
-	Verdict       string
-	Trust         string
+	Verdict string
+	Trust   string
+	// TrustMeans says in a sentence what the trust level means.
+	TrustMeans    string
 	Reasons       []string
 	Passed        int
 	Failed        int
