@@ -350,6 +350,12 @@ func (s *Service) Card(ctx context.Context, viewer string, ref handlers.TicketRe
 	}
 	cov := pipeline.CoverageOf(pipeline.ParseCriteria(ct.tk.Body), card.Criteria, known)
 	page.Criteria, page.Uncovered, page.Unlisted = criteriaView(cov.Rows), criteriaView(cov.Uncovered), criteriaView(cov.Unlisted)
+	if len(card.Criteria) == 0 {
+		// Without a map nothing says a criterion has no test: coverage
+		// is unknown, and the card says so plainly.
+		page.NoCriteriaMap, page.Uncovered = true, nil
+	}
+	page.Ticket.State = headerState(ct.tk.State, v, page.Newest, len(state.sigs))
 	byTest := cov.ByTest()
 	for _, id := range known {
 		page.Tests = append(page.Tests, handlers.TestInfo{ID: id, Guard: page.Base != nil && slices.Contains(page.Base.Guards, id), Criteria: byTest[id]})
@@ -401,4 +407,22 @@ func twinsView(tw *grader.Twins) *handlers.TwinsResult {
 		v.Untwinned = append(v.Untwinned, handlers.TwinGapView{ID: g.ID, Why: g.Why})
 	}
 	return v
+}
+
+// headerState is the ticket's state as the card's header says it. The
+// database's ticket state follows a decision once the sync has run; the
+// store has the decision at once, so the header reads the newest
+// version's state from it and never lags behind the decision just taken.
+func headerState(db pipeline.TicketState, v store.Version, newest, signatures int) string {
+	if v.Number == newest {
+		switch {
+		case v.State == store.StateApproved:
+			return "approved: pull requests are graded against v" + fmt.Sprint(v.Number)
+		case v.State == store.StateRejected:
+			return fmt.Sprintf("writing: v%d was rejected, the writer makes the next version", v.Number)
+		case v.State == store.StatePending && signatures > 0:
+			return fmt.Sprintf("awaiting approval: v%d has %d of the signatures it needs", v.Number, signatures)
+		}
+	}
+	return strings.ReplaceAll(string(db), "_", " ")
 }

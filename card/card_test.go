@@ -217,6 +217,9 @@ func TestCardDecisions(t *testing.T) {
 	if _, body, _ := b.get(t, cardPath+"/versions/1?decided=rejected"); !strings.Contains(body, "Rejected. The reason goes to the writer") || strings.Contains(body, "Approve v1") {
 		t.Error("the rejected card does not say so, or still offers approval")
 	}
+	if _, body, _ := b.get(t, cardPath+"/versions/1?decided=rejected"); !strings.Contains(body, "ticket writing: v1 was rejected") {
+		t.Error("the header does not follow the rejection")
+	}
 
 	// v2 is pushed but not ready: no approval yet.
 	v2 := f.push(t, writerCriteria)
@@ -249,6 +252,9 @@ func TestCardDecisions(t *testing.T) {
 	}
 	if got, _ := f.store.Version(ctx, f.st, 3); got.State != store.StateApproved || got.Decision.By != requester || got.Decision.Digest != v3.Digest {
 		t.Errorf("store after approve: %+v", got)
+	}
+	if _, body, _ := b.get(t, cardPath+"/versions/3?decided=approved"); !strings.Contains(body, "ticket approved: pull requests are graded against v3") {
+		t.Error("the header does not follow the approval")
 	}
 	if _, _, err := f.reader.Open(ctx, f.st, v3.Digest); err != nil {
 		t.Errorf("the grader refuses the approved version: %v", err)
@@ -681,3 +687,23 @@ E       AssertionError: assert not True
 FAILED ../hidden/tests/hidden/test_totals.py::sentinel_must_fail - AssertionErro...
 ========================= 1 failed, 3 passed in 0.05s =========================
 `
+
+// TestCardWithoutCriteriaMap: a version that came without a criteria map
+// raises no alarm that criteria have no test; the card says plainly that
+// there is no map and how to add one.
+func TestCardWithoutCriteriaMap(t *testing.T) {
+	f := newCardFixture(t, "")
+	v := f.push(t, nil)
+	f.sync(t, v, &defaultCheck, true)
+	_, body, _ := f.signIn(t, requester).get(t, cardPath)
+	for _, bad := range []string{"have no test", "has no test", "<strong>no test</strong>", `class="uncovered"`} {
+		if strings.Contains(body, bad) {
+			t.Errorf("the card shows %q for a version without a criteria map", bad)
+		}
+	}
+	for _, want := range []string{"came without a criteria map", "testfirst tests push --criteria FILE", "not mapped"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the card lacks %q", want)
+		}
+	}
+}

@@ -129,6 +129,9 @@ type CardPage struct {
 	Criteria  []Criterion
 	Uncovered []Criterion
 	Unlisted  []Criterion
+	// NoCriteriaMap is true when the version came without a criteria map:
+	// coverage is unknown, not missing, and Uncovered is empty.
+	NoCriteriaMap bool
 
 	// Tests are the hidden test ids as the implementer sees them, known
 	// once the base check ran (TestsKnown).
