@@ -27,7 +27,10 @@ type CardConfig struct {
 	SessionKey []byte
 	// SessionTTL is how long a sign-in lasts; DefaultSessionTTL when 0.
 	SessionTTL time.Duration
-	Log        *slog.Logger
+	// AppName and InstallURL name the app and where to install it on
+	// repositories: the home page keeps offering it.
+	AppName, InstallURL string
+	Log                 *slog.Logger
 }
 
 // Card serves the approval card: sign-in with GitHub, the ticket list,
@@ -43,8 +46,12 @@ type Card struct {
 	callback string
 	csrf     *http.CrossOriginProtection
 	pages    *pages
+	install  installLink
 	log      *slog.Logger
 }
+
+// installLink is the app's name and where to install it.
+type installLink struct{ Name, URL string }
 
 // NewCard returns the card's handlers.
 func NewCard(cards Cards, signIn SignIn, cfg CardConfig) (*Card, error) {
@@ -80,6 +87,7 @@ func NewCard(cards Cards, signIn SignIn, cfg CardConfig) (*Card, error) {
 		callback: strings.TrimSuffix(cfg.PublicURL, "/") + OAuthCallbackPath,
 		csrf:     csrf,
 		pages:    p,
+		install:  installLink{Name: cfg.AppName, URL: cfg.InstallURL},
 		log:      log,
 	}
 	csrf.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -189,7 +197,7 @@ func (c *Card) logout(w http.ResponseWriter, r *http.Request) {
 func (c *Card) home(w http.ResponseWriter, r *http.Request) {
 	viewer := c.cookies.viewer(r)
 	if viewer == "" {
-		c.render(w, r, http.StatusOK, "signin", pageData{Title: "Sign in"})
+		c.render(w, r, http.StatusOK, "signin", pageData{Title: "Sign in", Install: c.install})
 		return
 	}
 	items, err := c.cards.Tickets(r.Context(), viewer)
@@ -197,7 +205,7 @@ func (c *Card) home(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
-	c.render(w, r, http.StatusOK, "home", pageData{Title: "Your tickets", Viewer: viewer, Tickets: items})
+	c.render(w, r, http.StatusOK, "home", pageData{Title: "Your tickets", Viewer: viewer, Tickets: items, Install: c.install})
 }
 
 // Path segments: GitHub's owner and repository names, positive numbers.

@@ -37,6 +37,8 @@ type pageData struct {
 	Files     []highlighted
 	Reference template.HTML
 	Grade     *GradePage
+	// Install is where to install the app, on the home page.
+	Install installLink
 }
 
 // pages are the parsed templates, one set per page so each can define
