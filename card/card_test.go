@@ -707,3 +707,65 @@ func TestCardWithoutCriteriaMap(t *testing.T) {
 		}
 	}
 }
+
+// TestCardAuditLog: the ticket's audit page lists every event, newest
+// first, decisions with where they were taken, filterable by kind and
+// actor, with links; it is shown to whoever sees the card. The
+// repository's page is its admins' only.
+func TestCardAuditLog(t *testing.T) {
+	f := newCardFixture(t, "")
+	v1 := f.push(t, writerCriteria)
+	f.sync(t, v1, &defaultCheck, true)
+	dev := f.signIn(t, requester)
+	if code, _, _ := dev.post(t, cardPath+"/versions/1/reject", url.Values{"digest": {v1.Digest}, "reason": {"Rounding is not tested"}}); code != http.StatusSeeOther {
+		t.Fatalf("reject: %d", code)
+	}
+	v2 := f.push(t, writerCriteria)
+	f.sync(t, v2, &defaultCheck, true)
+	if code, _, _ := dev.post(t, cardPath+"/versions/2/approve", url.Values{"digest": {v2.Digest}}); code != http.StatusSeeOther {
+		t.Fatalf("approve: %d", code)
+	}
+	ctx := t.Context()
+	// An approval that came into the database from outside the card.
+	f.db.Tx(ctx, func(tx *db.Tx) error {
+		return tx.AppendAudit(ctx, db.AuditEvent{Actor: "mallory", TicketID: f.tk.ID, Kind: "version.approved", Detail: json.RawMessage(`{"version":2,"digest":"` + v2.Digest + `"}`)})
+	})
+
+	code, body, _ := dev.get(t, cardPath+"/audit")
+	if code != http.StatusOK {
+		t.Fatalf("audit: %d", code)
+	}
+	approved, rejected := strings.Index(body, "<code>version.approved</code>"), strings.Index(body, "<code>version.rejected</code>")
+	if approved < 0 || rejected < 0 || approved > rejected {
+		t.Errorf("the log is not newest first (approved at %d, rejected at %d)", approved, rejected)
+	}
+	for _, want := range []string{"source: the card, signed in with GitHub", "source: the store, outside the card: not proven to be mallory",
+		"reason: Rounding is not tested", `href="` + cardPath + `/versions/2"`, `<option value="version.rejected"`} {
+		if !strings.Contains(html.UnescapeString(body), want) {
+			t.Errorf("the audit page lacks %q", want)
+		}
+	}
+	if !strings.Contains(func() string { _, b, _ := dev.get(t, cardPath); return b }(), `href="`+cardPath+`/audit"`) {
+		t.Error("the card does not link its audit log")
+	}
+	_, body, _ = dev.get(t, cardPath+"/audit?kind=version.rejected")
+	if strings.Contains(body, "<code>version.approved</code>") || !strings.Contains(body, "<code>version.rejected</code>") {
+		t.Error("the kind filter does not select")
+	}
+	_, body, _ = dev.get(t, cardPath+"/audit?actor=mallory")
+	if strings.Count(body, "<code>version.") != 1 {
+		t.Error("the actor filter does not select")
+	}
+	if code, _, _ := f.signIn(t, "sam").get(t, cardPath+"/audit"); code != http.StatusNotFound {
+		t.Errorf("a reader opens the audit log: %d", code)
+	}
+	repoPath := "/repos/" + cardOwner + "/" + cardRepo + "/audit"
+	if code, body, _ := f.signIn(t, "ada").get(t, repoPath); code != http.StatusOK || !strings.Contains(body, "<code>version.rejected</code>") || !strings.Contains(body, `href="`+cardPath+`"`) {
+		t.Errorf("an admin's repository audit: %d", code)
+	}
+	for _, login := range []string{requester, "max", "wes"} {
+		if code, _, _ := f.signIn(t, login).get(t, repoPath); code != http.StatusNotFound {
+			t.Errorf("%s opens the repository's audit log: %d", login, code)
+		}
+	}
+}

@@ -108,7 +108,7 @@ func (s *Service) Approve(ctx context.Context, viewer string, ref handlers.Ticke
 	policy := cfg.Config.Policy
 	audit := func(kind string, logins []string, complete bool) db.AuditEvent {
 		detail, _ := json.Marshal(map[string]any{"version": k, "digest": digest, "review_seconds": sig.ReviewSeconds, "fast": sig.Fast,
-			"fast_threshold_seconds": int64(cfg.Config.FastApproval.Seconds()), "policy": policy, "signers": logins, "complete": complete})
+			"fast_threshold_seconds": int64(cfg.Config.FastApproval.Seconds()), "policy": policy, "signers": logins, "complete": complete, "source": decisionSourceCard})
 		return db.AuditEvent{At: at, Actor: viewer, TicketID: ct.tk.ID, Kind: kind, Detail: detail}
 	}
 
@@ -236,7 +236,7 @@ func (s *Service) Reject(ctx context.Context, viewer string, ref handlers.Ticket
 			review = int64(max(at.Sub(row.ReadyAt), 0).Seconds())
 		}
 		detail, _ := json.Marshal(map[string]any{"version": k, "digest": digest, "reason": reason, "review_seconds": review,
-			"rejections": n, "max_rejections": cfg.Config.MaxRejections, "stopped": cfg.Config.RejectionCapReached(n)})
+			"rejections": n, "max_rejections": cfg.Config.MaxRejections, "stopped": cfg.Config.RejectionCapReached(n), "source": decisionSourceCard})
 		return tx.AppendAudit(ctx, db.AuditEvent{At: at, Actor: viewer, TicketID: ct.tk.ID, Kind: "version.rejected", Detail: detail})
 	})
 	if err != nil {

@@ -110,6 +110,8 @@ func (c *Card) Register(mux *http.ServeMux) {
 	post(pipeline.ApproveRoute, c.approve)
 	post(pipeline.RejectRoute, c.reject)
 	get(pipeline.GradeRoute, c.grade)
+	get(pipeline.AuditRoute, c.audit)
+	get(pipeline.RepoAuditRoute, c.repoAudit)
 	get("/static/{file}", c.static)
 }
 
@@ -353,6 +355,50 @@ func (c *Card) grade(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.render(w, r, http.StatusOK, "grade", pageData{Title: fmt.Sprintf("Grade %d of %s", g.ID, g.Ticket.Ref), Viewer: viewer, Grade: g})
+}
+
+// auditFilter reads the audit log's filter from the query.
+func auditFilter(r *http.Request) AuditFilter {
+	q := r.URL.Query()
+	return AuditFilter{Kind: strings.TrimSpace(q.Get("kind")), Actor: strings.TrimSpace(q.Get("actor"))}
+}
+
+// audit shows a ticket's audit log.
+func (c *Card) audit(w http.ResponseWriter, r *http.Request) {
+	viewer, ok := c.requireViewer(w, r)
+	if !ok {
+		return
+	}
+	t, _, ok := ticketRef(r)
+	if !ok {
+		c.notFound(w, r)
+		return
+	}
+	page, err := c.cards.Audit(r.Context(), viewer, t, auditFilter(r))
+	if err != nil {
+		c.cardError(w, r, err)
+		return
+	}
+	c.render(w, r, http.StatusOK, "audit", pageData{Title: "Audit log of " + t.String(), Viewer: viewer, Audit: page})
+}
+
+// repoAudit shows a repository's audit log.
+func (c *Card) repoAudit(w http.ResponseWriter, r *http.Request) {
+	viewer, ok := c.requireViewer(w, r)
+	if !ok {
+		return
+	}
+	owner, repo := r.PathValue("owner"), r.PathValue("repo")
+	if !ownerName.MatchString(owner) || !repoName.MatchString(repo) || repo == "." || repo == ".." {
+		c.notFound(w, r)
+		return
+	}
+	page, err := c.cards.RepoAudit(r.Context(), viewer, owner, repo, auditFilter(r))
+	if err != nil {
+		c.cardError(w, r, err)
+		return
+	}
+	c.render(w, r, http.StatusOK, "audit", pageData{Title: "Audit log of " + owner + "/" + repo, Viewer: viewer, Audit: page})
 }
 
 // cardError answers an error of Cards: 404 for what may not be seen, a

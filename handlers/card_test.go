@@ -58,6 +58,16 @@ func (r *recordingCards) Grade(ctx context.Context, viewer string, id int64) (*G
 	return &GradePage{ID: id, Ticket: TicketInfo{Ref: TicketRef{"o", "r", 1}}}, r.err
 }
 
+func (r *recordingCards) Audit(ctx context.Context, viewer string, t TicketRef, f AuditFilter) (*AuditPage, error) {
+	r.record("audit " + viewer + " " + t.String() + " " + f.Kind)
+	return &AuditPage{Owner: t.Owner, Repo: t.Repo, Ticket: &TicketInfo{Ref: t}}, r.err
+}
+
+func (r *recordingCards) RepoAudit(ctx context.Context, viewer, owner, repo string, f AuditFilter) (*AuditPage, error) {
+	r.record("repo audit " + viewer + " " + owner + "/" + repo)
+	return &AuditPage{Owner: owner, Repo: repo}, r.err
+}
+
 func (r *recordingCards) decisions() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()

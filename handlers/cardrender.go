@@ -39,6 +39,7 @@ type pageData struct {
 	Grade     *GradePage
 	// Install is where to install the app, on the home page.
 	Install installLink
+	Audit   *AuditPage
 }
 
 // pages are the parsed templates, one set per page so each can define

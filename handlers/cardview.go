@@ -32,7 +32,51 @@ type Cards interface {
 	Reject(ctx context.Context, viewer string, t TicketRef, k int, digest, reason string) (Decided, error)
 	// Grade returns a grade of a pull request with its full output.
 	Grade(ctx context.Context, viewer string, id int64) (*GradePage, error)
+	// Audit returns the ticket's audit events, newest first, those that
+	// f selects; ErrNotFound for a ticket viewer may not see.
+	Audit(ctx context.Context, viewer string, t TicketRef, f AuditFilter) (*AuditPage, error)
+	// RepoAudit returns the audit events of every ticket of a repository,
+	// for its admins; ErrNotFound for anyone else.
+	RepoAudit(ctx context.Context, viewer, owner, repo string, f AuditFilter) (*AuditPage, error)
 }
+
+// AuditFilter selects audit events: by kind (a prefix such as "version."
+// or a whole kind) and by actor; empty selects all.
+type AuditFilter struct{ Kind, Actor string }
+
+// AuditPage is an audit log as the card shows it.
+type AuditPage struct {
+	// Owner and Repo name the repository; Ticket is set for a ticket's
+	// log, nil for a repository's.
+	Owner, Repo string
+	Ticket      *TicketInfo
+	Filter      AuditFilter
+	// Kinds and Actors are every kind and actor in the log, for the
+	// filter's choices.
+	Kinds, Actors []string
+	Events        []AuditRow
+	// Total is how many events the log holds before filtering.
+	Total int
+}
+
+// AuditRow is one audit event.
+type AuditRow struct {
+	At     time.Time
+	Actor  string
+	Kind   string
+	Ticket TicketRef
+	// Facts are the event's details as name and value, in name order.
+	Facts []AuditFact
+	// Links lead to what the event concerns: the ticket, a version, a
+	// grade, a pull request.
+	Links []AuditLink
+}
+
+// AuditFact is one detail of an audit event.
+type AuditFact struct{ Name, Value string }
+
+// AuditLink is a link from an audit event.
+type AuditLink struct{ Text, URL string }
 
 // SignIn is GitHub's OAuth web flow as the login pages use it; the
 // github package's OAuthApp implements it.
