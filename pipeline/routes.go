@@ -25,7 +25,9 @@ const (
 )
 
 // AuditPath is the path of an issue's ticket's audit log (AuditRoute).
-func AuditPath(owner, repo string, issue int) string { return TicketPath(owner, repo, issue) + "/audit" }
+func AuditPath(owner, repo string, issue int) string {
+	return TicketPath(owner, repo, issue) + "/audit"
+}
 
 // RepoAuditPath is the path of a repository's audit log (RepoAuditRoute).
 func RepoAuditPath(owner, repo string) string {
