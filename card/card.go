@@ -36,13 +36,15 @@ type installationClients interface {
 }
 
 // cardStore is the slice of the hidden-test store the card uses: metadata,
-// the masked card copy, and decisions. It never hands out a canaried body.
+// the masked card copy, decisions, and new versions uploaded on the card.
+// It never hands out a canaried body.
 type cardStore interface {
 	Versions(ctx context.Context, t store.Ticket) ([]store.Version, error)
 	Version(ctx context.Context, t store.Ticket, k int) (store.Version, error)
 	Card(ctx context.Context, t store.Ticket, k int) (*store.Card, error)
 	Approve(ctx context.Context, t store.Ticket, k int, digest, by string) (store.Version, error)
 	Reject(ctx context.Context, t store.Ticket, k int, digest, by, reason string) (store.Version, error)
+	Push(ctx context.Context, t store.Ticket, d store.Draft) (store.Version, error)
 }
 
 var _ cardStore = (*store.Writer)(nil)
@@ -284,7 +286,8 @@ func (s *Service) Card(ctx context.Context, viewer string, ref handlers.TicketRe
 	if err != nil {
 		return nil, err
 	}
-	page := &handlers.CardPage{Ticket: s.ticketInfo(ct), Policy: cfg.Config.Policy, Rejections: rejections(vs), MaxRejections: cfg.Config.MaxRejections}
+	page := &handlers.CardPage{Ticket: s.ticketInfo(ct), Policy: cfg.Config.Policy, Rejections: rejections(vs), MaxRejections: cfg.Config.MaxRejections,
+		CanUpload: ct.decides()}
 	if cfg.ParseError != nil {
 		page.PolicyError = cfg.ParseError.Error()
 	}

@@ -769,3 +769,20 @@ func TestCardAuditLog(t *testing.T) {
 		}
 	}
 }
+
+// TestCardUploadAccess: the upload page is the requester's, the
+// maintainers' and the admins'; write access alone gets a refusal, and
+// those who may not see the ticket get 404.
+func TestCardUploadAccess(t *testing.T) {
+	f := newCardFixture(t, "")
+	for login, want := range map[string]int{requester: http.StatusOK, "ada": http.StatusOK, "max": http.StatusOK,
+		"wes": http.StatusConflict, "sam": http.StatusNotFound, "ghost": http.StatusNotFound} {
+		code, body, _ := f.signIn(t, login).get(t, cardPath+"/upload")
+		if code != want {
+			t.Errorf("%s: upload page %d, want %d", login, code, want)
+		}
+		if code == http.StatusOK && !strings.Contains(body, `name="criterion.AC1"`) {
+			t.Errorf("%s: the upload page does not offer the issue's criteria", login)
+		}
+	}
+}

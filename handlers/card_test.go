@@ -68,6 +68,16 @@ func (r *recordingCards) RepoAudit(ctx context.Context, viewer, owner, repo stri
 	return &AuditPage{Owner: owner, Repo: repo}, r.err
 }
 
+func (r *recordingCards) UploadForm(ctx context.Context, viewer string, t TicketRef) (*UploadPage, error) {
+	r.record("upload form " + viewer + " " + t.String())
+	return &UploadPage{Ticket: TicketInfo{Ref: t}}, r.err
+}
+
+func (r *recordingCards) Upload(ctx context.Context, viewer string, t TicketRef, u Upload) (int, error) {
+	r.record("upload " + viewer + " " + t.String())
+	return 1, r.err
+}
+
 func (r *recordingCards) decisions() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()

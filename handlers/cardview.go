@@ -35,6 +35,14 @@ type Cards interface {
 	// Audit returns the ticket's audit events, newest first, those that
 	// f selects; ErrNotFound for a ticket viewer may not see.
 	Audit(ctx context.Context, viewer string, t TicketRef, f AuditFilter) (*AuditPage, error)
+	// UploadForm returns what the upload page of the ticket shows: the
+	// issue's criteria to map. ErrNotFound for a ticket viewer may not
+	// see; a *Refusal for one who may not upload.
+	UploadForm(ctx context.Context, viewer string, t TicketRef) (*UploadPage, error)
+	// Upload stores the uploaded tests as the ticket's next version, as
+	// tests push does, and returns its number. A *Refusal says what to fix
+	// in the upload.
+	Upload(ctx context.Context, viewer string, t TicketRef, u Upload) (int, error)
 	// RepoAudit returns the audit events of every ticket of a repository,
 	// for its admins; ErrNotFound for anyone else.
 	RepoAudit(ctx context.Context, viewer, owner, repo string, f AuditFilter) (*AuditPage, error)
@@ -197,6 +205,8 @@ type CardPage struct {
 	// Blocked says why not, when there is a reason to say.
 	CanDecide bool
 	CanReject bool
+	// CanUpload is whether the viewer may upload the next version.
+	CanUpload bool
 	Blocked   string
 
 	History       []HistoryItem
@@ -424,4 +434,27 @@ type CriterionScore struct {
 type PathReason struct {
 	Path   string
 	Reason string
+}
+
+// UploadPage is the upload page of a ticket.
+type UploadPage struct {
+	Ticket TicketInfo
+	// Criteria are the acceptance criteria, to map to test ids.
+	Criteria []Criterion
+	// Newest is the ticket's newest version, 0 before the first.
+	Newest int
+}
+
+// Upload is what a person uploads as a version: test files (or one
+// archive, already unpacked), the criteria map and a reference patch.
+type Upload struct {
+	Files     []UploadFile
+	Criteria  map[string][]string
+	Reference []byte
+}
+
+// UploadFile is one uploaded test file, by its path in the version.
+type UploadFile struct {
+	Path string
+	Data []byte
 }

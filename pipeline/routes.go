@@ -20,7 +20,9 @@ const (
 	GradeRoute = "/grades/{id}"
 	// AuditRoute is a ticket's audit log; RepoAuditRoute a repository's,
 	// for its admins.
-	AuditRoute     = TicketRoute + "/audit"
+	AuditRoute = TicketRoute + "/audit"
+	// UploadRoute is where a person uploads a ticket's next version.
+	UploadRoute    = TicketRoute + "/upload"
 	RepoAuditRoute = "/repos/{owner}/{repo}/audit"
 )
 
