@@ -241,7 +241,7 @@ var decidedMessages = map[string]string{
 	string(DecidedApproved): "Approved. Pull requests that fix the issue are graded against this version.",
 	string(DecidedSigned):   "You signed. The repository requires a second approver with write access who is not the requester.",
 	string(DecidedRejected): "Rejected. The reason goes to the writer; the version is kept and never graded.",
-	"uploaded": "Uploaded. The base check runs on this version next; once it passes, the card offers approval.",
+	"uploaded":              "Uploaded. The base check runs on this version next; once it passes, the card offers approval.",
 }
 
 // card shows a version of a ticket's hidden tests.
