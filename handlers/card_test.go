@@ -110,7 +110,8 @@ func newSite(t *testing.T) *site {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	cards := &recordingCards{page: &CardPage{Ticket: TicketInfo{Ref: TicketRef{"o", "r", 1}}}}
-	card, err := NewCard(cards, oauth, CardConfig{PublicURL: srv.URL, SessionKey: []byte(strings.Repeat("s", 32))})
+	card, err := NewCard(cards, oauth, CardConfig{PublicURL: srv.URL, SessionKey: []byte(strings.Repeat("s", 32)),
+		AppName: "testfirst", InstallURL: "https://github.com/apps/testfirst/installations/new"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,6 +209,8 @@ func TestSignIn(t *testing.T) {
 	}
 	if _, body := do(t, c, "GET", s.srv.URL+"/", nil); !strings.Contains(body, "Sign in with GitHub") {
 		t.Error("still signed in after logout")
+	} else if !strings.Contains(body, `href="https://github.com/apps/testfirst/installations/new"`) {
+		t.Error("the home page with the card on lost the app's Install link")
 	}
 }
 
