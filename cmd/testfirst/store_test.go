@@ -73,7 +73,7 @@ func TestStoreCommands(t *testing.T) {
 	if code, _, stderr := runCLI(t, "tests", "approve", "--store", url, "--ticket", tk, "--installation", "0", "--version", "2", "--digest", d2, "--by", "alice"); code != exitPass {
 		t.Fatalf("approve v%d: %s", v2, stderr)
 	}
-	code, stdout, _ := runCLI(t, "tests", "list", "--store", url, "--ticket", tk)
+	code, stdout, _ := runCLI(t, "tests", "list", "--store", url, "--ticket", tk, "--installation", "0")
 	for _, want := range []string{"v1       rejected", "v2       approved", "by alice: bigrams of one word untested"} {
 		if code != exitPass || !strings.Contains(stdout, want) {
 			t.Errorf("list lacks %q:\n%s", want, stdout)
