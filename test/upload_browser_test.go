@@ -3,6 +3,7 @@ package test
 import (
 	"archive/zip"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -143,6 +144,40 @@ func TestCardUploadInBrowser(t *testing.T) {
 		t.Errorf("the criteria map uploaded is not the card's:\n%s", page)
 	}
 	screenshot(t, browser, filepath.Join(shots, "upload-v1.png"))
+
+	// Approved, a pull request that fixes the issue is graded; its check
+	// run's Details link works for a reader (what the check run says) and
+	// for the requester (with the runner's output).
+	step(t, browser, "approve v1", chromedp.Click(`button.approve`), chromedp.WaitVisible(`.notice`))
+	p.gh.AddPull(pipeOwner, pipeRepo, 2, p.fixedSHA, pipeBranch, "Fixes #1", pipeOwner+"/"+pipeRepo)
+	opened := patchFixture(t, "pull_request/opened.payload.json", map[string]any{"pull_request.body": "Fixes #1", "pull_request.head.sha": p.fixedSHA, "installation.id": 1})
+	if code := s.deliver(t, pipeSecret, "pull_request", "d-upload-pr", opened); code != http.StatusAccepted {
+		t.Fatalf("pull request: %d", code)
+	}
+	run := p.run(t, s, p.fixedSHA, "graded", completed("success"))
+	details, err := url.Parse(run.DetailsURL)
+	if err != nil || !strings.HasPrefix(details.Path, "/grades/") {
+		t.Fatalf("details URL %q", run.DetailsURL)
+	}
+	step(t, browser, "the requester opens Details", chromedp.Navigate(s.url+details.Path), chromedp.WaitVisible(`pre.output`))
+	page = text(t, browser, "main")
+	if !strings.Contains(page, "Runner output") || strings.Contains(page, "sentinel") || !strings.Contains(page, "collected 10 items") {
+		t.Errorf("the requester's grade page:\n%s", page)
+	}
+	screenshot(t, browser, filepath.Join(shots, "details-requester.png"))
+	p.gh.SetPermission(pipeOwner, pipeRepo, "sam", "read")
+	p.gh.SignInWeb("sam")
+	step(t, browser, "a reader opens Details", chromedp.Navigate(s.url+"/login?next="+details.Path), chromedp.WaitVisible(`p.trust`))
+	page = text(t, browser, "main")
+	for _, want := range []string{"trust isolated", "Trust isolated: the hidden tests ran as root-owned files", wordstatsIDs[0], "Detectors", "shown to the requester and the repository's maintainers only"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the reader's grade page lacks %q:\n%s", want, page)
+		}
+	}
+	if html := outerHTML(t, browser, "main"); strings.Contains(html, `class="output"`) {
+		t.Error("a reader sees the runner's output")
+	}
+	screenshot(t, browser, filepath.Join(shots, "details-reader.png"))
 
 	// Write access signs under enforce; it does not upload.
 	p.gh.SetPermission(pipeOwner, pipeRepo, "wes", "write")
