@@ -9,7 +9,7 @@ RUNDIR  := var/run
 
 export TESTFIRST_WRAPPER := $(BIN)/testfirst-wrapper
 
-.PHONY: all build deps image docker test vet unit fuzz run bench clean
+.PHONY: all build deps image docker test vet unit fuzz run demo bench clean
 
 all: build
 
@@ -57,12 +57,19 @@ fuzz:
 vet:
 	$(GO) vet ./...
 
-## run: grade the sample project: the reference implementation as a PR
+## run: the service on this machine, on its embedded defaults (SQLite and the
+# hidden-test store in var/, the local Docker engine); it prints the URL of
+# the page that registers the GitHub App. Stop it with Ctrl-C.
 run: image
+	@$(BIN)/testfirst keys init >/dev/null
+	$(BIN)/testfirst serve
+
+## demo: a self-contained tour: grade the sample project, its reference
+# implementation as the pull request
+demo: image
 	@rm -rf $(RUNDIR) && mkdir -p $(RUNDIR)/pr
 	@cp -R $(SAMPLE)/base/. $(RUNDIR)/pr/
 	@patch -s -d $(RUNDIR)/pr -p1 < $(SAMPLE)/reference.patch
-	@$(BIN)/testfirst 2>&1 | sed -n '1,9p'
 	$(BIN)/testfirst grade --repo $(RUNDIR)/pr --tests $(SAMPLE)/hidden \
 		--base $(SAMPLE)/base --reference $(SAMPLE)/reference.patch --format text
 

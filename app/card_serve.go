@@ -19,6 +19,8 @@ import (
 // app's home page saying so.
 func mountCardOrHome(ctx context.Context, mux *http.ServeMux, cfg Config, d *db.DB, clients *github.Clients, st *serviceStore, storeErr error,
 	reg prometheus.Registerer, log *slog.Logger, app github.AppInfo) error {
+	// A reload of GitHub's redirect after the registration explains.
+	mux.Handle("GET "+handlers.SetupCallbackPath, handlers.Registered(app))
 	switch {
 	case !cfg.HasLogin():
 		mux.Handle("GET /{$}", handlers.Installed(app))
@@ -33,14 +35,14 @@ func mountCardOrHome(ctx context.Context, mux *http.ServeMux, cfg Config, d *db.
 	// A decision on the card is announced, labelled and acted on by the
 	// ticket's sync, at once rather than at the next tick.
 	sync := func(ctx context.Context, ticket int64) error { return jobs.EnqueueSync(ctx, d, ticket) }
-	return mountCard(ctx, mux, cfg, d, clients, st, reg, log, sync)
+	return mountCard(ctx, mux, cfg, d, clients, st, reg, log, sync, app)
 }
 
 // mountCard adds the approval card's pages to mux: sign-in with the app's
 // OAuth client, the card service on the database, the store (masked
 // copies and decisions only) and the installations' clients. hook is
 // called after every decision.
-func mountCard(ctx context.Context, mux *http.ServeMux, cfg Config, d *db.DB, clients *github.Clients, st *serviceStore, reg prometheus.Registerer, log *slog.Logger, hook card.Hook) error {
+func mountCard(ctx context.Context, mux *http.ServeMux, cfg Config, d *db.DB, clients *github.Clients, st *serviceStore, reg prometheus.Registerer, log *slog.Logger, hook card.Hook, app github.AppInfo) error {
 	key, err := cardSessionKey(cfg.SessionKey, DefaultSessionKeyFile)
 	if err != nil {
 		return err
@@ -50,7 +52,8 @@ func mountCard(ctx context.Context, mux *http.ServeMux, cfg Config, d *db.DB, cl
 		return err
 	}
 	svc := card.NewService(d, st.writer, clients, hook, card.WithMetrics(reg), card.WithLogger(log), card.WithGitHubURL(cfg.WebURL()))
-	h, err := handlers.NewCard(svc, oauth, handlers.CardConfig{PublicURL: cfg.PublicURL, SessionKey: key, Log: log})
+	h, err := handlers.NewCard(svc, oauth, handlers.CardConfig{PublicURL: cfg.PublicURL, SessionKey: key, Log: log,
+		AppName: app.Name, InstallURL: github.InstallURL(app.HTMLURL)})
 	if err != nil {
 		return err
 	}

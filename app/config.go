@@ -65,6 +65,11 @@ type Config struct {
 	// WebhookSecretFile holds one secret per line: every one verifies a
 	// delivery, so secrets can be rotated.
 	WebhookSecretFile string `yaml:"webhook_secret_file"`
+	// WebhookProxyURL is a smee-compatible channel (server-sent events)
+	// the service reads deliveries from, for local development without a
+	// public URL; each goes into the intake, signature verified. Empty:
+	// deliveries come only to POST /webhook.
+	WebhookProxyURL string `yaml:"webhook_proxy_url"`
 	// SyncInterval is how often tickets are brought in line with the
 	// store (tests pushed, approvals given outside the service).
 	SyncInterval time.Duration `yaml:"store_sync_interval"`
@@ -121,6 +126,7 @@ var envKeys = []struct {
 	}},
 	{"TESTFIRST_GITHUB_PRIVATE_KEY_FILE", func(c *Config, v string) error { c.GitHubPrivateKeyFile = v; return nil }},
 	{"TESTFIRST_WEBHOOK_SECRET_FILE", func(c *Config, v string) error { c.WebhookSecretFile = v; return nil }},
+	{"TESTFIRST_WEBHOOK_PROXY_URL", func(c *Config, v string) error { c.WebhookProxyURL = strings.TrimSpace(v); return nil }},
 	{"TESTFIRST_STORE_SYNC_INTERVAL", durationSetting("TESTFIRST_STORE_SYNC_INTERVAL", func(c *Config) *time.Duration { return &c.SyncInterval })},
 	{"TESTFIRST_JOB_RESCUE_AFTER", durationSetting("TESTFIRST_JOB_RESCUE_AFTER", func(c *Config) *time.Duration { return &c.JobRescueAfter })},
 	{"TESTFIRST_GITHUB_CLIENT_ID", func(c *Config, v string) error { c.GitHubClientID = strings.TrimSpace(v); return nil }},
@@ -263,6 +269,11 @@ func (c *Config) validate() []error {
 	}
 	if c.JobRescueAfter < time.Minute {
 		bad("job_rescue_after %s: want at least 1m, and longer than the longest grade, e.g. 90m", c.JobRescueAfter)
+	}
+	if c.WebhookProxyURL != "" {
+		if u, err := url.Parse(c.WebhookProxyURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("webhook_proxy_url %q: want the channel's absolute http(s) URL, e.g. https://smee.io/AbCdEf", c.WebhookProxyURL)
+		}
 	}
 	if c.GitHubAppID > 0 && c.WebhookSecretFile == "" {
 		bad("webhook_secret_file is not set: with app credentials, set TESTFIRST_WEBHOOK_SECRET_FILE to a file holding the app's webhook secret")

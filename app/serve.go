@@ -78,6 +78,14 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 	if err != nil {
 		return err
 	}
+	if cfg.WebhookProxyURL != "" {
+		// Deliveries from the channel go through the same intake as
+		// GitHub's own; the forwarder ends with Serve.
+		pctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); forwardWebhooks(pctx, cfg.WebhookProxyURL, mux, log) }()
+		defer func() { cancel(); <-done }()
+	}
 	return serveHTTP(ctx, cfg, mux, log, listening, nil, stop)
 }
 

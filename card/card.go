@@ -36,13 +36,15 @@ type installationClients interface {
 }
 
 // cardStore is the slice of the hidden-test store the card uses: metadata,
-// the masked card copy, and decisions. It never hands out a canaried body.
+// the masked card copy, decisions, and new versions uploaded on the card.
+// It never hands out a canaried body.
 type cardStore interface {
 	Versions(ctx context.Context, t store.Ticket) ([]store.Version, error)
 	Version(ctx context.Context, t store.Ticket, k int) (store.Version, error)
 	Card(ctx context.Context, t store.Ticket, k int) (*store.Card, error)
 	Approve(ctx context.Context, t store.Ticket, k int, digest, by string) (store.Version, error)
 	Reject(ctx context.Context, t store.Ticket, k int, digest, by, reason string) (store.Version, error)
+	Push(ctx context.Context, t store.Ticket, d store.Draft) (store.Version, error)
 }
 
 var _ cardStore = (*store.Writer)(nil)
@@ -141,10 +143,14 @@ func (s *Service) resolve(ctx context.Context, viewer string, ref handlers.Ticke
 	return ct, nil
 }
 
-// authorize decides whether viewer may see the ticket's card and grades:
-// its requester (while they can still read the repository), and people
-// with admin or maintain permission on it. It fills in the viewer's
-// permission.
+// decides reports whether the viewer may decide on the ticket alone:
+// approve under single, reject, upload tests (pipeline.MayDecide).
+func (ct cardTicket) decides() bool { return pipeline.MayDecide(ct.perm, ct.requester) }
+
+// authorize decides whether viewer may see the ticket's card and grades
+// (pipeline.MayView): its requester (while they can still read the
+// repository), and people with write access to it. It fills in the
+// viewer's permission.
 func (s *Service) authorize(ctx context.Context, viewer string, ct *cardTicket) (bool, error) {
 	r := ct.repo
 	ct.ref = handlers.TicketRef{Owner: r.Owner, Repo: r.Name, Issue: ct.tk.IssueNumber}
@@ -280,7 +286,8 @@ func (s *Service) Card(ctx context.Context, viewer string, ref handlers.TicketRe
 	if err != nil {
 		return nil, err
 	}
-	page := &handlers.CardPage{Ticket: s.ticketInfo(ct), Policy: cfg.Config.Policy, Rejections: rejections(vs), MaxRejections: cfg.Config.MaxRejections}
+	page := &handlers.CardPage{Ticket: s.ticketInfo(ct), Policy: cfg.Config.Policy, Rejections: rejections(vs), MaxRejections: cfg.Config.MaxRejections,
+		CanUpload: ct.decides()}
 	if cfg.ParseError != nil {
 		page.PolicyError = cfg.ParseError.Error()
 	}
@@ -346,6 +353,12 @@ func (s *Service) Card(ctx context.Context, viewer string, ref handlers.TicketRe
 	}
 	cov := pipeline.CoverageOf(pipeline.ParseCriteria(ct.tk.Body), card.Criteria, known)
 	page.Criteria, page.Uncovered, page.Unlisted = criteriaView(cov.Rows), criteriaView(cov.Uncovered), criteriaView(cov.Unlisted)
+	if len(card.Criteria) == 0 {
+		// Without a map nothing says a criterion has no test: coverage
+		// is unknown, and the card says so plainly.
+		page.NoCriteriaMap, page.Uncovered = true, nil
+	}
+	page.Ticket.State = headerState(ct.tk.State, v, page.Newest, len(state.sigs))
 	byTest := cov.ByTest()
 	for _, id := range known {
 		page.Tests = append(page.Tests, handlers.TestInfo{ID: id, Guard: page.Base != nil && slices.Contains(page.Base.Guards, id), Criteria: byTest[id]})
@@ -355,7 +368,7 @@ func (s *Service) Card(ctx context.Context, viewer string, ref handlers.TicketRe
 	}
 	page.Blocked = approvalBlock(viewer, ct, v, page.Newest, state, cfg)
 	page.CanDecide = page.Blocked == ""
-	page.CanReject = v.Number == page.Newest && v.Decision == nil
+	page.CanReject = v.Number == page.Newest && v.Decision == nil && ct.decides()
 	if v.Decision != nil || v.Number != page.Newest {
 		page.Blocked = "" // the version's state says it already
 	}
@@ -397,4 +410,22 @@ func twinsView(tw *grader.Twins) *handlers.TwinsResult {
 		v.Untwinned = append(v.Untwinned, handlers.TwinGapView{ID: g.ID, Why: g.Why})
 	}
 	return v
+}
+
+// headerState is the ticket's state as the card's header says it. The
+// database's ticket state follows a decision once the sync has run; the
+// store has the decision at once, so the header reads the newest
+// version's state from it and never lags behind the decision just taken.
+func headerState(db pipeline.TicketState, v store.Version, newest, signatures int) string {
+	if v.Number == newest {
+		switch {
+		case v.State == store.StateApproved:
+			return "approved: pull requests are graded against v" + fmt.Sprint(v.Number)
+		case v.State == store.StateRejected:
+			return fmt.Sprintf("writing: v%d was rejected, the writer makes the next version", v.Number)
+		case v.State == store.StatePending && signatures > 0:
+			return fmt.Sprintf("awaiting approval: v%d has %d of the signatures it needs", v.Number, signatures)
+		}
+	}
+	return strings.ReplaceAll(string(db), "_", " ")
 }

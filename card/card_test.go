@@ -3,6 +3,7 @@ package card
 import (
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -36,23 +37,25 @@ var writerCriteria = map[string][]string{
 const cardPath = "/tickets/" + cardOwner + "/" + cardRepo + "/1"
 
 // TestCardAccess walks every page for every kind of person: the requester
-// and the repository's admins and maintainers see the ticket; a
-// collaborator who may only write, someone who may only read, and someone
-// GitHub does not know get the same 404 as for a ticket that does not
-// exist; a signed-out browser is sent to sign in.
+// and everyone with write access see the ticket; someone who may only
+// read sees the grade's details (what its check run says, never the
+// output) and the same 404 as for a ticket that does not exist on the
+// card; someone GitHub does not know gets 404 everywhere; a signed-out
+// browser is sent to sign in. A collaborator with write access may not
+// reject (only the requester and maintainers decide alone).
 func TestCardAccess(t *testing.T) {
 	f := newCardFixture(t, "")
 	v := f.push(t, writerCriteria)
 	f.sync(t, v, &defaultCheck, true)
-	grade := f.addGrade(t, v, `{"verdict":"fail","trust":"isolated","counts":{"passed":1,"failed":1,"total":2},"tests":[{"id":"tests/hidden/test_totals.py::test_whole","outcome":"passed"}],"output":"ran"}`)
+	grade := f.addGrade(t, v, `{"verdict":"fail","trust":"isolated","counts":{"passed":1,"failed":1,"total":2},"tests":[{"id":"tests/hidden/test_totals.py::test_whole","outcome":"passed"}],"output":"ran the runner"}`)
 	gradePath := fmt.Sprintf("/grades/%d", grade)
 
 	tests := []struct {
-		login string
-		sees  bool
+		login                 string
+		sees, details, output bool
 	}{
-		{"dev", true}, {"ada", true}, {"max", true},
-		{"wes", false}, {"sam", false}, {"ghost", false},
+		{"dev", true, true, true}, {"ada", true, true, true}, {"max", true, true, true},
+		{"wes", true, true, false}, {"sam", false, true, false}, {"ghost", false, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.login, func(t *testing.T) {
@@ -62,7 +65,7 @@ func TestCardAccess(t *testing.T) {
 			if got := strings.Contains(home, cardPath); got != tt.sees {
 				t.Errorf("home lists the ticket: %v, want %v", got, tt.sees)
 			}
-			for _, path := range []string{cardPath, cardPath + "/versions/1", gradePath} {
+			for _, path := range []string{cardPath, cardPath + "/versions/1"} {
 				code, body, _ := b.get(t, path)
 				if tt.sees {
 					if code != http.StatusOK {
@@ -74,12 +77,38 @@ func TestCardAccess(t *testing.T) {
 					t.Errorf("GET %s: %d, want the 404 of a ticket that does not exist", path, code)
 				}
 			}
-			if tt.sees {
+			code, body, _ := b.get(t, gradePath)
+			switch {
+			case tt.details && code != http.StatusOK:
+				t.Errorf("GET %s: %d, want the grade's details", gradePath, code)
+			case !tt.details && (code != http.StatusNotFound || body != missing):
+				t.Errorf("GET %s: %d, want 404", gradePath, code)
+			case tt.details:
+				for _, want := range []string{"tests/hidden/test_totals.py::test_whole", "trust isolated", "Trust isolated: the hidden tests ran as root-owned files"} {
+					if !strings.Contains(body, want) {
+						t.Errorf("the grade's details lack %q", want)
+					}
+				}
+				if got := strings.Contains(body, "ran the runner"); got != tt.output {
+					t.Errorf("the grade page shows the output: %v, want %v", got, tt.output)
+				}
+				if got := strings.Contains(body, `href="`+cardPath+`"`); got != tt.sees {
+					t.Errorf("the grade page links the card: %v, want %v", got, tt.sees)
+				}
+			}
+			if tt.sees && tt.output {
 				return
 			}
 			form := url.Values{"digest": {v.Digest}, "reason": {"no"}}
 			for _, action := range []string{"approve", "reject"} {
-				if code, body, _ := b.post(t, cardPath+"/versions/1/"+action, form); code != http.StatusNotFound || body != missing {
+				code, body, _ := b.post(t, cardPath+"/versions/1/"+action, form)
+				if tt.sees {
+					if code != http.StatusConflict {
+						t.Errorf("POST %s by a collaborator with write access under single: %d, want 409", action, code)
+					}
+					continue
+				}
+				if code != http.StatusNotFound || body != missing {
 					t.Errorf("POST %s: %d, want 404", action, code)
 				}
 			}
@@ -188,6 +217,9 @@ func TestCardDecisions(t *testing.T) {
 	if _, body, _ := b.get(t, cardPath+"/versions/1?decided=rejected"); !strings.Contains(body, "Rejected. The reason goes to the writer") || strings.Contains(body, "Approve v1") {
 		t.Error("the rejected card does not say so, or still offers approval")
 	}
+	if _, body, _ := b.get(t, cardPath+"/versions/1?decided=rejected"); !strings.Contains(body, "ticket writing: v1 was rejected") {
+		t.Error("the header does not follow the rejection")
+	}
 
 	// v2 is pushed but not ready: no approval yet.
 	v2 := f.push(t, writerCriteria)
@@ -220,6 +252,9 @@ func TestCardDecisions(t *testing.T) {
 	}
 	if got, _ := f.store.Version(ctx, f.st, 3); got.State != store.StateApproved || got.Decision.By != requester || got.Decision.Digest != v3.Digest {
 		t.Errorf("store after approve: %+v", got)
+	}
+	if _, body, _ := b.get(t, cardPath+"/versions/3?decided=approved"); !strings.Contains(body, "ticket approved: pull requests are graded against v3") {
+		t.Error("the header does not follow the approval")
 	}
 	if _, _, err := f.reader.Open(ctx, f.st, v3.Digest); err != nil {
 		t.Errorf("the grader refuses the approved version: %v", err)
@@ -327,6 +362,26 @@ func TestCardEnforce(t *testing.T) {
 		t.Errorf("max completes: %d", code)
 	}
 	if got, _ := f2.store.Version(ctx, f2.st, 1); got.State != store.StateApproved || got.Decision.By != "dev, max" {
+		t.Errorf("store: %+v", got)
+	}
+
+	// The requester, then a collaborator with write access only: the
+	// second approver the card asks for can open it and sign.
+	f3 := newCardFixture(t, "approval:\n  policy: enforce\n")
+	v = f3.push(t, writerCriteria)
+	f3.sync(t, v, &defaultCheck, true)
+	form = url.Values{"digest": {v.Digest}}
+	if code, _, _ := f3.signIn(t, requester).post(t, cardPath+"/versions/1/approve", form); code != http.StatusSeeOther {
+		t.Fatalf("dev signs: %d", code)
+	}
+	wes := f3.signIn(t, "wes")
+	if code, body, _ := wes.get(t, cardPath); code != http.StatusOK || !strings.Contains(body, "Approve v1") {
+		t.Fatalf("wes, with write access, opens the card: %d, want it with Approve v1", code)
+	}
+	if code, _, resp := wes.post(t, cardPath+"/versions/1/approve", form); code != http.StatusSeeOther || !strings.HasSuffix(resp.Header.Get("Location"), "decided=approved") {
+		t.Errorf("wes completes: %d", code)
+	}
+	if got, _ := f3.store.Version(ctx, f3.st, 1); got.State != store.StateApproved || got.Decision.By != "dev, wes" {
 		t.Errorf("store: %+v", got)
 	}
 }
@@ -452,6 +507,24 @@ func TestCardGradePage(t *testing.T) {
 	}
 	if realCanary.MatchString(body) {
 		t.Error("the grade page shows a canary token")
+	}
+
+	// The grader's sentinels are not the ticket's: the page neither shows
+	// them nor counts them.
+	rep = grader.Report{Verdict: grader.VerdictPass, Trust: grader.TrustIsolated, Counts: grader.Counts{Passed: 2, Total: 2},
+		Tests:  []grader.TestResult{{ID: "tests/hidden/test_totals.py::test_whole", Outcome: grader.OutcomePassed}, {ID: "tests/hidden/test_totals.py::test_empty", Outcome: grader.OutcomePassed}},
+		Output: sentinelOutput, Sentinels: "ok"}
+	data, _ = json.Marshal(rep)
+	_, body, _ = b.get(t, fmt.Sprintf("/grades/%d", f.addGrade(t, v, string(data))))
+	for _, want := range []string{"collected 2 items", "../hidden/tests/hidden/test_totals.py ..\n", "= 2 passed in 0.05s ="} {
+		if !strings.Contains(html.UnescapeString(body), want) {
+			t.Errorf("the output lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"sentinel", "collected 4", "AssertionError", "1 failed", "FAILURES", "short test summary"} {
+		if strings.Contains(body, bad) {
+			t.Errorf("the output shows %q", bad)
+		}
 	}
 	if code, _, _ := b.get(t, "/grades/9999"); code != http.StatusNotFound {
 		t.Errorf("missing grade: %d", code)
@@ -590,5 +663,126 @@ func TestCardRequesterWithoutAccess(t *testing.T) {
 	}
 	if _, home, _ := b.get(t, "/"); strings.Contains(home, cardPath) {
 		t.Error("the list shows the ticket")
+	}
+}
+
+// sentinelOutput is pytest's output of two hidden tests and the grader's
+// two sentinels, as the grader keeps it.
+const sentinelOutput = `============================= test session starts ==============================
+platform linux -- Python 3.11.2, pytest-7.2.1, pluggy-1.0.0+repack
+rootdir: /hidden, configfile: ../dev/null
+collected 4 items
+
+../hidden/tests/hidden/test_totals.py .F..
+
+=================================== FAILURES ===================================
+____________________________ sentinel_must_fail _____________________________
+
+    def sentinel_must_fail():
+>       assert not isinstance(result, object)
+E       AssertionError: assert not True
+
+/hidden/tests/hidden/test_totals.py:31: AssertionError
+=========================== short test summary info ============================
+FAILED ../hidden/tests/hidden/test_totals.py::sentinel_must_fail - AssertionErro...
+========================= 1 failed, 3 passed in 0.05s =========================
+`
+
+// TestCardWithoutCriteriaMap: a version that came without a criteria map
+// raises no alarm that criteria have no test; the card says plainly that
+// there is no map and how to add one.
+func TestCardWithoutCriteriaMap(t *testing.T) {
+	f := newCardFixture(t, "")
+	v := f.push(t, nil)
+	f.sync(t, v, &defaultCheck, true)
+	_, body, _ := f.signIn(t, requester).get(t, cardPath)
+	for _, bad := range []string{"have no test", "has no test", "<strong>no test</strong>", `class="uncovered"`} {
+		if strings.Contains(body, bad) {
+			t.Errorf("the card shows %q for a version without a criteria map", bad)
+		}
+	}
+	for _, want := range []string{"came without a criteria map", "testfirst tests push --criteria FILE", "not mapped"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the card lacks %q", want)
+		}
+	}
+}
+
+// TestCardAuditLog: the ticket's audit page lists every event, newest
+// first, decisions with where they were taken, filterable by kind and
+// actor, with links; it is shown to whoever sees the card. The
+// repository's page is its admins' only.
+func TestCardAuditLog(t *testing.T) {
+	f := newCardFixture(t, "")
+	v1 := f.push(t, writerCriteria)
+	f.sync(t, v1, &defaultCheck, true)
+	dev := f.signIn(t, requester)
+	if code, _, _ := dev.post(t, cardPath+"/versions/1/reject", url.Values{"digest": {v1.Digest}, "reason": {"Rounding is not tested"}}); code != http.StatusSeeOther {
+		t.Fatalf("reject: %d", code)
+	}
+	v2 := f.push(t, writerCriteria)
+	f.sync(t, v2, &defaultCheck, true)
+	if code, _, _ := dev.post(t, cardPath+"/versions/2/approve", url.Values{"digest": {v2.Digest}}); code != http.StatusSeeOther {
+		t.Fatalf("approve: %d", code)
+	}
+	ctx := t.Context()
+	// An approval that came into the database from outside the card.
+	f.db.Tx(ctx, func(tx *db.Tx) error {
+		return tx.AppendAudit(ctx, db.AuditEvent{Actor: "mallory", TicketID: f.tk.ID, Kind: "version.approved", Detail: json.RawMessage(`{"version":2,"digest":"` + v2.Digest + `"}`)})
+	})
+
+	code, body, _ := dev.get(t, cardPath+"/audit")
+	if code != http.StatusOK {
+		t.Fatalf("audit: %d", code)
+	}
+	approved, rejected := strings.Index(body, "<code>version.approved</code>"), strings.Index(body, "<code>version.rejected</code>")
+	if approved < 0 || rejected < 0 || approved > rejected {
+		t.Errorf("the log is not newest first (approved at %d, rejected at %d)", approved, rejected)
+	}
+	for _, want := range []string{"source: the card, signed in with GitHub", "source: the store, outside the card: not proven to be mallory",
+		"reason: Rounding is not tested", `href="` + cardPath + `/versions/2"`, `<option value="version.rejected"`} {
+		if !strings.Contains(html.UnescapeString(body), want) {
+			t.Errorf("the audit page lacks %q", want)
+		}
+	}
+	if !strings.Contains(func() string { _, b, _ := dev.get(t, cardPath); return b }(), `href="`+cardPath+`/audit"`) {
+		t.Error("the card does not link its audit log")
+	}
+	_, body, _ = dev.get(t, cardPath+"/audit?kind=version.rejected")
+	if strings.Contains(body, "<code>version.approved</code>") || !strings.Contains(body, "<code>version.rejected</code>") {
+		t.Error("the kind filter does not select")
+	}
+	_, body, _ = dev.get(t, cardPath+"/audit?actor=mallory")
+	if strings.Count(body, "<code>version.") != 1 {
+		t.Error("the actor filter does not select")
+	}
+	if code, _, _ := f.signIn(t, "sam").get(t, cardPath+"/audit"); code != http.StatusNotFound {
+		t.Errorf("a reader opens the audit log: %d", code)
+	}
+	repoPath := "/repos/" + cardOwner + "/" + cardRepo + "/audit"
+	if code, body, _ := f.signIn(t, "ada").get(t, repoPath); code != http.StatusOK || !strings.Contains(body, "<code>version.rejected</code>") || !strings.Contains(body, `href="`+cardPath+`"`) {
+		t.Errorf("an admin's repository audit: %d", code)
+	}
+	for _, login := range []string{requester, "max", "wes"} {
+		if code, _, _ := f.signIn(t, login).get(t, repoPath); code != http.StatusNotFound {
+			t.Errorf("%s opens the repository's audit log: %d", login, code)
+		}
+	}
+}
+
+// TestCardUploadAccess: the upload page is the requester's, the
+// maintainers' and the admins'; write access alone gets a refusal, and
+// those who may not see the ticket get 404.
+func TestCardUploadAccess(t *testing.T) {
+	f := newCardFixture(t, "")
+	for login, want := range map[string]int{requester: http.StatusOK, "ada": http.StatusOK, "max": http.StatusOK,
+		"wes": http.StatusConflict, "sam": http.StatusNotFound, "ghost": http.StatusNotFound} {
+		code, body, _ := f.signIn(t, login).get(t, cardPath+"/upload")
+		if code != want {
+			t.Errorf("%s: upload page %d, want %d", login, code, want)
+		}
+		if code == http.StatusOK && !strings.Contains(body, `name="criterion.AC1"`) {
+			t.Errorf("%s: the upload page does not offer the issue's criteria", login)
+		}
 	}
 }

@@ -108,7 +108,7 @@ func (s *Service) Approve(ctx context.Context, viewer string, ref handlers.Ticke
 	policy := cfg.Config.Policy
 	audit := func(kind string, logins []string, complete bool) db.AuditEvent {
 		detail, _ := json.Marshal(map[string]any{"version": k, "digest": digest, "review_seconds": sig.ReviewSeconds, "fast": sig.Fast,
-			"fast_threshold_seconds": int64(cfg.Config.FastApproval.Seconds()), "policy": policy, "signers": logins, "complete": complete})
+			"fast_threshold_seconds": int64(cfg.Config.FastApproval.Seconds()), "policy": policy, "signers": logins, "complete": complete, "source": decisionSourceCard})
 		return db.AuditEvent{At: at, Actor: viewer, TicketID: ct.tk.ID, Kind: kind, Detail: detail}
 	}
 
@@ -207,6 +207,9 @@ func (s *Service) Reject(ctx context.Context, viewer string, ref handlers.Ticket
 	if err != nil {
 		return "", err
 	}
+	if !ct.decides() {
+		return "", handlers.Refusef("Only the requester, %s, and the repository's maintainers and admins reject a version; with write access you may sign as the second approver under policy enforce.", ct.tk.Requester)
+	}
 	v, vs, err := s.decisionTarget(ctx, ct, k, digest, "rejected")
 	if err != nil {
 		return "", err
@@ -233,7 +236,7 @@ func (s *Service) Reject(ctx context.Context, viewer string, ref handlers.Ticket
 			review = int64(max(at.Sub(row.ReadyAt), 0).Seconds())
 		}
 		detail, _ := json.Marshal(map[string]any{"version": k, "digest": digest, "reason": reason, "review_seconds": review,
-			"rejections": n, "max_rejections": cfg.Config.MaxRejections, "stopped": cfg.Config.RejectionCapReached(n)})
+			"rejections": n, "max_rejections": cfg.Config.MaxRejections, "stopped": cfg.Config.RejectionCapReached(n), "source": decisionSourceCard})
 		return tx.AppendAudit(ctx, db.AuditEvent{At: at, Actor: viewer, TicketID: ct.tk.ID, Kind: "version.rejected", Detail: detail})
 	})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/handlers"
+	"github.com/testfirst-app/testfirst/pipeline"
 )
 
 // canaryToken matches a canary token the store makes ("tfc-" and hex),
@@ -35,8 +36,9 @@ func maskCanaries(text string) string {
 	})
 }
 
-// Grade implements handlers.Cards: one grade with the grader's full
-// report, output included, for those who may see the ticket.
+// Grade implements handlers.Cards: one grade's details, as its check run
+// says them, for anyone who can read the repository; with the runner's
+// full output for the requester, maintainers and admins.
 func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers.GradePage, error) {
 	var (
 		g      db.Grade
@@ -63,16 +65,20 @@ func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers
 	if err != nil {
 		return nil, err
 	}
-	ok, err := s.authorize(ctx, viewer, &ct)
-	if err != nil {
+	// Anyone who can read the repository sees its check runs, so anyone
+	// who can read it sees the grade's details; the runner's output only
+	// those who decide on the ticket's tests.
+	if _, err := s.authorize(ctx, viewer, &ct); err != nil {
 		return nil, err
 	}
-	if !ok || !ct.repo.RemovedAt.IsZero() {
+	if !pipeline.MaySeeCheck(ct.perm, ct.requester) || !ct.repo.RemovedAt.IsZero() {
 		return nil, handlers.ErrNotFound
 	}
+	full := pipeline.MaySeeOutput(ct.perm, ct.requester)
 	page := &handlers.GradePage{ID: g.ID, Ticket: s.ticketInfo(ct), PR: g.PRNumber, HeadSHA: g.HeadSHA, Digest: g.Digest, Version: g.VersionNumber,
 		State: string(g.State), Started: g.StartedAt, Finished: g.FinishedAt,
-		PRURL: fmt.Sprintf("%s%s/%s/pull/%d", s.webURL, ct.repo.Owner, ct.repo.Name, g.PRNumber)}
+		PRURL: fmt.Sprintf("%s%s/%s/pull/%d", s.webURL, ct.repo.Owner, ct.repo.Name, g.PRNumber), Full: full,
+		CardLink: pipeline.MayView(ct.perm, ct.requester)}
 	if len(report) == 0 {
 		return page, nil
 	}
@@ -89,6 +95,10 @@ func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers
 		criteria = v.Criteria
 	}
 	page.Report = reportView(&r, criteria)
+	page.Report.TrustMeans = trustMeaning(page.Report.Trust)
+	if !full {
+		page.Report.Output, page.Report.OutputTruncated = "", false
+	}
 	return page, nil
 }
 
@@ -99,7 +109,7 @@ func reportView(r *grader.Report, criteria map[string][]string) *handlers.Report
 		TouchedTests: r.TouchedTests, Contaminated: r.Contaminated, Sentinels: r.Sentinels, UIDSplit: r.Isolation.UIDSplit,
 		Image: r.Image, TestsDigest: r.TestsDigest, RepoDigest: r.RepoDigest, Runner: strings.Join(r.Runner, " "), ExitCode: r.ExitCode,
 		Duration: time.Duration(r.DurationSeconds * float64(time.Second)).Round(time.Millisecond),
-		Output:   maskCanaries(r.Output), OutputTruncated: r.OutputTruncated}
+		Output:   maskCanaries(hideSentinels(r.Output, r)), OutputTruncated: r.OutputTruncated}
 	for i, reason := range rv.Reasons {
 		rv.Reasons[i] = maskCanaries(reason)
 	}
@@ -111,6 +121,9 @@ func reportView(r *grader.Report, criteria map[string][]string) *handlers.Report
 	}
 	outcome := map[string]grader.Outcome{}
 	for _, t := range r.Tests {
+		if isSentinel(t.ID) {
+			continue
+		}
 		outcome[t.ID] = t.Outcome
 		rv.Tests = append(rv.Tests, handlers.TestOutcome{ID: t.ID, Outcome: string(t.Outcome), Criteria: byTest[t.ID]})
 	}
@@ -131,4 +144,17 @@ func reportView(r *grader.Report, criteria map[string][]string) *handlers.Report
 		rv.Contamination = append(rv.Contamination, handlers.PathReason{Path: c.HiddenFile, Reason: c.Where})
 	}
 	return rv
+}
+
+// trustMeaning says in one sentence what a trust level means.
+func trustMeaning(trust string) string {
+	switch grader.Trust(trust) {
+	case grader.TrustIsolated:
+		return "isolated: the hidden tests ran as root-owned files the code under test could not read or change, under a separate user, with no network."
+	case grader.TrustBestEffort:
+		return "best_effort: the sandbox ran without the user split, so the code under test could in principle reach the hidden tests; the grade is likely right but not proven sealed."
+	case grader.TrustLow:
+		return "low: a test command of the repository's own ran instead of the sealed pytest runner, so the grade says what that command reported and nothing more."
+	}
+	return ""
 }

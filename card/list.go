@@ -105,7 +105,10 @@ func (s *Service) waiting(ctx context.Context, viewer string, ct cardTicket, ite
 		case cfg.Policy != pipeline.PolicyEnforce:
 			item.Waiting, item.OnViewer = fmt.Sprintf("your review of v%d", v.Number), true
 			if !ct.requester {
-				item.Waiting, item.OnViewer = fmt.Sprintf("review of v%d by %s (you may decide too)", v.Number, ct.tk.Requester), true
+				item.Waiting, item.OnViewer = fmt.Sprintf("review of v%d by %s (you may decide too)", v.Number, ct.tk.Requester), ct.decides()
+				if !ct.decides() {
+					item.Waiting = fmt.Sprintf("review of v%d by %s", v.Number, ct.tk.Requester)
+				}
 			}
 		case mine:
 			item.Waiting = fmt.Sprintf("a second approver for v%d", v.Number)

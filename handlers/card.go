@@ -27,7 +27,10 @@ type CardConfig struct {
 	SessionKey []byte
 	// SessionTTL is how long a sign-in lasts; DefaultSessionTTL when 0.
 	SessionTTL time.Duration
-	Log        *slog.Logger
+	// AppName and InstallURL name the app and where to install it on
+	// repositories: the home page keeps offering it.
+	AppName, InstallURL string
+	Log                 *slog.Logger
 }
 
 // Card serves the approval card: sign-in with GitHub, the ticket list,
@@ -43,8 +46,12 @@ type Card struct {
 	callback string
 	csrf     *http.CrossOriginProtection
 	pages    *pages
+	install  installLink
 	log      *slog.Logger
 }
+
+// installLink is the app's name and where to install it.
+type installLink struct{ Name, URL string }
 
 // NewCard returns the card's handlers.
 func NewCard(cards Cards, signIn SignIn, cfg CardConfig) (*Card, error) {
@@ -80,6 +87,7 @@ func NewCard(cards Cards, signIn SignIn, cfg CardConfig) (*Card, error) {
 		callback: strings.TrimSuffix(cfg.PublicURL, "/") + OAuthCallbackPath,
 		csrf:     csrf,
 		pages:    p,
+		install:  installLink{Name: cfg.AppName, URL: cfg.InstallURL},
 		log:      log,
 	}
 	csrf.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -102,6 +110,10 @@ func (c *Card) Register(mux *http.ServeMux) {
 	post(pipeline.ApproveRoute, c.approve)
 	post(pipeline.RejectRoute, c.reject)
 	get(pipeline.GradeRoute, c.grade)
+	get(pipeline.AuditRoute, c.audit)
+	get(pipeline.UploadRoute, c.uploadForm)
+	post(pipeline.UploadRoute, c.upload)
+	get(pipeline.RepoAuditRoute, c.repoAudit)
 	get("/static/{file}", c.static)
 }
 
@@ -189,7 +201,7 @@ func (c *Card) logout(w http.ResponseWriter, r *http.Request) {
 func (c *Card) home(w http.ResponseWriter, r *http.Request) {
 	viewer := c.cookies.viewer(r)
 	if viewer == "" {
-		c.render(w, r, http.StatusOK, "signin", pageData{Title: "Sign in"})
+		c.render(w, r, http.StatusOK, "signin", pageData{Title: "Sign in", Install: c.install})
 		return
 	}
 	items, err := c.cards.Tickets(r.Context(), viewer)
@@ -197,7 +209,7 @@ func (c *Card) home(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
-	c.render(w, r, http.StatusOK, "home", pageData{Title: "Your tickets", Viewer: viewer, Tickets: items})
+	c.render(w, r, http.StatusOK, "home", pageData{Title: "Your tickets", Viewer: viewer, Tickets: items, Install: c.install})
 }
 
 // Path segments: GitHub's owner and repository names, positive numbers.
@@ -229,6 +241,7 @@ var decidedMessages = map[string]string{
 	string(DecidedApproved): "Approved. Pull requests that fix the issue are graded against this version.",
 	string(DecidedSigned):   "You signed. The repository requires a second approver with write access who is not the requester.",
 	string(DecidedRejected): "Rejected. The reason goes to the writer; the version is kept and never graded.",
+	"uploaded":              "Uploaded. The base check runs on this version next; once it passes, the card offers approval.",
 }
 
 // card shows a version of a ticket's hidden tests.
@@ -345,6 +358,50 @@ func (c *Card) grade(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.render(w, r, http.StatusOK, "grade", pageData{Title: fmt.Sprintf("Grade %d of %s", g.ID, g.Ticket.Ref), Viewer: viewer, Grade: g})
+}
+
+// auditFilter reads the audit log's filter from the query.
+func auditFilter(r *http.Request) AuditFilter {
+	q := r.URL.Query()
+	return AuditFilter{Kind: strings.TrimSpace(q.Get("kind")), Actor: strings.TrimSpace(q.Get("actor"))}
+}
+
+// audit shows a ticket's audit log.
+func (c *Card) audit(w http.ResponseWriter, r *http.Request) {
+	viewer, ok := c.requireViewer(w, r)
+	if !ok {
+		return
+	}
+	t, _, ok := ticketRef(r)
+	if !ok {
+		c.notFound(w, r)
+		return
+	}
+	page, err := c.cards.Audit(r.Context(), viewer, t, auditFilter(r))
+	if err != nil {
+		c.cardError(w, r, err)
+		return
+	}
+	c.render(w, r, http.StatusOK, "audit", pageData{Title: "Audit log of " + t.String(), Viewer: viewer, Audit: page})
+}
+
+// repoAudit shows a repository's audit log.
+func (c *Card) repoAudit(w http.ResponseWriter, r *http.Request) {
+	viewer, ok := c.requireViewer(w, r)
+	if !ok {
+		return
+	}
+	owner, repo := r.PathValue("owner"), r.PathValue("repo")
+	if !ownerName.MatchString(owner) || !repoName.MatchString(repo) || repo == "." || repo == ".." {
+		c.notFound(w, r)
+		return
+	}
+	page, err := c.cards.RepoAudit(r.Context(), viewer, owner, repo, auditFilter(r))
+	if err != nil {
+		c.cardError(w, r, err)
+		return
+	}
+	c.render(w, r, http.StatusOK, "audit", pageData{Title: "Audit log of " + owner + "/" + repo, Viewer: viewer, Audit: page})
 }
 
 // cardError answers an error of Cards: 404 for what may not be seen, a

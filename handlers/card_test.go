@@ -58,6 +58,26 @@ func (r *recordingCards) Grade(ctx context.Context, viewer string, id int64) (*G
 	return &GradePage{ID: id, Ticket: TicketInfo{Ref: TicketRef{"o", "r", 1}}}, r.err
 }
 
+func (r *recordingCards) Audit(ctx context.Context, viewer string, t TicketRef, f AuditFilter) (*AuditPage, error) {
+	r.record("audit " + viewer + " " + t.String() + " " + f.Kind)
+	return &AuditPage{Owner: t.Owner, Repo: t.Repo, Ticket: &TicketInfo{Ref: t}}, r.err
+}
+
+func (r *recordingCards) RepoAudit(ctx context.Context, viewer, owner, repo string, f AuditFilter) (*AuditPage, error) {
+	r.record("repo audit " + viewer + " " + owner + "/" + repo)
+	return &AuditPage{Owner: owner, Repo: repo}, r.err
+}
+
+func (r *recordingCards) UploadForm(ctx context.Context, viewer string, t TicketRef) (*UploadPage, error) {
+	r.record("upload form " + viewer + " " + t.String())
+	return &UploadPage{Ticket: TicketInfo{Ref: t}}, r.err
+}
+
+func (r *recordingCards) Upload(ctx context.Context, viewer string, t TicketRef, u Upload) (int, error) {
+	r.record("upload " + viewer + " " + t.String())
+	return 1, r.err
+}
+
 func (r *recordingCards) decisions() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -90,7 +110,8 @@ func newSite(t *testing.T) *site {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	cards := &recordingCards{page: &CardPage{Ticket: TicketInfo{Ref: TicketRef{"o", "r", 1}}}}
-	card, err := NewCard(cards, oauth, CardConfig{PublicURL: srv.URL, SessionKey: []byte(strings.Repeat("s", 32))})
+	card, err := NewCard(cards, oauth, CardConfig{PublicURL: srv.URL, SessionKey: []byte(strings.Repeat("s", 32)),
+		AppName: "testfirst", InstallURL: "https://github.com/apps/testfirst/installations/new"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,6 +209,8 @@ func TestSignIn(t *testing.T) {
 	}
 	if _, body := do(t, c, "GET", s.srv.URL+"/", nil); !strings.Contains(body, "Sign in with GitHub") {
 		t.Error("still signed in after logout")
+	} else if !strings.Contains(body, `href="https://github.com/apps/testfirst/installations/new"`) {
+		t.Error("the home page with the card on lost the app's Install link")
 	}
 }
 

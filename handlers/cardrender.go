@@ -37,6 +37,13 @@ type pageData struct {
 	Files     []highlighted
 	Reference template.HTML
 	Grade     *GradePage
+	// Install is where to install the app, on the home page.
+	Install installLink
+	Audit   *AuditPage
+	Upload  *UploadPage
+	// Mapped is the criteria map an upload form posted, kept when the
+	// upload is refused.
+	Mapped map[string]string
 }
 
 // pages are the parsed templates, one set per page so each can define

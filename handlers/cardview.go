@@ -32,7 +32,59 @@ type Cards interface {
 	Reject(ctx context.Context, viewer string, t TicketRef, k int, digest, reason string) (Decided, error)
 	// Grade returns a grade of a pull request with its full output.
 	Grade(ctx context.Context, viewer string, id int64) (*GradePage, error)
+	// Audit returns the ticket's audit events, newest first, those that
+	// f selects; ErrNotFound for a ticket viewer may not see.
+	Audit(ctx context.Context, viewer string, t TicketRef, f AuditFilter) (*AuditPage, error)
+	// UploadForm returns what the upload page of the ticket shows: the
+	// issue's criteria to map. ErrNotFound for a ticket viewer may not
+	// see; a *Refusal for one who may not upload.
+	UploadForm(ctx context.Context, viewer string, t TicketRef) (*UploadPage, error)
+	// Upload stores the uploaded tests as the ticket's next version, as
+	// tests push does, and returns its number. A *Refusal says what to fix
+	// in the upload.
+	Upload(ctx context.Context, viewer string, t TicketRef, u Upload) (int, error)
+	// RepoAudit returns the audit events of every ticket of a repository,
+	// for its admins; ErrNotFound for anyone else.
+	RepoAudit(ctx context.Context, viewer, owner, repo string, f AuditFilter) (*AuditPage, error)
 }
+
+// AuditFilter selects audit events: by kind (a prefix such as "version."
+// or a whole kind) and by actor; empty selects all.
+type AuditFilter struct{ Kind, Actor string }
+
+// AuditPage is an audit log as the card shows it.
+type AuditPage struct {
+	// Owner and Repo name the repository; Ticket is set for a ticket's
+	// log, nil for a repository's.
+	Owner, Repo string
+	Ticket      *TicketInfo
+	Filter      AuditFilter
+	// Kinds and Actors are every kind and actor in the log, for the
+	// filter's choices.
+	Kinds, Actors []string
+	Events        []AuditRow
+	// Total is how many events the log holds before filtering.
+	Total int
+}
+
+// AuditRow is one audit event.
+type AuditRow struct {
+	At     time.Time
+	Actor  string
+	Kind   string
+	Ticket TicketRef
+	// Facts are the event's details as name and value, in name order.
+	Facts []AuditFact
+	// Links lead to what the event concerns: the ticket, a version, a
+	// grade, a pull request.
+	Links []AuditLink
+}
+
+// AuditFact is one detail of an audit event.
+type AuditFact struct{ Name, Value string }
+
+// AuditLink is a link from an audit event.
+type AuditLink struct{ Text, URL string }
 
 // SignIn is GitHub's OAuth web flow as the login pages use it; the
 // github package's OAuthApp implements it.
@@ -129,6 +181,9 @@ type CardPage struct {
 	Criteria  []Criterion
 	Uncovered []Criterion
 	Unlisted  []Criterion
+	// NoCriteriaMap is true when the version came without a criteria map:
+	// coverage is unknown, not missing, and Uncovered is empty.
+	NoCriteriaMap bool
 
 	// Tests are the hidden test ids as the implementer sees them, known
 	// once the base check ran (TestsKnown).
@@ -150,6 +205,8 @@ type CardPage struct {
 	// Blocked says why not, when there is a reason to say.
 	CanDecide bool
 	CanReject bool
+	// CanUpload is whether the viewer may upload the next version.
+	CanUpload bool
 	Blocked   string
 
 	History       []HistoryItem
@@ -327,12 +384,20 @@ type GradePage struct {
 	Finished time.Time
 	// Report is nil until the grade finished.
 	Report *ReportView
+	// Full is whether the viewer sees the runner's output (the requester,
+	// maintainers, admins); everyone else who can read the repository
+	// sees what the check run says.
+	Full bool
+	// CardLink is whether the viewer may open the ticket's card.
+	CardLink bool
 }
 
 // ReportView is a grade's report.
 type ReportView struct {
-	Verdict       string
-	Trust         string
+	Verdict string
+	Trust   string
+	// TrustMeans says in a sentence what the trust level means.
+	TrustMeans    string
 	Reasons       []string
 	Passed        int
 	Failed        int
@@ -376,4 +441,27 @@ type CriterionScore struct {
 type PathReason struct {
 	Path   string
 	Reason string
+}
+
+// UploadPage is the upload page of a ticket.
+type UploadPage struct {
+	Ticket TicketInfo
+	// Criteria are the acceptance criteria, to map to test ids.
+	Criteria []Criterion
+	// Newest is the ticket's newest version, 0 before the first.
+	Newest int
+}
+
+// Upload is what a person uploads as a version: test files (or one
+// archive, already unpacked), the criteria map and a reference patch.
+type Upload struct {
+	Files     []UploadFile
+	Criteria  map[string][]string
+	Reference []byte
+}
+
+// UploadFile is one uploaded test file, by its path in the version.
+type UploadFile struct {
+	Path string
+	Data []byte
 }

@@ -156,6 +156,8 @@ type installedPage struct {
 	Name       string
 	InstallURL string
 	Where      string
+	// Reloaded is set when GitHub's one-time redirect is opened again.
+	Reloaded bool
 }
 
 // problemPage is what problem.html shows.
@@ -279,6 +281,16 @@ func (s *Setup) registration() (*github.AppRegistration, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.done, s.doneCode
+}
+
+// Registered serves GET /setup/callback once the service runs as the app
+// registered there: a reload of GitHub's one-time redirect, answered with
+// what happened and where to install the app rather than a 404.
+func Registered(app github.AppInfo) http.Handler {
+	p := installedPage{Name: app.Name, InstallURL: github.InstallURL(app.HTMLURL), Reloaded: true}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writePage(w, http.StatusOK, "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'", "installed", p)
+	})
 }
 
 // Installed serves GET / once the service runs as an app: where to install

@@ -28,17 +28,41 @@ func HasWriteAccess(perm string) bool {
 	return false
 }
 
-// MayView reports whether someone may see a ticket's card and grades: its
-// requester while they can still read the repository, and people who
-// administer or maintain it.
+// MayView reports whether someone may see a ticket's card and the grades
+// of its pull requests: its requester while they can still read the
+// repository, and everyone with write access to it (the second approver
+// enforce asks for is one of them).
 func MayView(perm string, requester bool) bool {
-	switch {
-	case requester && perm != PermNone:
+	return (requester && perm != PermNone) || HasWriteAccess(perm)
+}
+
+// MayDecide reports whether someone may approve a version alone, reject
+// it, or upload tests: the requester (while they can read the repository)
+// and those who administer or maintain it. Others with write access may
+// only sign as enforce's second approver.
+func MayDecide(perm string, requester bool) bool {
+	switch p := strings.ToLower(perm); {
+	case requester && p != PermNone:
 		return true
-	case perm == PermAdmin || perm == PermMaintain:
+	case p == PermAdmin || p == PermMaintain:
 		return true
 	}
 	return false
+}
+
+// MaySeeOutput reports whether someone may see a grade's full runner
+// output: whoever may decide on the ticket's tests (MayDecide). Everyone
+// else who can read the repository sees what the check run says.
+func MaySeeOutput(perm string, requester bool) bool { return MayDecide(perm, requester) }
+
+// MaySeeCheck reports whether someone may see a grade's details page:
+// anyone who can read the repository, as anyone who sees its check run.
+func MaySeeCheck(perm string, requester bool) bool {
+	switch strings.ToLower(perm) {
+	case PermAdmin, PermMaintain, PermWrite, PermRead:
+		return true
+	}
+	return requester && perm != PermNone
 }
 
 // ApprovalComplete reports whether a version signed by these logins is
@@ -105,7 +129,11 @@ func SignBlock(s Signing) string {
 			return fmt.Sprintf("You signed v%d. The repository's policy is enforce: a second approver with write access who is not the requester must sign too.", s.Version)
 		}
 	}
-	if s.Policy == PolicyEnforce && !strings.EqualFold(s.Viewer, s.Requester) {
+	requester := strings.EqualFold(s.Viewer, s.Requester)
+	if s.Policy != PolicyEnforce && !MayDecide(s.Permission, requester) {
+		return fmt.Sprintf("Policy %s: the requester, %s, or a maintainer approves. With write access you sign as the second approver where the policy is enforce.", s.Policy, s.Requester)
+	}
+	if s.Policy == PolicyEnforce && !requester {
 		if !HasWriteAccess(s.Permission) {
 			return "Policy enforce: a second approver needs write access to the repository."
 		}

@@ -13,14 +13,16 @@ func TestHasWriteAccessAndMayView(t *testing.T) {
 		perm                string
 		write               bool
 		requester, outsider bool // MayView for the requester, for anyone else
+		decides             bool // MayDecide for anyone but the requester
+		check               bool // MaySeeCheck for anyone but the requester
 	}{
-		{PermAdmin, true, true, true},
-		{PermMaintain, true, true, true},
-		{"MAINTAIN", true, true, false},
-		{PermWrite, true, true, false},
-		{PermRead, false, true, false},
-		{PermNone, false, false, false},
-		{"", false, true, false},
+		{PermAdmin, true, true, true, true, true},
+		{PermMaintain, true, true, true, true, true},
+		{"MAINTAIN", true, true, true, true, true},
+		{PermWrite, true, true, true, false, true},
+		{PermRead, false, true, false, false, true},
+		{PermNone, false, false, false, false, false},
+		{"", false, true, false, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.perm, func(t *testing.T) {
@@ -32,6 +34,15 @@ func TestHasWriteAccessAndMayView(t *testing.T) {
 			}
 			if got := MayView(tt.perm, false); got != tt.outsider {
 				t.Errorf("MayView(%q, other) = %t", tt.perm, got)
+			}
+			if got := MayDecide(tt.perm, false); got != tt.decides {
+				t.Errorf("MayDecide(%q, other) = %t", tt.perm, got)
+			}
+			if got := MaySeeOutput(tt.perm, true); got != tt.requester {
+				t.Errorf("MaySeeOutput(%q, requester) = %t", tt.perm, got)
+			}
+			if got := MaySeeCheck(tt.perm, false); got != tt.check {
+				t.Errorf("MaySeeCheck(%q, other) = %t", tt.perm, got)
 			}
 		})
 	}
@@ -84,6 +95,8 @@ func TestSignBlock(t *testing.T) {
 		{"enforce: one second approver only", with(func(s *Signing) {
 			s.Policy, s.Viewer, s.Permission, s.Signers = PolicyEnforce, "wes", PermWrite, []string{"ada"}
 		}), "ada signed as the second approver; the requester, dev, must sign too"},
+		{"single: write access alone does not approve", with(func(s *Signing) { s.Viewer, s.Permission = "wes", PermWrite }), "the requester, dev, or a maintainer approves"},
+		{"single: a maintainer approves", with(func(s *Signing) { s.Viewer, s.Permission = "max", PermMaintain }), ""},
 		{"enforce: the requester completes", with(func(s *Signing) { s.Policy, s.Signers = PolicyEnforce, []string{"ada"} }), ""},
 	}
 	for _, tt := range tests {

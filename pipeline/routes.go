@@ -18,7 +18,23 @@ const (
 	RejectRoute  = VersionRoute + "/reject"
 	// GradeRoute is a grade's page, with the grader's full report.
 	GradeRoute = "/grades/{id}"
+	// AuditRoute is a ticket's audit log; RepoAuditRoute a repository's,
+	// for its admins.
+	AuditRoute = TicketRoute + "/audit"
+	// UploadRoute is where a person uploads a ticket's next version.
+	UploadRoute    = TicketRoute + "/upload"
+	RepoAuditRoute = "/repos/{owner}/{repo}/audit"
 )
+
+// AuditPath is the path of an issue's ticket's audit log (AuditRoute).
+func AuditPath(owner, repo string, issue int) string {
+	return TicketPath(owner, repo, issue) + "/audit"
+}
+
+// RepoAuditPath is the path of a repository's audit log (RepoAuditRoute).
+func RepoAuditPath(owner, repo string) string {
+	return fmt.Sprintf("/repos/%s/%s/audit", url.PathEscape(owner), url.PathEscape(repo))
+}
 
 // TicketPath is the path of an issue's ticket card (TicketRoute).
 func TicketPath(owner, repo string, issue int) string {

@@ -68,13 +68,13 @@ func TestServeTicketLifecycle(t *testing.T) {
 	if runs := p.runsOn(p.fixedSHA); len(runs) != 1 {
 		t.Fatalf("before any approval: %+v; want the one waiting run", runs)
 	}
-	p.decide(t, k1, d1, "alice", "test_count_words asserts nothing about empty input")
+	p.decide(t, s, k1, d1, "alice", "test_count_words asserts nothing about empty input")
 	p.comment(t, s, 1, "**v1** were rejected")
 
 	// v2: approved; the open pull request is graded without a new event.
 	k2, d2 := p.push(t, "writer-bot", nil)
 	p.comment(t, s, 1, "**v2** are ready for review")
-	p.decide(t, k2, d2, "alice", "")
+	p.decide(t, s, k2, d2, "alice", "")
 	approved := p.comment(t, s, 1, "**v2** were approved")
 	if !strings.Contains(approved, d2) || !strings.Contains(approved, "10 tests") {
 		t.Errorf("approved comment lacks the digest or the count:\n%s", approved)

@@ -3,6 +3,10 @@ package test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,9 +67,17 @@ func newPipelineEnv(t *testing.T) *pipelineEnv {
 	}
 	cardR, _ := os.ReadFile(filepath.Join(p.dir, "card-recipient.txt"))
 	p.storeURL = "file://" + filepath.Join(p.dir, "hidden")
+	// The app's credentials, as the service's configuration has them: the
+	// tests commands find the installation with them.
+	key, secret := filepath.Join(p.dir, "app.pem"), filepath.Join(p.dir, "webhook-secret")
+	os.WriteFile(key, p.gh.PrivateKeyPEM(), 0o600)
+	os.WriteFile(secret, []byte(pipeSecret+"\n"), 0o600)
 	for k, v := range map[string]string{
 		"TESTFIRST_GRADER_RECIPIENTS": strings.TrimSpace(string(out)), "TESTFIRST_GRADER_IDENTITY_FILE": graderID,
 		"TESTFIRST_CARD_RECIPIENTS": strings.TrimSpace(string(cardR)), "TESTFIRST_CARD_IDENTITY_FILE": cardID,
+		"TESTFIRST_GITHUB_API_URL": p.gh.URL(), "TESTFIRST_GITHUB_APP_ID": itoa(p.gh.AppID()),
+		"TESTFIRST_GITHUB_PRIVATE_KEY_FILE": key, "TESTFIRST_WEBHOOK_SECRET_FILE": secret,
+		"TESTFIRST_GITHUB_APP_FILE": filepath.Join(p.dir, "no-app-file.yml"),
 	} {
 		t.Setenv(k, v)
 	}
@@ -73,10 +85,22 @@ func newPipelineEnv(t *testing.T) *pipelineEnv {
 }
 
 // serve starts `testfirst serve` on the store, with databaseURL when set
-// (SQLite in its own directory otherwise) and extra environment.
+// (SQLite in its own directory otherwise), the approval card on (sign-in
+// through the fake GitHub) and extra environment, which wins.
 func (p *pipelineEnv) serve(t *testing.T, databaseURL string, env ...string) *service {
 	t.Helper()
-	env = append([]string{"TESTFIRST_STORE_URL=" + p.storeURL}, env...)
+	clientSecret, sessionKey := filepath.Join(p.dir, "client-secret"), filepath.Join(p.dir, "session-key")
+	os.WriteFile(clientSecret, []byte(p.gh.ClientSecret()+"\n"), 0o600)
+	os.WriteFile(sessionKey, []byte(strings.Repeat("0123456789abcdef", 4)+"\n"), 0o600)
+	port := freePort(t)
+	env = append([]string{"TESTFIRST_STORE_URL=" + p.storeURL,
+		fmt.Sprintf("TESTFIRST_LISTEN=127.0.0.1:%d", port),
+		fmt.Sprintf("TESTFIRST_PUBLIC_URL=http://127.0.0.1:%d", port),
+		"TESTFIRST_GITHUB_URL=" + p.gh.WebURL(),
+		"TESTFIRST_GITHUB_CLIENT_ID=" + p.gh.ClientID(),
+		"TESTFIRST_GITHUB_CLIENT_SECRET_FILE=" + clientSecret,
+		"TESTFIRST_SESSION_KEY_FILE=" + sessionKey,
+	}, env...)
 	if databaseURL != "" {
 		env = append(env, "TESTFIRST_DATABASE_URL="+databaseURL)
 	}
@@ -102,7 +126,7 @@ func (p *pipelineEnv) push(t *testing.T, author string, criteria map[string][]st
 	if err := testenv.WriteTree(hidden, testenv.SampleHidden(t, filepath.Join(sampleDir, "hidden"))); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"tests", "push", "--store", p.storeURL, "--ticket", pipeOwner + "/" + pipeRepo + "#1", "--installation", "1",
+	args := []string{"tests", "push", "--store", p.storeURL, "--ticket", pipeOwner + "/" + pipeRepo + "#1",
 		"--author", author, "--reference", filepath.Join(sampleDir, "reference.patch"), "--format", "json"}
 	if criteria != nil {
 		cf := filepath.Join(t.TempDir(), "criteria.json")
@@ -126,20 +150,44 @@ func (p *pipelineEnv) push(t *testing.T, author string, criteria map[string][]st
 	return v.Version, v.Digest
 }
 
-// decide approves or, with a reason, rejects version k from the command
-// line, as a requester without the card does.
-func (p *pipelineEnv) decide(t *testing.T, k int, digest, by, reason string) {
+// decide approves or, with a reason, rejects version k on s's approval
+// card, signed in through the fake GitHub as by: the command line does not
+// decide tickets the service manages.
+func (p *pipelineEnv) decide(t *testing.T, s *service, k int, digest, by, reason string) {
 	t.Helper()
-	args := []string{"tests", "approve", "--store", p.storeURL, "--ticket", pipeOwner + "/" + pipeRepo + "#1", "--installation", "1",
-		"--version", fmt.Sprint(k), "--digest", digest, "--by", by}
-	if reason != "" {
-		args[1] = "reject"
-		args = append(args, "--reason", reason)
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	p.gh.SignInWeb(by)
+	resp, err := c.Get(s.url + "/login")
+	if err != nil {
+		t.Fatalf("sign in as %s: %v", by, err)
 	}
-	if out, err := exec.Command(p.bin, args...).CombinedOutput(); err != nil {
-		t.Fatalf("tests %s: %v\n%s", args[1], err, out)
+	resp.Body.Close()
+	action, form := "approve", url.Values{"digest": {digest}}
+	if reason != "" {
+		action = "reject"
+		form.Set("reason", reason)
+	}
+	path := fmt.Sprintf("%s/versions/%d/%s", pipelineTicketPath, k, action)
+	// The card decides once the version's base check made it ready.
+	for deadline := time.Now().Add(120 * time.Second); ; time.Sleep(time.Second) {
+		resp, err = c.PostForm(s.url+path, form)
+		if err != nil {
+			t.Fatalf("%s v%d: %v", action, k, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK && strings.Contains(resp.Request.URL.RawQuery, "decided=") {
+			return
+		}
+		if resp.StatusCode != http.StatusConflict || !strings.Contains(string(body), "not ready for review yet") || time.Now().After(deadline) {
+			t.Fatalf("%s v%d on the card as %s: %d at %s\n%s\n%s", action, k, by, resp.StatusCode, resp.Request.URL, body, s.log())
+		}
 	}
 }
+
+// pipelineTicketPath is issue #1's ticket on the card.
+const pipelineTicketPath = "/tickets/" + pipeOwner + "/" + pipeRepo + "/1"
 
 // state is version k's state in the store, as testfirst tests list says.
 func (p *pipelineEnv) state(t *testing.T, k int) string {

@@ -35,7 +35,7 @@ func TestServeQueueAndTwoTickets(t *testing.T) {
 	}
 	k, d := p.push(t, "writer-bot", nil)
 	p.comment(t, s, 1, "**v1** are ready for review")
-	p.decide(t, k, d, "alice", "")
+	p.decide(t, s, k, d, "alice", "")
 	p.comment(t, s, 1, "**v1** were approved")
 
 	heads := map[int]string{2: p.fixedSHA}

@@ -113,6 +113,14 @@ func TestServeRegistersApp(t *testing.T) {
 	if code, page := s.get(t, "/"); code != http.StatusOK || !strings.Contains(page, "https://github.com/apps/testfirst/installations/new") {
 		t.Errorf("GET / as the app = %d\n%s", code, page)
 	}
+	// The admin reloads GitHub's redirect: it explains, rather than 404.
+	code, page = s.get(t, "/setup/callback?"+url.Values{"code": {reg.Code}, "state": {state}}.Encode())
+	if code != http.StatusOK || !strings.Contains(page, "one-time redirect") || !strings.Contains(page, "https://github.com/apps/testfirst/installations/new") {
+		t.Errorf("the callback reloaded as the app = %d\n%s", code, page)
+	}
+	if strings.Contains(page, "testfirst then labels") || !strings.Contains(page, "people label issues") {
+		t.Errorf("the page does not say who labels issues:\n%s", page)
+	}
 
 	// The stored files, 0600.
 	for _, name := range []string{"github-app.yml", "github-app.pem", "github-webhook-secret", "github-client-secret"} {

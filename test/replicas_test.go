@@ -16,6 +16,7 @@ func TestServeReplicasOnPostgres(t *testing.T) {
 	p := newPipelineEnv(t)
 	url := postgresSchema(t)
 	env := []string{"TESTFIRST_STORE_SYNC_INTERVAL=1s", "TESTFIRST_JOB_RESCUE_AFTER=60s"}
+	p.gh.SetPermission(pipeOwner, pipeRepo, "alice", "write") // the requester can push to the repository
 	a := p.serve(t, url, env...)
 	b := p.serve(t, url, env...)
 	logs := func() string { return "replica a:\n" + a.log() + "\nreplica b:\n" + b.log() }
@@ -44,7 +45,7 @@ func TestServeReplicasOnPostgres(t *testing.T) {
 	}
 
 	k, digest := p.push(t, "writer-bot", nil)
-	p.decide(t, k, digest, "alice", "")
+	p.decide(t, a, k, digest, "alice", "")
 	p.gh.AddIssue(pipeOwner, pipeRepo, 1, "alice", "Count words")
 	p.gh.AddPull(pipeOwner, pipeRepo, 2, p.fixedSHA, pipeBranch, "Fixes #1", pipeOwner+"/"+pipeRepo)
 	opened := patchFixture(t, "pull_request/opened.payload.json", map[string]any{"pull_request.body": "Fixes #1", "pull_request.head.sha": p.fixedSHA, "installation.id": 1})

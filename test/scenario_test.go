@@ -71,7 +71,7 @@ func TestServeScenarioOneTicket(t *testing.T) {
 	}
 
 	// Approval → graded on that same run.
-	p.decide(t, k1, d1, "alice", "")
+	p.decide(t, s, k1, d1, "alice", "")
 	green := p.run(t, s, p.fixedSHA, "passing", completed("success"))
 	if r := only("graded"); r.ID != green.ID || r.Title != "10/10 hidden tests passed · trust: isolated" ||
 		!strings.Contains(r.Summary, "graded against hidden tests v1 of [#1](/"+pipeOwner+"/"+pipeRepo+"/issues/1)") ||
@@ -102,7 +102,7 @@ func TestServeScenarioOneTicket(t *testing.T) {
 	}
 
 	// Approval of v2 → graded again, on the waiting run.
-	p.decide(t, k2, d2, "alice", "")
+	p.decide(t, s, k2, d2, "alice", "")
 	again := p.run(t, s, p.fixedSHA, "passing against v2", func(r fakegithub.CheckRun) bool {
 		return r.Status == "completed" && r.Conclusion == "success" && strings.Contains(r.Summary, "v2 of")
 	})

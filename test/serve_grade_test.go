@@ -100,6 +100,7 @@ func postgresSchema(t *testing.T) string {
 func servePipeline(t *testing.T, databaseURL string) {
 	p := newPipelineEnv(t)
 	owner, repo, secret, baseSHA, headSHA, gh := pipeOwner, pipeRepo, pipeSecret, p.baseSHA, p.fixedSHA, p.gh
+	p.gh.SetPermission(pipeOwner, pipeRepo, "alice", "write") // the requester can push to the repository
 	s := p.serve(t, databaseURL)
 
 	// 1. The label opens the ticket.
@@ -113,7 +114,7 @@ func servePipeline(t *testing.T, databaseURL string) {
 
 	// 2. Tests are written, pushed and approved from the command line.
 	k, digest := p.push(t, "writer-bot", nil)
-	p.decide(t, k, digest, "alice", "")
+	p.decide(t, s, k, digest, "alice", "")
 	v := struct{ Digest string }{digest}
 
 	// 3. A pull request that fixes the issue is graded.

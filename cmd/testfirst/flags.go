@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Exit statuses.
@@ -38,4 +39,27 @@ func parse(fs *flag.FlagSet, args []string) error {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
 	return nil
+}
+
+// parseWithOneArg parses args, flags before or after the one positional
+// argument, and returns that argument.
+func parseWithOneArg(fs *flag.FlagSet, args []string) (string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return "", err
+			}
+			return "", usageError{err.Error()}
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(pos) != 1 {
+		return "", usageError{fmt.Sprintf("%s takes one directory of test files (flags may come before or after it); got %d arguments", strings.TrimPrefix(fs.Name(), "testfirst "), len(pos))}
+	}
+	return pos[0], nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -164,5 +165,39 @@ func TestBenchIntake(t *testing.T) {
 	data, err := os.ReadFile(prof)
 	if err != nil || len(data) < 100 || data[0] != 0x1f || data[1] != 0x8b {
 		t.Errorf("CPU profile: %d bytes, %v; want a gzipped pprof profile", len(data), err)
+	}
+}
+
+// TestHelp: testfirst with no arguments lists every command the binary
+// runs, each with a line on what it does, and help COMMAND shows its flags.
+func TestHelp(t *testing.T) {
+	_, _, usage := runCLI(t)
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`case "([a-z]+)":`).FindAllStringSubmatch(string(src), -1) {
+		if !regexp.MustCompile(`(?m)^  ` + m[1] + ` +\S`).MatchString(usage) {
+			t.Errorf("the usage does not list %q with a description:\n%s", m[1], usage)
+		}
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"help", "serve"}, "-config"},
+		{[]string{"help", "migrate"}, "-config"},
+		{[]string{"help", "grade"}, "-reference"},
+		{[]string{"help", "tests", "push"}, "-criteria"},
+		{[]string{"help", "tests"}, "push, list, approve, reject"},
+		{[]string{"help", "image", "build"}, "-wrapper"},
+	} {
+		code, stdout, _ := runCLI(t, tt.args...)
+		if code != exitPass || !strings.Contains(stdout, tt.want) {
+			t.Errorf("%v: %d, want %q in\n%s", tt.args, code, tt.want, stdout)
+		}
+	}
+	if code, stdout, _ := runCLI(t, "help", "frobnicate"); code != exitUsage || !strings.Contains(stdout, `unknown command "frobnicate"`) {
+		t.Errorf("help of an unknown command: %d %q", code, stdout)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/testfirst-app/testfirst/app"
 )
@@ -23,7 +24,10 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
 	var bound string
-	err = app.Serve(ctx, cfg, log, func(addr string) { bound = addr })
+	err = app.Serve(ctx, cfg, log, func(addr string) {
+		bound = addr
+		announce(stdout, cfg, addr)
+	})
 	if errors.Is(err, app.ErrConfigured) && ctx.Err() == nil {
 		// The app was registered from the setup page: serve as it, on the
 		// address the admin's browser (and a :0 port) already knows.
@@ -35,7 +39,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		}
 		cfg.Listen = bound
 		log.InfoContext(ctx, "serving again as the registered app", "id", cfg.GitHubAppID)
-		err = app.Serve(ctx, cfg, log, nil)
+		err = app.Serve(ctx, cfg, log, func(addr string) { announce(stdout, cfg, addr) })
 	}
 	if err != nil && !errors.Is(err, app.ErrConfigured) {
 		return exitUsage, err
@@ -58,4 +62,15 @@ func migrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	}
 	io.WriteString(stdout, "migrations applied\n")
 	return exitPass, nil
+}
+
+// announce tells the person who started serve where to go: the
+// registration page while no app is configured, the app's home otherwise.
+func announce(stdout io.Writer, cfg app.Config, addr string) {
+	home := strings.TrimSuffix(cfg.PublicURL, "/") + "/"
+	if !cfg.HasApp() {
+		fmt.Fprintf(stdout, "testfirst serves on %s. Open %s to register the GitHub App.\n", addr, home)
+		return
+	}
+	fmt.Fprintf(stdout, "testfirst serves on %s as GitHub App %d. Open %s for the approval card and the app's install link.\n", addr, cfg.GitHubAppID, home)
 }

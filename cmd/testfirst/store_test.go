@@ -44,7 +44,7 @@ func TestStoreCommands(t *testing.T) {
 	tk := "octo-org/wordstats#7"
 
 	push := func() (int, string) {
-		code, stdout, stderr := runCLI(t, "tests", "push", "--store", url, "--ticket", tk, "--author", "writer-bot",
+		code, stdout, stderr := runCLI(t, "tests", "push", "--store", url, "--ticket", tk, "--installation", "0", "--author", "writer-bot",
 			"--reference", filepath.Join(sample, "reference.patch"), "--format", "json", hidden)
 		if code != exitPass {
 			t.Fatalf("push: %d %s %s", code, stdout, stderr)
@@ -62,18 +62,18 @@ func TestStoreCommands(t *testing.T) {
 	if v1 != 1 || !strings.HasPrefix(d1, "sha256:") {
 		t.Fatalf("first push: v%d %s", v1, d1)
 	}
-	code, _, stderr := runCLI(t, "tests", "reject", "--store", url, "--ticket", tk, "--version", "1", "--digest", d1, "--by", "alice", "--reason", "bigrams of one word untested")
+	code, _, stderr := runCLI(t, "tests", "reject", "--store", url, "--ticket", tk, "--installation", "0", "--version", "1", "--digest", d1, "--by", "alice", "--reason", "bigrams of one word untested")
 	if code != exitPass {
 		t.Fatalf("reject: %s", stderr)
 	}
 	v2, d2 := push()
-	if code, _, stderr := runCLI(t, "tests", "approve", "--store", url, "--ticket", tk, "--version", "2", "--digest", d1, "--by", "alice"); code != exitUsage || !strings.Contains(stderr, "does not match") {
+	if code, _, stderr := runCLI(t, "tests", "approve", "--store", url, "--ticket", tk, "--installation", "0", "--version", "2", "--digest", d1, "--by", "alice"); code != exitUsage || !strings.Contains(stderr, "does not match") {
 		t.Errorf("approve with the wrong digest: %d %s", code, stderr)
 	}
-	if code, _, stderr := runCLI(t, "tests", "approve", "--store", url, "--ticket", tk, "--version", "2", "--digest", d2, "--by", "alice"); code != exitPass {
+	if code, _, stderr := runCLI(t, "tests", "approve", "--store", url, "--ticket", tk, "--installation", "0", "--version", "2", "--digest", d2, "--by", "alice"); code != exitPass {
 		t.Fatalf("approve v%d: %s", v2, stderr)
 	}
-	code, stdout, _ := runCLI(t, "tests", "list", "--store", url, "--ticket", tk)
+	code, stdout, _ := runCLI(t, "tests", "list", "--store", url, "--ticket", tk, "--installation", "0")
 	for _, want := range []string{"v1       rejected", "v2       approved", "by alice: bigrams of one word untested"} {
 		if code != exitPass || !strings.Contains(stdout, want) {
 			t.Errorf("list lacks %q:\n%s", want, stdout)
@@ -98,7 +98,7 @@ func TestStoreCommands(t *testing.T) {
 	mustWriteTree(t, pr, fixed)
 
 	grade := func(digest string) (int, string, string) {
-		return runCLI(t, "grade", "--repo", pr, "--base", filepath.Join(sample, "base"), "--store", url, "--ticket", tk, "--digest", digest, "--format", "json")
+		return runCLI(t, "grade", "--repo", pr, "--base", filepath.Join(sample, "base"), "--store", url, "--ticket", tk, "--installation", "0", "--digest", digest, "--format", "json")
 	}
 	code, stdout, stderr = grade(d2)
 	if code != exitPass {

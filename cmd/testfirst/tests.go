@@ -16,27 +16,44 @@ import (
 )
 
 const testsUsage = `usage:
-  testfirst tests push    --store URL --ticket owner/repo#N [--author LOGIN] [--criteria FILE] [--reference PATCH] [--format json|text] DIR
-  testfirst tests list    --store URL --ticket owner/repo#N [--format json|text]
-  testfirst tests approve --store URL --ticket owner/repo#N --version K --digest sha256:… --by LOGIN
-  testfirst tests reject  --store URL --ticket owner/repo#N --version K --digest sha256:… --by LOGIN --reason TEXT`
+  testfirst tests push    --ticket owner/repo#N [--store URL] [--installation ID] [--author LOGIN] [--criteria FILE] [--reference PATCH] [--format json|text] DIR
+  testfirst tests list    --ticket owner/repo#N [--store URL] [--installation ID] [--format json|text]
+  testfirst tests approve --ticket owner/repo#N --installation 0 --version K --digest sha256:… --by LOGIN
+  testfirst tests reject  --ticket owner/repo#N --installation 0 --version K --digest sha256:… --by LOGIN --reason TEXT
+
+The installation is found with the app's credentials (the service's configuration)
+unless --installation is given. Tickets of an installation are decided on the
+approval card only; approve and reject decide tickets only the command line knows
+(--installation 0).`
 
 // ticketFlags are the flags every tests command takes.
 type ticketFlags struct {
-	store, ticket, format string
-	installation          int64
+	store, ticket, format, config string
+	installation                  installationFlag
 }
 
 func (f *ticketFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.store, "store", app.DefaultStoreURL, "hidden test store: file://PATH or gs://bucket/prefix")
 	fs.StringVar(&f.ticket, "ticket", "", "ticket as owner/repo#N (required)")
-	fs.Int64Var(&f.installation, "installation", 0, "GitHub App installation id of the repository")
+	fs.Var(&f.installation, "installation", "GitHub App installation id of the repository (default: found with the app's credentials; 0: a ticket only the command line knows)")
+	fs.StringVar(&f.config, "config", "", "the service's YAML configuration file, for the app's credentials (also $TESTFIRST_CONFIG)")
 	fs.StringVar(&f.format, "format", "text", "output: json or text")
 }
 
-// parse checks the flags and reads the ticket, "owner/repo#N" of the
-// given installation (0 for a ticket made from the command line before
-// the app knows it).
+// resolve checks the flags and reads the ticket, "owner/repo#N", with its
+// installation: the one --installation gives, or the app's installation on
+// the repository (findInstallation).
+func (f *ticketFlags) resolve(ctx context.Context) (store.Ticket, app.Config, error) {
+	t, err := f.parse()
+	if err != nil {
+		return t, app.Config{}, err
+	}
+	cfg, err := findInstallation(ctx, &t, f.installation, f.config)
+	return t, cfg, err
+}
+
+// parse checks the flags and reads the ticket, "owner/repo#N", without its
+// installation.
 func (f *ticketFlags) parse() (store.Ticket, error) {
 	if f.format != "json" && f.format != "text" {
 		return store.Ticket{}, usageError{fmt.Sprintf("--format %q: want json or text", f.format)}
@@ -48,7 +65,6 @@ func (f *ticketFlags) parse() (store.Ticket, error) {
 	if err != nil {
 		return t, usageError{"--ticket: " + err.Error()}
 	}
-	t.Installation = f.installation
 	return t, nil
 }
 
@@ -118,20 +134,18 @@ func testsPush(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	author := fs.String("author", os.Getenv("USER"), "who wrote the tests: a GitHub login or an agent's name")
 	criteria := fs.String("criteria", "", `JSON file mapping criterion ids to test ids: {"criterion": ["tests/test_x.py::test_a"]}`)
 	reference := fs.String("reference", "", "reference patch (git diff against the base) that must pass every test")
-	if err := fs.Parse(args); err != nil {
+	dir, err := parseWithOneArg(fs, args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitPass, err
 		}
-		return exitUsage, usageError{err.Error()}
+		return exitUsage, err
 	}
-	if fs.NArg() != 1 {
-		return exitUsage, usageError{"tests push takes one directory of test files after the flags"}
-	}
-	t, err := tf.parse()
+	t, _, err := tf.resolve(ctx)
 	if err != nil {
 		return exitUsage, err
 	}
-	d, err := readDraft(fs.Arg(0), *author)
+	d, err := readDraft(dir, *author)
 	if err != nil {
 		return exitUsage, usageError{err.Error()}
 	}
@@ -172,7 +186,7 @@ func testsList(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	if err := parse(fs, args); err != nil {
 		return exitUsage, err
 	}
-	t, err := tf.parse()
+	t, _, err := tf.resolve(ctx)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -197,7 +211,7 @@ func testsDecide(ctx context.Context, verb string, args []string, stdout, stderr
 	tf.register(fs)
 	number := fs.Int("version", 0, "version number (required)")
 	digest := fs.String("digest", "", "the version's digest, sha256:… (required): approval binds exactly it")
-	by := fs.String("by", "", "GitHub login of who decides (required)")
+	by := fs.String("by", "", "who decides, as recorded (required); the command line cannot prove it, so it decides only tickets of --installation 0")
 	reason := fs.String("reason", "", "why the version is rejected (required for reject)")
 	if err := parse(fs, args); err != nil {
 		return exitUsage, err
@@ -211,6 +225,13 @@ func testsDecide(ctx context.Context, verb string, args []string, stdout, stderr
 	}
 	if verb == "reject" && *reason == "" {
 		return exitUsage, usageError{"--reason is required to reject"}
+	}
+	cfg, err := findInstallation(ctx, &t, tf.installation, tf.config)
+	if err != nil {
+		return exitUsage, err
+	}
+	if err := refuseManagedDecision(t, verb, cfg); err != nil {
+		return exitUsage, err
 	}
 	s, closeStore, err := app.OpenStoreWriter(ctx, tf.store)
 	if err != nil {
