@@ -21,6 +21,7 @@ func TestServeQueueAndTwoTickets(t *testing.T) {
 	gh := p.gh
 	gh.AddIssue(pipeOwner, pipeRepo, 1, "alice", "Count words")
 	gh.AddIssue(pipeOwner, pipeRepo, 3, "alice", "Count lines")
+	gh.SetPermission(pipeOwner, pipeRepo, "alice", "admin")
 	s := p.serve(t, "", "TESTFIRST_STORE_SYNC_INTERVAL=1s")
 	deliver := func(event, id string, body []byte) {
 		t.Helper()
