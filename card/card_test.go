@@ -786,3 +786,40 @@ func TestCardUploadAccess(t *testing.T) {
 		}
 	}
 }
+
+// TestCardGradePageSaysEnvironmentContextAndCases: the grade page says the
+// environment the grade ran in, the signals taken as context and the tests
+// excused as skipped on the base to every reader; the real ids of numbered
+// cases, which quote the hidden tests' parameters, only to those who see
+// the output.
+func TestCardGradePageSaysEnvironmentContextAndCases(t *testing.T) {
+	f := newCardFixture(t, "")
+	v := f.push(t, writerCriteria)
+	f.sync(t, v, &defaultCheck, true)
+	rep := grader.Report{Verdict: grader.VerdictPass, Trust: grader.TrustIsolated, Counts: grader.Counts{Passed: 1, Skipped: 1, Total: 2},
+		Tests: []grader.TestResult{{ID: "tests/hidden/test_totals.py::test_whole[case-1]", Outcome: grader.OutcomePassed},
+			{ID: "tests/hidden/test_totals.py::test_empty", Outcome: grader.OutcomeSkipped}},
+		SkippedOnBase: []string{"tests/hidden/test_totals.py::test_empty"},
+		TamperContext: []grader.TamperSignal{{Path: "tox.ini", Reason: "tox.ini can configure pytest"}},
+		CaseNames:     map[string]string{"tests/hidden/test_totals.py::test_whole[case-1]": "tests/hidden/test_totals.py::test_whole[secret parameter]"},
+		Environment:   &grader.Environment{Image: "testfirst-env:0123456789abcdef", Python: "3.11", Packages: []string{"greetlib==1.0"}, BuiltFrom: []string{"requirements.txt"}},
+		Sentinels:     "ok"}
+	data, _ := json.Marshal(rep)
+	id := f.addGrade(t, v, string(data))
+	common := []string{"greetlib==1.0", "tox.ini can configure pytest", "Skipped as on the base", "tests/hidden/test_totals.py::test_empty"}
+	for _, who := range []string{requester, "sam"} {
+		code, body, _ := f.signIn(t, who).get(t, fmt.Sprintf("/grades/%d", id))
+		if code != http.StatusOK {
+			t.Fatalf("%s: grade page %d", who, code)
+		}
+		body = html.UnescapeString(body)
+		for _, want := range common {
+			if !strings.Contains(body, want) {
+				t.Errorf("%s: the grade page lacks %q", who, want)
+			}
+		}
+		if shows := strings.Contains(body, "secret parameter"); shows != (who == requester) {
+			t.Errorf("%s: the real id of a numbered case shown = %v, want %v", who, shows, who == requester)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -98,6 +99,7 @@ func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers
 	page.Report.TrustMeans = trustMeaning(page.Report.Trust)
 	if !full {
 		page.Report.Output, page.Report.OutputTruncated = "", false
+		page.Report.CaseNames = nil
 	}
 	return page, nil
 }
@@ -109,7 +111,14 @@ func reportView(r *grader.Report, criteria map[string][]string) *handlers.Report
 		TouchedTests: r.TouchedTests, Contaminated: r.Contaminated, Sentinels: r.Sentinels, UIDSplit: r.Isolation.UIDSplit,
 		Image: r.Image, TestsDigest: r.TestsDigest, RepoDigest: r.RepoDigest, Runner: strings.Join(r.Runner, " "), ExitCode: r.ExitCode,
 		Duration: time.Duration(r.DurationSeconds * float64(time.Second)).Round(time.Millisecond),
-		Output:   maskCanaries(hideSentinels(r.Output, r)), OutputTruncated: r.OutputTruncated}
+		Output:   maskCanaries(hideSentinels(r.Output, r)), OutputTruncated: r.OutputTruncated,
+		SkippedOnBase: r.SkippedOnBase, Environment: grader.EnvironmentLine(r.Environment, r.Network)}
+	for _, s := range r.TamperContext {
+		rv.TamperContext = append(rv.TamperContext, handlers.PathReason{Path: s.Path, Reason: s.Reason})
+	}
+	for _, id := range slices.Sorted(maps.Keys(r.CaseNames)) {
+		rv.CaseNames = append(rv.CaseNames, handlers.PathReason{Path: id, Reason: maskCanaries(r.CaseNames[id])})
+	}
 	for i, reason := range rv.Reasons {
 		rv.Reasons[i] = maskCanaries(reason)
 	}

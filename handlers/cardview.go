@@ -407,6 +407,17 @@ type ReportView struct {
 	Tests         []TestOutcome
 	Criteria      []CriterionScore
 	TamperSignals []PathReason
+	// TamperContext are what would be tamper signals in files the pull
+	// request left as the base has them: context, not signals.
+	TamperContext []PathReason
+	// SkippedOnBase are the hidden tests that skipped here and on the base.
+	SkippedOnBase []string
+	// Environment is the grade's dependency environment in one line.
+	Environment string
+	// CaseNames are the real ids of parametrized cases the check run names
+	// by number ("test_x[case-1]"), for those who see the output only: the
+	// ids quote the hidden tests' parameters.
+	CaseNames     []PathReason
 	TouchedTests  []string
 	Contaminated  bool
 	Contamination []PathReason
