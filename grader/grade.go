@@ -108,6 +108,11 @@ type Request struct {
 	// TestStrength, when set with a base tree, also measures the hidden
 	// tests: flaky tests and, with a reference patch, mutants of it.
 	TestStrength *TestStrength
+	// Stage, when set, is told what the grade starts doing: StageEnvironment
+	// before its dependency environment is found or built, StageTests
+	// before its sandboxes run the hidden tests (and their twins, beside
+	// them). It must return quickly.
+	Stage func(Stage)
 	// TrustedCollection, with a base tree, first collects the hidden tests
 	// with pytest against the reference (else the base) in a sandbox of its
 	// own, so the ids the syntax tree cannot tell (computed parametrize
@@ -130,12 +135,28 @@ type Request struct {
 	proxySocket string
 }
 
+// Stage is what a grade is doing, for those who show its progress.
+type Stage string
+
+// The stages of a grade, in order.
+const (
+	// StageEnvironment: the dependency environment is found or built.
+	StageEnvironment Stage = "environment"
+	// StageTests: the hidden tests run, their twins beside them.
+	StageTests Stage = "tests"
+)
+
 // Grade grades req and returns its report. It returns an error for bad
 // input or when the sandbox engine fails; everything the code under test
 // does ends in a report, never an error. With WithEnvironments, the grade
 // runs in the environment prepared for it, and one that cannot be built is
 // a report with verdict error that graded nothing.
 func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
+	stage := func(s Stage) {
+		if req.Stage != nil {
+			req.Stage(s)
+		}
+	}
 	if g.envs == nil {
 		if req.Python != "" && req.Python != DefaultPython {
 			return nil, fmt.Errorf("grade: python %s needs dependency environments, which this grader was not given", req.Python)
@@ -143,11 +164,13 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 		if req.Mirror {
 			return nil, errors.New("grade: network mirror needs dependency environments and the read-only proxy, which this grader was not given")
 		}
+		stage(StageTests)
 		return g.grade(ctx, req)
 	}
 	if req.Repo == nil || req.Hidden == nil {
 		return nil, errors.New("grade: a repo tree and hidden tests are required")
 	}
+	stage(StageEnvironment)
 	p, err := g.envs.Prepare(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("grade: environment: %w", err)
@@ -164,6 +187,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	}
 	req.proxySocket = p.ProxySocket
 	in := &Grader{sb: g.sb, image: p.Image, imageID: p.ImageID}
+	stage(StageTests)
 	rep, err := in.grade(ctx, req)
 	if err != nil {
 		return nil, err

@@ -147,12 +147,20 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 	if err != nil {
 		return err
 	}
-	if err := w.grades.phase(ctx, gi, repo, g, pipeline.PhaseGrading); err != nil {
-		return w.cancelledOr(ctx, err)
+	// The check run follows the grade's stages; a failed update is logged,
+	// never the grade's end: the completed run says the verdict anyway.
+	stage := func(s grader.Stage) {
+		p := pipeline.PhaseGrading
+		if s == grader.StageEnvironment {
+			p = pipeline.PhaseEnvironment
+		}
+		if err := w.grades.phase(ctx, gi, repo, g, p); err != nil {
+			log.WarnContext(ctx, "check run phase", "phase", p, "err", err)
+		}
 	}
 	rep, err := w.grader.Grade(ctx, grader.Request{Repo: head, Hidden: hidden, Base: base, Reference: content.Reference,
 		TestsDigest: g.Digest, Timeout: cfg.Timeout, Limits: sandboxLimits(cfg), TwinExclude: exclude,
-		Python: cfg.Python, Mirror: cfg.Network == grader.NetworkMirror, TrustedCollection: true})
+		Python: cfg.Python, Mirror: cfg.Network == grader.NetworkMirror, TrustedCollection: true, Stage: stage})
 	if err != nil {
 		return w.cancelledOr(ctx, err) // the engine failed: River retries
 	}

@@ -92,10 +92,9 @@ const (
 	PhaseFetching GradePhase = "fetching trees"
 	// PhaseEnvironment: the dependency environment is built or found.
 	PhaseEnvironment GradePhase = "building the environment"
-	// PhaseGrading: the hidden tests run against the head.
+	// PhaseGrading: the hidden tests run against the head, their twins
+	// beside them.
 	PhaseGrading GradePhase = "grading"
-	// PhaseTwins: the twins run beside the hidden tests.
-	PhaseTwins GradePhase = "twins"
 )
 
 // QueuedCheckRun is the check run of a grade against version k waiting for

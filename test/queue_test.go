@@ -70,7 +70,8 @@ func TestServeQueueAndTwoTickets(t *testing.T) {
 		t.Errorf("#2 has runs %v; want one per ticket", byName)
 	}
 
-	// Along the way: queued with a place, then in progress with a phase.
+	// Along the way: queued with a place, then in progress with each
+	// phase: the trees, the dependency environment, the hidden tests.
 	var sent bytes.Buffer
 	for _, r := range gh.Requests() {
 		if strings.Contains(r.Path, "/check-runs") {
@@ -78,7 +79,7 @@ func TestServeQueueAndTwoTickets(t *testing.T) {
 		}
 	}
 	for _, want := range []string{`"status":"queued"`, ` ahead · hidden tests v1`, `"status":"in_progress"`,
-		`grading against hidden tests v1: fetching trees`, `grading against hidden tests v1: grading`} {
+		`grading against hidden tests v1: fetching trees`, `grading against hidden tests v1: building the environment`, `grading against hidden tests v1: grading`} {
 		if !strings.Contains(sent.String(), want) {
 			t.Errorf("no check run update said %q", want)
 		}
