@@ -3,14 +3,10 @@ package grader
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"math/rand/v2"
 	"time"
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
-	"github.com/testfirst-app/testfirst/sandbox"
 )
 
 // maxCollectTime bounds the trusted collection of a grade.
@@ -49,31 +45,9 @@ func (g *Grader) collectTrusted(ctx context.Context, req Request, trusted *Tree)
 		ProcLimit:     int(max(req.Limits.Pids-procReserve, req.Limits.Pids/2)),
 		SourceDir:     SourceDir(req.Base),
 	}
-	pr, pw := io.Pipe()
-	inputErr := make(chan error, 1)
-	go func() {
-		err := writeInput(pw, job, req.Hidden, clean)
-		pw.CloseWithError(err)
-		inputErr <- err
-	}()
-	defer pr.Close()
-	sres, err := g.sb.Run(ctx, sandbox.Spec{
-		Image:       g.image,
-		Entrypoint:  []string{wrapper.BinaryPath},
-		Input:       pr,
-		Timeout:     timeout,
-		Limits:      req.Limits,
-		UIDSplit:    job.UIDSplit,
-		TestUID:     uid,
-		StdoutLimit: stdoutLimit,
-		StderrLimit: stderrLimit,
-	})
+	sres, err := g.runWrapper(ctx, job, req.Hidden, clean, timeout, req.Limits, "")
 	if err != nil {
-		return nil, fmt.Errorf("run collection sandbox: %w", err)
-	}
-	pr.Close()
-	if err := <-inputErr; err != nil && !errors.Is(err, io.ErrClosedPipe) {
-		return nil, fmt.Errorf("write the collection sandbox's input: %w", err)
+		return nil, err
 	}
 	var res wrapper.Result
 	if json.Unmarshal(sres.Stdout, &res) != nil || sres.StdoutTruncated || res.Error != "" || res.TimedOut || res.ListError != "" {

@@ -552,33 +552,10 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 	for _, o := range opts {
 		o(&job)
 	}
-	pr, pw := io.Pipe()
-	inputErr := make(chan error, 1)
-	go func() {
-		err := writeInput(pw, job, req.Hidden, clean)
-		pw.CloseWithError(err)
-		inputErr <- err
-	}()
-	defer pr.Close()
 	began := time.Now()
-	sres, err := g.sb.Run(ctx, sandbox.Spec{
-		Image:       g.image,
-		Entrypoint:  []string{wrapper.BinaryPath},
-		Input:       pr,
-		Timeout:     timeout,
-		Limits:      req.Limits,
-		UIDSplit:    job.UIDSplit,
-		TestUID:     uid,
-		StdoutLimit: stdoutLimit,
-		StderrLimit: stderrLimit,
-		ProxySocket: req.proxySocket,
-	})
+	sres, err := g.runWrapper(ctx, job, req.Hidden, clean, timeout, req.Limits, req.proxySocket)
 	if err != nil {
-		return nil, fmt.Errorf("run sandbox: %w", err)
-	}
-	pr.Close() // unblocks the writer if the sandbox stopped reading
-	if err := <-inputErr; err != nil && !errors.Is(err, io.ErrClosedPipe) {
-		return nil, fmt.Errorf("write the sandbox's input: %w", err)
+		return nil, err
 	}
 	res := &wrapper.Result{}
 	noReport := false
@@ -756,4 +733,37 @@ func judge(in verdictInputs) (Verdict, []string) {
 		reasons = append(reasons, fmt.Sprintf("runtime signals: %d", n))
 	}
 	return v, reasons
+}
+
+// runWrapper runs the wrapper in a sandbox on job, with the hidden tests
+// and tree streamed in as its input archive, for at most timeout.
+func (g *Grader) runWrapper(ctx context.Context, job wrapper.Job, hidden, tree *Tree, timeout time.Duration, limits sandbox.Limits, proxySocket string) (sandbox.Result, error) {
+	pr, pw := io.Pipe()
+	inputErr := make(chan error, 1)
+	go func() {
+		err := writeInput(pw, job, hidden, tree)
+		pw.CloseWithError(err)
+		inputErr <- err
+	}()
+	defer pr.Close()
+	sres, err := g.sb.Run(ctx, sandbox.Spec{
+		Image:       g.image,
+		Entrypoint:  []string{wrapper.BinaryPath},
+		Input:       pr,
+		Timeout:     timeout,
+		Limits:      limits,
+		UIDSplit:    job.UIDSplit,
+		TestUID:     job.TestUID,
+		StdoutLimit: stdoutLimit,
+		StderrLimit: stderrLimit,
+		ProxySocket: proxySocket,
+	})
+	if err != nil {
+		return sandbox.Result{}, fmt.Errorf("run sandbox: %w", err)
+	}
+	pr.Close() // unblocks the writer if the sandbox stopped reading
+	if err := <-inputErr; err != nil && !errors.Is(err, io.ErrClosedPipe) {
+		return sandbox.Result{}, fmt.Errorf("write the sandbox's input: %w", err)
+	}
+	return sres, nil
 }
