@@ -219,6 +219,22 @@ var (
 )
 
 // ticketRef reads the ticket and version from the path; ok is false for
+// viewerTicket is the signed-in viewer and the ticket (and version, 0 for
+// none) the request's path names; it answers the request itself (a sign-in
+// redirect, a 404) and returns false when there is none.
+func (c *Card) viewerTicket(w http.ResponseWriter, r *http.Request) (string, TicketRef, int, bool) {
+	viewer, ok := c.requireViewer(w, r)
+	if !ok {
+		return "", TicketRef{}, 0, false
+	}
+	t, k, ok := ticketRef(r)
+	if !ok {
+		c.notFound(w, r)
+		return "", TicketRef{}, 0, false
+	}
+	return viewer, t, k, true
+}
+
 // anything that cannot name one.
 func ticketRef(r *http.Request) (TicketRef, int, bool) {
 	owner, repo := r.PathValue("owner"), r.PathValue("repo")
@@ -246,13 +262,8 @@ var decidedMessages = map[string]string{
 
 // card shows a version of a ticket's hidden tests.
 func (c *Card) card(w http.ResponseWriter, r *http.Request) {
-	viewer, ok := c.requireViewer(w, r)
+	viewer, t, k, ok := c.viewerTicket(w, r)
 	if !ok {
-		return
-	}
-	t, k, ok := ticketRef(r)
-	if !ok {
-		c.notFound(w, r)
 		return
 	}
 	page, err := c.cards.Card(r.Context(), viewer, t, k)
@@ -308,12 +319,11 @@ func (c *Card) reject(w http.ResponseWriter, r *http.Request) {
 // decide runs a decision posted from the card and shows its outcome: the
 // card again after a redirect, or, refused, the newest card with why.
 func (c *Card) decide(w http.ResponseWriter, r *http.Request, do func(viewer string, t TicketRef, k int) (Decided, error)) {
-	viewer, ok := c.requireViewer(w, r)
+	viewer, t, k, ok := c.viewerTicket(w, r)
 	if !ok {
 		return
 	}
-	t, k, ok := ticketRef(r)
-	if !ok || k == 0 {
+	if k == 0 {
 		c.notFound(w, r)
 		return
 	}
@@ -368,13 +378,8 @@ func auditFilter(r *http.Request) AuditFilter {
 
 // audit shows a ticket's audit log.
 func (c *Card) audit(w http.ResponseWriter, r *http.Request) {
-	viewer, ok := c.requireViewer(w, r)
+	viewer, t, _, ok := c.viewerTicket(w, r)
 	if !ok {
-		return
-	}
-	t, _, ok := ticketRef(r)
-	if !ok {
-		c.notFound(w, r)
 		return
 	}
 	page, err := c.cards.Audit(r.Context(), viewer, t, auditFilter(r))

@@ -24,13 +24,8 @@ const (
 // uploadForm shows the upload page: files, the criteria map prefilled
 // with the criteria, a reference patch.
 func (c *Card) uploadForm(w http.ResponseWriter, r *http.Request) {
-	viewer, ok := c.requireViewer(w, r)
+	viewer, t, _, ok := c.viewerTicket(w, r)
 	if !ok {
-		return
-	}
-	t, _, ok := ticketRef(r)
-	if !ok {
-		c.notFound(w, r)
 		return
 	}
 	page, err := c.cards.UploadForm(r.Context(), viewer, t)
@@ -44,13 +39,8 @@ func (c *Card) uploadForm(w http.ResponseWriter, r *http.Request) {
 // upload reads the form and stores the version; a refused upload shows
 // the form again with why and the criteria as they were typed.
 func (c *Card) upload(w http.ResponseWriter, r *http.Request) {
-	viewer, ok := c.requireViewer(w, r)
+	viewer, t, _, ok := c.viewerTicket(w, r)
 	if !ok {
-		return
-	}
-	t, _, ok := ticketRef(r)
-	if !ok {
-		c.notFound(w, r)
 		return
 	}
 	page, err := c.cards.UploadForm(r.Context(), viewer, t)
