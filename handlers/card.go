@@ -218,7 +218,6 @@ var (
 	repoName  = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
 )
 
-// ticketRef reads the ticket and version from the path; ok is false for
 // viewerTicket is the signed-in viewer and the ticket (and version, 0 for
 // none) the request's path names; it answers the request itself (a sign-in
 // redirect, a 404) and returns false when there is none.
@@ -235,6 +234,7 @@ func (c *Card) viewerTicket(w http.ResponseWriter, r *http.Request) (string, Tic
 	return viewer, t, k, true
 }
 
+// ticketRef reads the ticket and version from the path; ok is false for
 // anything that cannot name one.
 func ticketRef(r *http.Request) (TicketRef, int, bool) {
 	owner, repo := r.PathValue("owner"), r.PathValue("repo")
