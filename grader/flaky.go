@@ -21,12 +21,16 @@ const maxRerun = 32
 
 // functionID is the id of the test function a test result belongs to: its
 // id without the parametrization ("f.py::test_x[1-2]" -> "f.py::test_x").
+// A case's id may hold "::" itself ("f.py::test_cast[a::int]").
 func functionID(id string) string {
-	i := strings.LastIndex(id, "::")
+	i := strings.Index(id, "::")
 	if i < 0 {
 		return id
 	}
-	return id[:i+2] + baseName(id[i+2:])
+	if j := strings.IndexByte(id[i:], '['); j >= 0 {
+		return id[:i+j]
+	}
+	return id
 }
 
 // failingFunctions lists, once each, the test functions of ev's tests that

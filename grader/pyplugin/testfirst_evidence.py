@@ -1071,12 +1071,18 @@ def _write_report(ch, data, write=os.write):
 
 
 def _names(nodeid):
-    """pytest's JUnit classname and name of a node id."""
-    parts = nodeid.split("::")
+    """pytest's JUnit classname and name of a node id. A parametrized
+    case's id may hold "::" itself ("test_cast[a::integer]"): only the part
+    before its "[" is split."""
+    base, params = nodeid, ""
+    i = nodeid.find("[", max(nodeid.find("::"), 0))
+    if i >= 0 and nodeid.endswith("]"):
+        base, params = nodeid[:i], nodeid[i:]
+    parts = base.split("::")
     parts[0] = parts[0].replace("/", ".")
     if parts[0].endswith(".py"):
         parts[0] = parts[0][:-3]
-    return ".".join(parts[:-1]), parts[-1]
+    return ".".join(parts[:-1]), parts[-1] + params
 
 
 def _case(ch, nodeid, outcome, write_report=_write_report, names=_names, attr=_xml_attr):

@@ -18,3 +18,8 @@ class TestSlug:
     class TestNested:
         def test_lower(self):
             assert slug("ABC") == "abc"
+
+
+@pytest.mark.parametrize("text", ["a::b c"])
+def test_colons(text):
+    assert slug(text) == "a::b-c"
