@@ -219,7 +219,18 @@ func (w *SyncWorker) mirror(ctx context.Context, t ticketView, vs []store.Versio
 			if err != nil {
 				return fmt.Errorf("version %d of %s: stored check: %w", v.Number, t.st, err)
 			}
-			out[i] = versionView{v: v, dv: dv, status: pipeline.VersionStatus{Number: v.Number, State: dv.State, Check: check, Announced: dv.Announced}}
+			status := pipeline.VersionStatus{Number: v.Number, State: dv.State, Check: check, Announced: dv.Announced}
+			if dv.State == pipeline.VersionPending {
+				// Signatures that wait for the one enforce still asks for.
+				sigs, err := tx.Approvals(ctx, dv.ID)
+				if err != nil {
+					return err
+				}
+				for _, s := range sigs {
+					status.Signers = append(status.Signers, s.ApprovedBy)
+				}
+			}
+			out[i] = versionView{v: v, dv: dv, status: status}
 		}
 		return nil
 	})
@@ -271,6 +282,9 @@ func (w *SyncWorker) announce(ctx context.Context, t ticketView, vv versionView,
 			strings.TrimSuffix(w.publicURL, "/")+pipeline.CardPath(t.repo.Owner, t.repo.Name, t.tk.IssueNumber, v.Number))
 	case pipeline.AnnouncedInvalid:
 		body = pipeline.InvalidComment(v.Number, *vv.status.Check)
+	case pipeline.AnnouncedSignatureAsked:
+		body = pipeline.SignatureAskedComment(t.tk.Requester, vv.status.Signers, v.Number,
+			strings.TrimSuffix(w.publicURL, "/")+pipeline.CardPath(t.repo.Owner, t.repo.Name, t.tk.IssueNumber, v.Number))
 	case pipeline.AnnouncedRejected:
 		body = pipeline.RejectedComment(v.Number, v.Author,
 			strings.TrimSuffix(w.publicURL, "/")+pipeline.CardPath(t.repo.Owner, t.repo.Name, t.tk.IssueNumber, v.Number))

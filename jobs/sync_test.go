@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"filippo.io/age"
 	"github.com/riverqueue/river"
@@ -282,5 +283,49 @@ func TestGradeReportsBrokenRepoConfig(t *testing.T) {
 	if len(runs) != 1 || runs[0].Status != "completed" || runs[0].Conclusion != "failure" ||
 		!strings.Contains(runs[0].Summary, `grading.timeout "forever": want a duration`) {
 		t.Errorf("check runs = %+v; want one failed run naming the problem", runs)
+	}
+}
+
+// TestSyncAsksForTheSignatureEnforceNeeds: under enforce, a version signed
+// once on the card is not approved; the issue asks for the signature it
+// still needs, once, notifying the requester when someone else signed
+// first.
+func TestSyncAsksForTheSignatureEnforceNeeds(t *testing.T) {
+	for _, tt := range []struct {
+		signer, want string
+	}{
+		{"alice", "signed by `alice`, the requester. This repository's approval policy is `enforce`: they need a second signature, from anyone with write access"},
+		{"wes", "signed by `wes`. This repository's approval policy is `enforce`: @alice, as the requester, please review them and sign"},
+	} {
+		t.Run(tt.signer, func(t *testing.T) {
+			f := newSyncFixture(t)
+			ctx := t.Context()
+			v := f.push(t)
+			f.run(t)
+			setCheck(t, f, 1, `{"tests":["tests/test_count.py::test_count"],"base":{"failing":["tests/test_count.py::test_count"]},"trust":"isolated"}`)
+			f.run(t)
+			if err := f.d.Tx(ctx, func(tx *db.Tx) error {
+				dv, err := tx.Version(ctx, f.ticket.ID, 1)
+				if err != nil {
+					return err
+				}
+				_, err = tx.Approve(ctx, db.Approval{VersionID: dv.ID, ApprovedBy: tt.signer, ApprovedAt: time.Now(), Digest: v.Digest})
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			f.run(t)
+			f.run(t)
+			comments := f.comments()
+			if len(comments) != 2 || !strings.Contains(comments[0], "**v1** are ready for review") {
+				t.Fatalf("comments = %q; want the ready comment, then one asking for the signature", comments)
+			}
+			if !strings.Contains(comments[1], tt.want) || !strings.Contains(comments[1], "https://tf.example/tickets/octo-org/app/7/versions/1") {
+				t.Errorf("comment = %q; want %q and the card's link", comments[1], tt.want)
+			}
+			if got := f.state(t); got != pipeline.TicketAwaitingApproval {
+				t.Errorf("state = %s; want %s", got, pipeline.TicketAwaitingApproval)
+			}
+		})
 	}
 }

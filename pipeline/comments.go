@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -73,11 +74,22 @@ func OpenedComment(owner, repo string, issue int, installation int64, base, requ
 	return b.String()
 }
 
-// SecondSignerComment asks signer (notified) to sign version k, approved
-// by its requester, as the repository's enforce policy requires.
-func SecondSignerComment(signer string, k int, cardURL string) string {
-	return fmt.Sprintf("Hidden tests **v%d** need a second signature (this repository's approval policy is `enforce`): %s, "+
-		"please review them and sign on the approval card: %s", k, notify(signer), cardURL)
+// SignatureAskedComment asks for the signature version k still needs
+// under the enforce policy, once signed has signed: the requester's
+// (notified) when someone else signed first, else a second approver's,
+// anyone with write access who is not the requester.
+func SignatureAskedComment(requester string, signed []string, k int, cardURL string) string {
+	names := make([]string, len(signed))
+	for i, s := range signed {
+		names[i] = code(s)
+	}
+	by := strings.Join(names, ", ")
+	if !slices.ContainsFunc(signed, func(l string) bool { return strings.EqualFold(l, requester) }) {
+		return fmt.Sprintf("Hidden tests **v%d** were signed by %s. This repository's approval policy is `enforce`: %s, as the requester, "+
+			"please review them and sign on the approval card too: %s", k, by, notify(requester), cardURL)
+	}
+	return fmt.Sprintf("Hidden tests **v%d** were signed by %s, the requester. This repository's approval policy is `enforce`: they need a second "+
+		"signature, from anyone with write access to this repository who is not the requester, on the approval card: %s", k, by, cardURL)
 }
 
 // StoppedComment says the ticket stopped after too many rejections.

@@ -50,6 +50,9 @@ const (
 	AnnouncedReady Announcement = "ready"
 	// AnnouncedInvalid: the base check found the version no valid task.
 	AnnouncedInvalid Announcement = "invalid"
+	// AnnouncedSignatureAsked: under the enforce policy, one approver
+	// signed the version; the issue asks for the signature it still needs.
+	AnnouncedSignatureAsked Announcement = "signature_asked"
 	// AnnouncedApproved: the version was approved; implementation may start.
 	AnnouncedApproved Announcement = "approved"
 	// AnnouncedRejected: the version was rejected.

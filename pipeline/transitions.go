@@ -10,6 +10,9 @@ type VersionStatus struct {
 	Check *VersionCheck
 	// Announced is what the issue was last told about the version.
 	Announced Announcement
+	// Signers are those who signed the version while it waits for the
+	// signature enforce asks for (none once it is decided).
+	Signers []string
 }
 
 // TicketStateOf derives a ticket's state from its versions, oldest first:
@@ -44,6 +47,8 @@ func NextAnnouncement(v VersionStatus, newest bool) Announcement {
 			return AnnouncedReady
 		}
 		return AnnouncedInvalid
+	case v.State == VersionPending && newest && v.Announced == AnnouncedReady && len(v.Signers) > 0:
+		return AnnouncedSignatureAsked
 	case v.State == VersionApproved && v.Announced != AnnouncedApproved:
 		return AnnouncedApproved
 	case v.State == VersionRejected && v.Announced != AnnouncedRejected:
