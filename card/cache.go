@@ -29,6 +29,13 @@ func newCache[V any](ttl time.Duration, now func() time.Time) *cache[V] {
 	return &cache[V]{ttl: ttl, now: now, m: map[string]entry[V]{}}
 }
 
+// forget drops what is kept for key, so the next get loads it.
+func (c *cache[V]) forget(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, key)
+}
+
 // get returns the value kept for key, or loads and keeps it.
 func (c *cache[V]) get(key string, load func() (V, error)) (V, error) {
 	c.mu.Lock()

@@ -191,8 +191,7 @@ func (s *Service) permission(ctx context.Context, r db.Repository, login string)
 // loosens the policy. A file that could not be read is not kept, and its
 // LoadError is returned.
 func (s *Service) repoConfig(ctx context.Context, r db.Repository) (pipeline.FetchedConfig, error) {
-	key := fmt.Sprintf("%d/%s/%s", r.InstallationID, strings.ToLower(r.Owner), strings.ToLower(r.Name))
-	return s.configs.get(key, func() (pipeline.FetchedConfig, error) {
+	return s.configs.get(configKey(r), func() (pipeline.FetchedConfig, error) {
 		gi, err := s.github.Installation(r.InstallationID)
 		if err != nil {
 			return pipeline.FetchedConfig{}, err
@@ -203,6 +202,19 @@ func (s *Service) repoConfig(ctx context.Context, r db.Repository) (pipeline.Fet
 		}
 		return fc, nil
 	})
+}
+
+// decisionConfig is the repository's config read afresh: a decision
+// follows the approval policy the repository has now, never one kept from
+// before an admin changed it (enforce turned on a minute ago).
+func (s *Service) decisionConfig(ctx context.Context, r db.Repository) (pipeline.FetchedConfig, error) {
+	s.configs.forget(configKey(r))
+	return s.repoConfig(ctx, r)
+}
+
+// configKey is the key of r's config in the cache.
+func configKey(r db.Repository) string {
+	return fmt.Sprintf("%d/%s/%s", r.InstallationID, strings.ToLower(r.Owner), strings.ToLower(r.Name))
 }
 
 // versionState reads what the card knows of version k: the database row

@@ -823,3 +823,25 @@ func TestCardGradePageSaysEnvironmentContextAndCases(t *testing.T) {
 		}
 	}
 }
+
+// TestCardDecisionReadsThePolicyAfresh: an admin turns enforce on while
+// the card holds the repository's config: the next signature follows
+// enforce at once, not a minute later when the kept config expires.
+func TestCardDecisionReadsThePolicyAfresh(t *testing.T) {
+	f := newCardFixture(t, "")
+	ctx := t.Context()
+	v := f.push(t, writerCriteria)
+	f.sync(t, v, &defaultCheck, true)
+	dev := f.signIn(t, requester)
+	if code, body, _ := dev.get(t, cardPath); code != http.StatusOK || !strings.Contains(body, "Policy <strong>single</strong>") {
+		t.Fatalf("card under single: %d", code)
+	}
+	f.gh.Commit(cardOwner, cardRepo, "main", map[string]string{"README.md": "# widgets\n", ".github/testfirst.yml": "approval:\n  policy: enforce\n"})
+	code, _, resp := dev.post(t, cardPath+"/versions/1/approve", url.Values{"digest": {v.Digest}})
+	if code != http.StatusSeeOther || !strings.HasSuffix(resp.Header.Get("Location"), "decided=signed") {
+		t.Fatalf("the requester's signature after enforce was turned on: %d %q, want signed", code, resp.Header.Get("Location"))
+	}
+	if got, _ := f.store.Version(ctx, f.st, 1); got.State != store.StatePending {
+		t.Errorf("approved with one signature under enforce: %+v", got)
+	}
+}

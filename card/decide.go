@@ -81,7 +81,7 @@ func (s *Service) Approve(ctx context.Context, viewer string, ref handlers.Ticke
 	if err != nil {
 		return "", err
 	}
-	cfg, err := s.repoConfig(ctx, ct.repo)
+	cfg, err := s.decisionConfig(ctx, ct.repo)
 	if err != nil {
 		return "", err
 	}
@@ -214,7 +214,7 @@ func (s *Service) Reject(ctx context.Context, viewer string, ref handlers.Ticket
 	if err != nil {
 		return "", err
 	}
-	cfg, err := s.repoConfig(ctx, ct.repo)
+	cfg, err := s.decisionConfig(ctx, ct.repo)
 	if err != nil {
 		return "", err
 	}

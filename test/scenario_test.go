@@ -101,8 +101,23 @@ func TestServeScenarioOneTicket(t *testing.T) {
 		t.Errorf("after regrade: %+v", waiting)
 	}
 
-	// Approval of v2 → graded again, on the waiting run.
+	// The repository turns enforce on (its config is read again on the
+	// next event): alice's signature alone does not approve v2, the issue
+	// asks for a second, and wes, with write access, signs it.
+	withEnforce := files(p.base)
+	withEnforce[".github/testfirst.yml"] = "approval:\n  policy: enforce\n"
+	gh.Commit(pipeOwner, pipeRepo, pipeBranch, withEnforce)
+	gh.SetPermission(pipeOwner, pipeRepo, "wes", "write")
 	p.decide(t, s, k2, d2, "alice", "")
+	if asked := p.comment(t, s, 1, "**v2** were signed by `alice`, the requester"); !strings.Contains(asked, "anyone with write access") {
+		t.Errorf("the comment after alice's signature does not ask for a second one:\n%s", asked)
+	}
+	if r := only("signed once under enforce"); r.ID != waiting.ID || r.Status != "queued" {
+		t.Errorf("after one signature under enforce: %+v; want the waiting run, still queued", r)
+	}
+
+	// The second signature approves v2 → graded again, on the waiting run.
+	p.decide(t, s, k2, d2, "wes", "")
 	again := p.run(t, s, p.fixedSHA, "passing against v2", func(r fakegithub.CheckRun) bool {
 		return r.Status == "completed" && r.Conclusion == "success" && strings.Contains(r.Summary, "v2 of")
 	})
