@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"github.com/testfirst-app/testfirst/app"
-	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/pipeline"
 )
@@ -32,13 +31,6 @@ func (f *installationFlag) Set(s string) error {
 	return nil
 }
 
-// installationFinder finds the app's installation on a repository.
-type installationFinder interface {
-	RepoInstallation(ctx context.Context, owner, repo string) (int64, error)
-}
-
-var _ installationFinder = (*github.Clients)(nil)
-
 // findInstallation fills in t.Installation: the --installation given, or
 // the app's installation on the repository, found with the app's
 // credentials from the service's configuration (configPath,
@@ -53,18 +45,14 @@ func findInstallation(ctx context.Context, t *store.Ticket, flag installationFla
 	if err != nil {
 		return cfg, fmt.Errorf("find the installation of %s/%s: %w", t.Owner, t.Repo, err)
 	}
-	if !cfg.HasApp() {
+	id, err := app.RepoInstallation(ctx, cfg, t.Owner, t.Repo)
+	if errors.Is(err, app.ErrNoAppCredentials) {
 		return cfg, usageError{fmt.Sprintf("the app's credentials are not configured here, so the installation of %s/%s cannot be found. "+
 			"Run this where testfirst serve runs (the same --config or TESTFIRST_CONFIG, or the %s it wrote when the app was registered), "+
 			"or pass --installation ID (the number at the end of the installation's settings URL). "+
 			"--installation 0 keeps a ticket only the command line knows: the service never sees it.", t.Owner, t.Repo, cfg.GitHubAppFile)}
 	}
-	clients, err := github.NewClients(github.AppConfig{AppID: cfg.GitHubAppID, PrivateKey: cfg.PrivateKey, BaseURL: cfg.GitHubAPIURL})
-	if err != nil {
-		return cfg, err
-	}
-	id, err := clients.RepoInstallation(ctx, t.Owner, t.Repo)
-	if errors.Is(err, github.ErrNotFound) {
+	if errors.Is(err, app.ErrAppNotInstalled) {
 		return cfg, usageError{fmt.Sprintf("the app (id %d) is not installed on %s/%s: install it on the repository (GitHub, the app's page, Install), then run this again", cfg.GitHubAppID, t.Owner, t.Repo)}
 	}
 	if err != nil {
