@@ -97,11 +97,14 @@ func TestCardUploadInBrowser(t *testing.T) {
 		{evilZip, `"../evil/test_x.py" is not a clean relative path`},
 		{readme, "None of the files is a pytest test file"},
 	} {
+		// The page before the click is marked, so the wait is for the
+		// answer's page, not the refusal the previous upload left shown.
 		step(t, browser, "a bad upload",
 			chromedp.SetUploadFiles(`input[name="files"]`, []string{bad.file}),
 			chromedp.SetValue(`input[name="criterion.AC4"]`, wordstatsIDs[8]),
+			chromedp.Evaluate[chromedp.Void](`document.body.dataset.before = "submit"`),
 			chromedp.Click(`#upload button`),
-			chromedp.WaitVisible(`.refusal`),
+			chromedp.WaitVisible(`body:not([data-before]) .refusal`),
 		)
 		if page := text(t, browser, "main"); !strings.Contains(page, bad.want) || !strings.Contains(page, "Nothing was stored") {
 			t.Errorf("upload of %s: want %q in\n%s", filepath.Base(bad.file), bad.want, page)
