@@ -106,10 +106,13 @@ func TestRunIsSealed(t *testing.T) {
 }
 
 // TestRunKillsAtDeadline: a fork bomb under the pids limit is SIGKILLed at
-// the deadline through the API and removed.
+// the deadline through the API and removed. The bomb runs in a background
+// subshell and the main process becomes sleep by exec, which needs no new
+// pid: a shell that forked after the limit was reached would die with
+// "Cannot fork" and end the run before its deadline.
 func TestRunKillsAtDeadline(t *testing.T) {
 	began := time.Now()
-	res, err := shell(t, context.Background(), `bomb() { bomb | bomb & }; bomb; sleep 1000`, func(s *sandbox.Spec) {
+	res, err := shell(t, context.Background(), `(bomb() { bomb | bomb & }; bomb) & exec sleep 1000`, func(s *sandbox.Spec) {
 		s.Timeout = 3 * time.Second
 		s.Limits.Pids = 64
 	})
