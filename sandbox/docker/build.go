@@ -29,13 +29,8 @@ func (d *Engine) Build(ctx context.Context, b sandbox.Build) (res sandbox.Result
 		return res, "", fmt.Errorf("create build container from %s: %w", spec.Image, err)
 	}
 	id := created.ID
-	defer func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
-		defer cancel()
-		if rerr := d.eng.ContainerRemove(rctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("remove container %s: %w", id, rerr))
-		}
-	}()
+	end := d.watchEnd(ctx, id, began, host.AutoRemove)
+	defer func() { err = errors.Join(err, d.remove(ctx, id, end)) }()
 	if len(b.Files) > 0 {
 		buf, err := packFiles(b.Files)
 		if err != nil {
@@ -45,7 +40,7 @@ func (d *Engine) Build(ctx context.Context, b sandbox.Build) (res sandbox.Result
 			return res, "", fmt.Errorf("build %s: copy files: %w", b.Ref, err)
 		}
 	}
-	if res, err = d.runCreated(ctx, id, spec, began, deadline); err != nil {
+	if res, err = d.runCreated(ctx, id, spec, began, deadline, end); err != nil {
 		return res, "", err
 	}
 	var labels map[string]string

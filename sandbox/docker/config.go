@@ -54,7 +54,7 @@ func containerConfig(spec sandbox.Spec, deadline time.Time) (*container.Config, 
 		SecurityOpt:    []string{"no-new-privileges"},
 		ReadonlyRootfs: true,
 		IpcMode:        "private",
-		AutoRemove:     false,
+		AutoRemove:     true, // gone once it ends, even when its process is (Run reads the end first)
 		LogConfig:      container.LogConfig{Type: "none"},
 		Tmpfs: map[string]string{
 			sandbox.TmpMount:    fmt.Sprintf("rw,nosuid,nodev,size=%d,mode=1777", spec.Limits.TmpSize),
@@ -80,9 +80,11 @@ func containerConfig(spec sandbox.Spec, deadline time.Time) (*container.Config, 
 }
 
 // buildConfig is containerConfig for a Build: the same sandbox, with a
-// writable root filesystem, as what the run writes there becomes the image.
+// writable root filesystem, as what the run writes there becomes the image,
+// and no auto-remove, as the image is committed after the run ends.
 func buildConfig(spec sandbox.Spec, deadline time.Time) (*container.Config, *container.HostConfig) {
 	cfg, host := containerConfig(spec, deadline)
 	host.ReadonlyRootfs = false
+	host.AutoRemove = false
 	return cfg, host
 }

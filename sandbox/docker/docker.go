@@ -10,13 +10,18 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/docker/docker/api/types"
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/events"
+	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
+	"github.com/docker/docker/errdefs"
 	"github.com/docker/docker/pkg/stdcopy"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"github.com/testfirst-app/testfirst/sandbox"
@@ -30,6 +35,7 @@ type Client interface {
 	ContainerAttach(ctx context.Context, id string, options container.AttachOptions) (types.HijackedResponse, error)
 	ContainerStart(ctx context.Context, id string, options container.StartOptions) error
 	ContainerWait(ctx context.Context, id string, condition container.WaitCondition) (<-chan container.WaitResponse, <-chan error)
+	Events(ctx context.Context, options events.ListOptions) (<-chan events.Message, <-chan error)
 	ContainerKill(ctx context.Context, id, signal string) error
 	ContainerRemove(ctx context.Context, id string, options container.RemoveOptions) error
 	ContainerInspect(ctx context.Context, id string) (container.InspectResponse, error)
@@ -95,9 +101,11 @@ func (e *EngineError) Error() string {
 
 func (e *EngineError) Unwrap() error { return e.Err }
 
-// Run runs spec in a fresh container and removes it afterwards, whatever
-// happens. It returns an error only when the engine failed; a program that
-// failed, was killed at the deadline or ran out of memory is a Result.
+// Run runs spec in a fresh container, which the engine removes itself
+// once it ends (auto-remove), so no container outlives its run even when
+// this process dies; otherwise it is removed here, whatever happens. It
+// returns an error only when the engine failed; a program that failed, was
+// killed at the deadline or ran out of memory is a Result.
 func (d *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result, err error) {
 	if spec.Timeout <= 0 {
 		return res, errors.New("sandbox: a run needs a timeout")
@@ -110,19 +118,105 @@ func (d *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result
 		return res, fmt.Errorf("create container from %s: %w", spec.Image, err)
 	}
 	id := created.ID
-	defer func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
-		defer cancel()
-		if rerr := d.eng.ContainerRemove(rctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("remove container %s: %w", id, rerr))
+	end := d.watchEnd(ctx, id, began, host.AutoRemove)
+	defer func() { err = errors.Join(err, d.remove(ctx, id, end)) }()
+	return d.runCreated(ctx, id, spec, began, deadline, end)
+}
+
+// ending is what the engine tells of one container's end: its exit status
+// through the wait API and an out-of-memory kill through its events. Both
+// are asked for before the container starts, so neither is lost however
+// soon the engine removes it.
+type ending struct {
+	// autoRemoved says the engine removes the container once it ends:
+	// then wait answers once it is gone.
+	autoRemoved bool
+	wait        <-chan container.WaitResponse
+	waitErr     <-chan error
+	// waited is set once wait answered.
+	waited bool
+	oom    atomic.Bool
+	// died closes at the container's die event, or when the event stream
+	// ends.
+	died chan struct{}
+	stop context.CancelFunc
+}
+
+// eventsSince is how far back the event stream of a new container starts:
+// the engine subscribes only after answering, and what it buffered in
+// between is replayed from there. An hour covers a remote engine's clock
+// skew; the filter names one container made just now.
+const eventsSince = time.Hour
+
+// watchEnd starts waiting for container id to end (to be removed, when
+// autoRemoved) and reading its events, with a context that outlives ctx
+// until remove stops it.
+func (d *Engine) watchEnd(ctx context.Context, id string, began time.Time, autoRemoved bool) *ending {
+	wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	e := &ending{autoRemoved: autoRemoved, died: make(chan struct{}), stop: stop}
+	msgs, errs := d.eng.Events(wctx, events.ListOptions{
+		Since: strconv.FormatInt(began.Add(-eventsSince).Unix(), 10),
+		Filters: filters.NewArgs(filters.Arg("type", string(events.ContainerEventType)), filters.Arg("container", id),
+			filters.Arg("event", string(events.ActionOOM)), filters.Arg("event", string(events.ActionDie))),
+	})
+	go func() {
+		defer close(e.died)
+		for {
+			select {
+			case m := <-msgs:
+				switch m.Action {
+				case events.ActionOOM:
+					e.oom.Store(true)
+				case events.ActionDie:
+					return
+				}
+			case <-errs:
+				return // the stream ended: what it told is kept
+			case <-wctx.Done():
+				return
+			}
 		}
 	}()
-	return d.runCreated(ctx, id, spec, began, deadline)
+	cond := container.WaitConditionNextExit
+	if autoRemoved {
+		cond = container.WaitConditionRemoved
+	}
+	e.wait, e.waitErr = d.eng.ContainerWait(wctx, id, cond)
+	return e
+}
+
+// remove removes container id unless the engine said it already did, and
+// stops watching it. A container the engine removed meanwhile, or is
+// removing itself, is no error.
+func (d *Engine) remove(ctx context.Context, id string, e *ending) error {
+	defer e.stop()
+	if e.waited && e.autoRemoved {
+		return nil
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
+	defer cancel()
+	err := d.eng.ContainerRemove(rctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	switch {
+	case err == nil, errdefs.IsNotFound(err):
+		return nil
+	case errdefs.IsConflict(err) && e.autoRemoved && !e.waited:
+		// The engine's own removal is under way: its end is the wait's
+		// answer.
+		select {
+		case <-e.wait:
+			return nil
+		case werr := <-e.waitErr:
+			return fmt.Errorf("remove container %s: %w (waiting for the engine's removal: %v)", id, err, werr)
+		case <-rctx.Done():
+			return fmt.Errorf("remove container %s: %w (the engine's removal did not end in %s)", id, err, removeTimeout)
+		}
+	}
+	return fmt.Errorf("remove container %s: %w", id, err)
 }
 
 // runCreated starts the created container id, feeds it spec's input,
-// reads its output and waits for it, killing it at deadline.
-func (d *Engine) runCreated(ctx context.Context, id string, spec sandbox.Spec, began, deadline time.Time) (res sandbox.Result, err error) {
+// reads its output and waits for its end, killing it at deadline.
+func (d *Engine) runCreated(ctx context.Context, id string, spec sandbox.Spec, began, deadline time.Time, end *ending) (res sandbox.Result, err error) {
 	res.Container = id
 	att, err := d.eng.ContainerAttach(ctx, id, container.AttachOptions{Stream: true, Stdin: true, Stdout: true, Stderr: true})
 	if err != nil {
@@ -151,7 +245,6 @@ func (d *Engine) runCreated(ctx context.Context, id string, spec sandbox.Spec, b
 		stdcopy.StdCopy(stdout, stderr, att.Reader)
 	}()
 
-	waitCh, errCh := d.eng.ContainerWait(ctx, id, container.WaitConditionNotRunning)
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
 	kill := func() error {
@@ -160,17 +253,18 @@ func (d *Engine) runCreated(ctx context.Context, id string, spec sandbox.Spec, b
 		return d.eng.ContainerKill(kctx, id, "KILL")
 	}
 	select {
-	case w := <-waitCh:
+	case w := <-end.wait:
+		end.waited = true
 		if w.Error != nil && w.Error.Message != "" {
 			return res, fmt.Errorf("wait for container %s: %s", id, w.Error.Message)
 		}
 		res.ExitCode = int(w.StatusCode)
-	case err := <-errCh:
+	case err := <-end.waitErr:
 		kill()
 		return res, fmt.Errorf("wait for container %s: %w", id, err)
 	case <-timer.C:
 		res.TimedOut = true
-		if err := kill(); err != nil {
+		if err := kill(); err != nil && !errdefs.IsNotFound(err) && !errdefs.IsConflict(err) {
 			return res, fmt.Errorf("kill container %s at its deadline: %w", id, err)
 		}
 		res.ExitCode = -1
@@ -190,12 +284,13 @@ func (d *Engine) runCreated(ctx context.Context, id string, spec sandbox.Spec, b
 	res.Stdout, res.StdoutTruncated = stdout.Bytes(), stdout.truncated
 	res.Stderr = stderr.Bytes()
 	res.Duration = time.Since(began)
-
-	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
-	defer cancel()
-	if info, err := d.eng.ContainerInspect(ictx, id); err == nil && info.State != nil {
-		res.OOMKilled = info.State.OOMKilled
+	// The die event follows an out-of-memory kill's event; it may trail
+	// the wait's answer a little.
+	select {
+	case <-end.died:
+	case <-time.After(streamGrace):
 	}
+	res.OOMKilled = end.oom.Load()
 	return res, nil
 }
 

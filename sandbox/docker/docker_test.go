@@ -162,6 +162,9 @@ func TestRunReportsOOM(t *testing.T) {
 	if res.ExitCode == 0 {
 		t.Errorf("a 1 GiB allocation under a 64 MiB limit exited 0")
 	}
+	if !res.OOMKilled {
+		t.Errorf("the engine's out-of-memory kill is not reported: %+v", res)
+	}
 }
 
 // TestSweep removes sandboxes whose deadline passed and leaves the others.

@@ -48,8 +48,8 @@ func (e *inspectingEngine) ContainerCreate(ctx context.Context, cfg *container.C
 // SealViolations lists every way a container's configuration breaks the
 // sandbox's invariants: no network, no privileges, every capability dropped
 // but SETUID/SETGID, no-new-privileges, default seccomp, read-only root,
-// limits set with swap equal to memory, no mounts, no engine socket, and an
-// environment with nothing but PATH.
+// limits set with swap equal to memory, no mounts, no engine socket, an
+// environment with nothing but PATH, and removed by the engine once it ends.
 func SealViolations(cfg *container.Config, host *container.HostConfig) []string {
 	var v []string
 	bad := func(format string, args ...any) { v = append(v, fmt.Sprintf(format, args...)) }
@@ -112,8 +112,8 @@ func SealViolations(cfg *container.Config, host *container.HostConfig) []string 
 			bad("unexpected tmpfs %s", p)
 		}
 	}
-	if host.AutoRemove {
-		bad("auto-remove set: the sandbox removes its containers itself, after reading them")
+	if !host.AutoRemove {
+		bad("auto-remove not set: a container whose process died would stay behind")
 	}
 	return v
 }
