@@ -45,7 +45,7 @@ func (g *Grader) collectTrusted(ctx context.Context, req Request, trusted *Tree)
 		ProcLimit:     int(max(req.Limits.Pids-procReserve, req.Limits.Pids/2)),
 		SourceDir:     SourceDir(req.Base),
 	}
-	sres, err := g.runWrapper(ctx, job, req.Hidden, clean, timeout, req.Limits, "")
+	sres, err := g.runWrapper(ctx, job, req.Hidden, clean, timeout, req.Limits, "", req.Labels)
 	if err != nil {
 		return nil, err
 	}

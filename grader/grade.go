@@ -133,6 +133,10 @@ type Request struct {
 	// proxySocket is the read-only proxy's socket a mirror grade's
 	// sandboxes mount.
 	proxySocket string
+	// Labels are added to every sandbox container of the grade: the
+	// service names the job with them, so that whoever takes the job over
+	// finds the sandboxes a dead process left running.
+	Labels map[string]string
 }
 
 // Stage is what a grade is doing, for those who show its progress.
@@ -553,7 +557,7 @@ func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Ca
 		o(&job)
 	}
 	began := time.Now()
-	sres, err := g.runWrapper(ctx, job, req.Hidden, clean, timeout, req.Limits, req.proxySocket)
+	sres, err := g.runWrapper(ctx, job, req.Hidden, clean, timeout, req.Limits, req.proxySocket, req.Labels)
 	if err != nil {
 		return nil, err
 	}
@@ -736,8 +740,9 @@ func judge(in verdictInputs) (Verdict, []string) {
 }
 
 // runWrapper runs the wrapper in a sandbox on job, with the hidden tests
-// and tree streamed in as its input archive, for at most timeout.
-func (g *Grader) runWrapper(ctx context.Context, job wrapper.Job, hidden, tree *Tree, timeout time.Duration, limits sandbox.Limits, proxySocket string) (sandbox.Result, error) {
+// and tree streamed in as its input archive, for at most timeout, its
+// container labelled with labels.
+func (g *Grader) runWrapper(ctx context.Context, job wrapper.Job, hidden, tree *Tree, timeout time.Duration, limits sandbox.Limits, proxySocket string, labels map[string]string) (sandbox.Result, error) {
 	pr, pw := io.Pipe()
 	inputErr := make(chan error, 1)
 	go func() {
@@ -757,6 +762,7 @@ func (g *Grader) runWrapper(ctx context.Context, job wrapper.Job, hidden, tree *
 		StdoutLimit: stdoutLimit,
 		StderrLimit: stderrLimit,
 		ProxySocket: proxySocket,
+		Labels:      labels,
 	})
 	if err != nil {
 		return sandbox.Result{}, fmt.Errorf("run sandbox: %w", err)

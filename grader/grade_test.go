@@ -956,3 +956,24 @@ func TestMaskSentinels(t *testing.T) {
 		t.Errorf("maskSentinels (-want +got):\n%s", diff)
 	}
 }
+
+// TestGradeLabelsEverySandbox: the request's labels reach every sandbox of
+// the grade (the tree's, the base's, the twins'), so the service can find
+// them by the job they ran for.
+func TestGradeLabelsEverySandbox(t *testing.T) {
+	sb := &fakeSandbox{results: results(map[string]*wrapper.Result{"pr": gradeRun(), "base": gradeRun()})}
+	labels := map[string]string{sandbox.LabelJob: "42"}
+	req := Request{Repo: gradeRepo(t, "pr"), Base: gradeRepo(t, "base"), Hidden: gradeHidden(t), Labels: labels}
+	if _, err := New(sb, gradeImage, gradeImageID).Grade(context.Background(), req); err != nil {
+		t.Fatalf("Grade: %v", err)
+	}
+	calls := sb.Calls()
+	if len(calls) < 3 {
+		t.Fatalf("%d sandboxes ran, want the tree's, the base's and twins", len(calls))
+	}
+	for _, c := range calls {
+		if c.Spec.Labels[sandbox.LabelJob] != "42" {
+			t.Errorf("the %s sandbox has labels %v, want %s=42", c.Kind, c.Spec.Labels, sandbox.LabelJob)
+		}
+	}
+}

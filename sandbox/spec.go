@@ -12,6 +12,12 @@ const (
 	// LabelDeadline holds the Unix time after which the container is a
 	// leftover that Sweep may remove.
 	LabelDeadline = "app.testfirst.deadline"
+	// LabelJob names the job (its id in the job queue) a sandbox runs
+	// for, so that whoever takes a dead process's job over finds the
+	// sandboxes it left running.
+	LabelJob = "app.testfirst.job"
+	// LabelGrade names the grade a sandbox runs for.
+	LabelGrade = "app.testfirst.grade"
 )
 
 // Limits bound what a sandbox may use.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -148,7 +149,9 @@ func TestBuildCommitsAfterTheEnd(t *testing.T) {
 			Labels: map[string]string{childLabel: t.Name()}},
 		Ref:   ref,
 		Files: []sandbox.LayerFile{{Path: "/in.txt", Mode: 0o644, Data: []byte("kept\n")}},
-		Keep:  func(r sandbox.Result) (map[string]string, bool) { return map[string]string{"app.testfirst.test": "1"}, r.ExitCode == 0 },
+		Keep: func(r sandbox.Result) (map[string]string, bool) {
+			return map[string]string{"app.testfirst.test": "1"}, r.ExitCode == 0
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -165,5 +168,42 @@ func TestBuildCommitsAfterTheEnd(t *testing.T) {
 	}
 	if string(out.Stdout) != "kept\n" {
 		t.Errorf("the committed image holds %q, want kept", out.Stdout)
+	}
+}
+
+// TestRemoveLabelled kills and removes the running sandboxes of one job
+// and leaves another job's; Running counts what runs.
+func TestRemoveLabelled(t *testing.T) {
+	g := testenv.Grading(t)
+	cli := engineClient(t)
+	ctx := context.Background()
+	job := strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
+	t.Cleanup(func() { removeLabelled(cli, childLabel+"="+t.Name()) })
+	start := func(job string) string {
+		resp, err := cli.ContainerCreate(ctx, &container.Config{Image: g.Image, Entrypoint: []string{"/bin/sleep", "1000"}, Labels: map[string]string{
+			sandbox.LabelSandbox: "1", sandbox.LabelDeadline: strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10),
+			sandbox.LabelJob: job, childLabel: t.Name(),
+		}}, &container.HostConfig{NetworkMode: "none"}, nil, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return resp.ID
+	}
+	start(job)
+	start(job)
+	other := start(job + "0")
+	if n, err := g.Docker.Running(ctx); err != nil || n < 3 {
+		t.Errorf("Running = %d, %v; want at least the 3 this test started", n, err)
+	}
+	n, err := g.Docker.RemoveLabelled(ctx, sandbox.LabelJob, job)
+	if err != nil || n != 2 {
+		t.Errorf("RemoveLabelled = %d, %v; want 2", n, err)
+	}
+	left := labelled(t, cli, childLabel+"="+t.Name(), "")
+	if len(left) != 1 || left[0].ID != other || left[0].State != "running" {
+		t.Errorf("left: %+v; want only the other job's, running", left)
 	}
 }
