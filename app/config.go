@@ -36,6 +36,10 @@ const (
 	// outside the service (testfirst tests push|approve|reject) are picked
 	// up without a restart.
 	DefaultSyncInterval = jobs.DefaultSyncInterval
+	// DefaultSandboxSweepInterval is how often each grading replica
+	// removes the sandboxes a crash left on its engine past their
+	// deadline.
+	DefaultSandboxSweepInterval = jobs.DefaultSandboxSweepInterval
 	// DefaultSessionKeyFile is where serve keeps the key that signs
 	// session cookies when TESTFIRST_SESSION_KEY_FILE is not set: created
 	// on first use, 0600. Replicas must share one key: set the variable.
@@ -76,6 +80,9 @@ type Config struct {
 	// JobRescueAfter is how long a job may run before it is taken for
 	// lost and run again.
 	JobRescueAfter time.Duration `yaml:"job_rescue_after"`
+	// SandboxSweepInterval is how often each grading replica removes the
+	// leftover sandboxes of its engine (past their deadline).
+	SandboxSweepInterval time.Duration `yaml:"sandbox_sweep_interval"`
 	// GitHubClientID and GitHubClientSecretFile are the app's OAuth client
 	// (App settings, General); both or neither. With them serve shows the
 	// approval card, signed in with GitHub.
@@ -129,6 +136,7 @@ var envKeys = []struct {
 	{"TESTFIRST_WEBHOOK_PROXY_URL", func(c *Config, v string) error { c.WebhookProxyURL = strings.TrimSpace(v); return nil }},
 	{"TESTFIRST_STORE_SYNC_INTERVAL", durationSetting("TESTFIRST_STORE_SYNC_INTERVAL", func(c *Config) *time.Duration { return &c.SyncInterval })},
 	{"TESTFIRST_JOB_RESCUE_AFTER", durationSetting("TESTFIRST_JOB_RESCUE_AFTER", func(c *Config) *time.Duration { return &c.JobRescueAfter })},
+	{"TESTFIRST_SANDBOX_SWEEP_INTERVAL", durationSetting("TESTFIRST_SANDBOX_SWEEP_INTERVAL", func(c *Config) *time.Duration { return &c.SandboxSweepInterval })},
 	{"TESTFIRST_GITHUB_CLIENT_ID", func(c *Config, v string) error { c.GitHubClientID = strings.TrimSpace(v); return nil }},
 	{"TESTFIRST_GITHUB_CLIENT_SECRET_FILE", func(c *Config, v string) error { c.GitHubClientSecretFile = v; return nil }},
 	{"TESTFIRST_GITHUB_APP_FILE", func(c *Config, v string) error { c.GitHubAppFile = v; return nil }},
@@ -160,6 +168,8 @@ func DefaultConfig() Config {
 		SyncInterval:   DefaultSyncInterval,
 		JobRescueAfter: DefaultJobRescueAfter,
 		GitHubAppFile:  DefaultGitHubAppFile,
+
+		SandboxSweepInterval: DefaultSandboxSweepInterval,
 	}
 }
 
@@ -266,6 +276,9 @@ func (c *Config) validate() []error {
 	}
 	if c.SyncInterval < time.Second {
 		bad("store_sync_interval %s: want at least 1s, e.g. 15s", c.SyncInterval)
+	}
+	if c.SandboxSweepInterval < time.Second {
+		bad("sandbox_sweep_interval %s: want at least 1s, e.g. 1m", c.SandboxSweepInterval)
 	}
 	if c.JobRescueAfter < time.Minute {
 		bad("job_rescue_after %s: want at least 1m, and longer than the longest grade, e.g. 90m", c.JobRescueAfter)

@@ -69,11 +69,12 @@ func TestLoadConfigPackageIndex(t *testing.T) {
 func TestLoadConfigPrecedence(t *testing.T) {
 	key := writeFile(t, "app.pem", rsaKeyPEM(t))
 	secrets := writeFile(t, "secrets", "new-secret\n\nold-secret\n")
-	file := writeFile(t, "testfirst.yml", "listen: 127.0.0.1:9000\npublic_url: https://tf.example.com\ngithub_app_id: 7\ngithub_private_key_file: "+key+"\nwebhook_secret_file: "+secrets+"\nstore_sync_interval: 5s\njob_rescue_after: 2h\n")
+	file := writeFile(t, "testfirst.yml", "listen: 127.0.0.1:9000\npublic_url: https://tf.example.com\ngithub_app_id: 7\ngithub_private_key_file: "+key+"\nwebhook_secret_file: "+secrets+"\nstore_sync_interval: 5s\njob_rescue_after: 2h\nsandbox_sweep_interval: 2m\n")
 	c, err := LoadConfig(file, env(map[string]string{
-		"TESTFIRST_LISTEN":              ":9100",
-		"TESTFIRST_DATABASE_URL":        "postgres://tf@db/testfirst",
-		"TESTFIRST_STORE_SYNC_INTERVAL": "3s",
+		"TESTFIRST_LISTEN":                 ":9100",
+		"TESTFIRST_DATABASE_URL":           "postgres://tf@db/testfirst",
+		"TESTFIRST_STORE_SYNC_INTERVAL":    "3s",
+		"TESTFIRST_SANDBOX_SWEEP_INTERVAL": "30s",
 	}))
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +84,7 @@ func TestLoadConfigPrecedence(t *testing.T) {
 	want.PublicURL = "https://tf.example.com"
 	want.DatabaseURL = "postgres://tf@db/testfirst"
 	want.SyncInterval, want.JobRescueAfter = 3*time.Second, 2*time.Hour
+	want.SandboxSweepInterval = 30 * time.Second
 	want.GitHubAppID = 7
 	want.GitHubPrivateKeyFile = key
 	want.WebhookSecretFile = secrets
@@ -120,6 +122,8 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"package index not a URL", "", map[string]string{"TESTFIRST_PACKAGE_INDEX": "pypi.org/simple"}, []string{`package_index "pypi.org/simple": want the absolute http(s) URL of a PEP 503 simple index`}},
 		{"sync interval not a duration", "", map[string]string{"TESTFIRST_STORE_SYNC_INTERVAL": "15"}, []string{`TESTFIRST_STORE_SYNC_INTERVAL="15": want a duration such as 15s`}},
 		{"sync interval too short", "", map[string]string{"TESTFIRST_STORE_SYNC_INTERVAL": "10ms"}, []string{"store_sync_interval 10ms: want at least 1s"}},
+		{"sandbox sweep interval not a duration", "", map[string]string{"TESTFIRST_SANDBOX_SWEEP_INTERVAL": "60"}, []string{`TESTFIRST_SANDBOX_SWEEP_INTERVAL="60": want a duration such as 15s`}},
+		{"sandbox sweep interval too short", "", map[string]string{"TESTFIRST_SANDBOX_SWEEP_INTERVAL": "0s"}, []string{"sandbox_sweep_interval 0s: want at least 1s"}},
 		{"rescue too soon", "", map[string]string{"TESTFIRST_JOB_RESCUE_AFTER": "20s"}, []string{"job_rescue_after 20s: want at least 1m"}},
 		{"app id not a number", "", map[string]string{"TESTFIRST_GITHUB_APP_ID": "my-app"}, []string{"want the app's numeric id"}},
 		{"id without key", "", map[string]string{"TESTFIRST_GITHUB_APP_ID": "7", "TESTFIRST_WEBHOOK_SECRET_FILE": empty}, []string{"github_private_key_file is not", "holds no secret"}},

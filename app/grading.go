@@ -11,6 +11,7 @@ import (
 
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/environment"
+	"github.com/testfirst-app/testfirst/jobs"
 	"github.com/testfirst-app/testfirst/sandbox/docker"
 	"github.com/testfirst-app/testfirst/sandbox/egress"
 )
@@ -149,6 +150,9 @@ var _ environment.Engine = (*docker.Engine)(nil)
 
 // The engine adapter is what the grader runs its sandboxes on.
 var _ grader.Sandbox = (*docker.Engine)(nil)
+
+// The engine adapter is what the service keeps clean of leftovers.
+var _ jobs.Sandboxes = (*docker.Engine)(nil)
 
 // FindWrapper locates the wrapper binary: explicit, else $TESTFIRST_WRAPPER,
 // else beside the running executable, else on PATH.

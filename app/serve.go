@@ -117,7 +117,7 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 
 	metrics := jobs.NewMetrics(reg, d)
 	jcfg := jobs.Config{DB: d, GitHub: clients, PublicURL: cfg.PublicURL, Log: log, Metrics: metrics,
-		RescueAfter: cfg.JobRescueAfter, SyncInterval: cfg.SyncInterval}
+		RescueAfter: cfg.JobRescueAfter, SyncInterval: cfg.SyncInterval, SandboxSweepInterval: cfg.SandboxSweepInterval}
 	setup, closeGrading, err := jobsSetup(ctx, jcfg, cfg, st, storeErr, log, gradingOff)
 	if err != nil {
 		closeStore()
@@ -145,12 +145,27 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 		closeStore()
 		return nil, fmt.Errorf("start job workers: %w", err)
 	}
+	stopSweeper := startSweeper(ctx, setup.Sweeper)
 	return func(ctx context.Context) error {
 		err := client.Stop(ctx)
+		stopSweeper()
 		stopEvents()
 		closeStore()
 		return err
 	}, nil
+}
+
+// startSweeper runs the sweep of this replica's leftover sandboxes (none
+// on a replica that does not grade) until the returned function stops it
+// and waits for its end.
+func startSweeper(ctx context.Context, s *jobs.SandboxSweeper) func() {
+	if s == nil {
+		return func() {}
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); s.Run(sctx) }()
+	return func() { cancel(); <-done }
 }
 
 // jobsSetup decides, once, whether this replica grades: with the store's
@@ -187,14 +202,9 @@ func jobsSetup(ctx context.Context, cfg jobs.Config, svc Config, st *serviceStor
 			log.WarnContext(ctx, "stop egress proxies", "err", err)
 		}
 	}
-	// A replica that crashed left its sandboxes behind; those past their
-	// deadline go now.
-	if n, err := g.Docker.Sweep(ctx, time.Now()); err != nil {
-		log.WarnContext(ctx, "sandbox sweep failed", "err", err)
-	} else if n > 0 {
-		log.InfoContext(ctx, "sandbox sweep", "removed", n)
-	}
-	return jobs.NewGradingSetup(cfg, jobs.Sealed{Writer: st.writer, Reader: st.reader, Grader: g.Grader}), closeGrading, nil
+	// The sandboxes a crash left behind go once past their deadline: the
+	// setup's sweeper looks at once and then periodically.
+	return jobs.NewGradingSetup(cfg, jobs.Sealed{Writer: st.writer, Reader: st.reader, Grader: g.Grader, Sandboxes: g.Docker}), closeGrading, nil
 }
 
 // serveHTTP answers HTTP on cfg.Listen until ctx ends, the server fails,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -14,6 +15,7 @@ import (
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/pipeline"
+	"github.com/testfirst-app/testfirst/sandbox"
 )
 
 // cancelPoll is how often a running grade looks whether it was cancelled.
@@ -26,13 +28,15 @@ const cancelPoll = 2 * time.Second
 // sandbox and leaves its check run cancelled.
 type GradeWorker struct {
 	river.WorkerDefaults[GradeArgs]
-	db      *db.DB
-	github  installationClients
-	reader  approvedTests
-	grader  *grader.Grader
-	grades  *gradeQueue
-	metrics *Metrics
-	log     *slog.Logger
+	db     *db.DB
+	github installationClients
+	reader approvedTests
+	grader *grader.Grader
+	// sandboxes is the engine the grader runs on; nil when unknown.
+	sandboxes Sandboxes
+	grades    *gradeQueue
+	metrics   *Metrics
+	log       *slog.Logger
 	// rescueAfter is the service's job rescue time; see sandboxJobTimeout.
 	rescueAfter time.Duration
 }
@@ -46,8 +50,11 @@ func (w *GradeWorker) Timeout(*river.Job[GradeArgs]) time.Duration {
 var errCancelled = errors.New("grade cancelled")
 
 // Work implements river.Worker. On its last attempt, a failure completes
-// the check run saying the grade failed, so no run is left in progress.
+// the check run saying the grade failed, so no run is left in progress. An
+// attempt after the first removes the sandboxes of the earlier ones first:
+// a replica that died mid-grade left its sandbox running.
 func (w *GradeWorker) Work(ctx context.Context, job *river.Job[GradeArgs]) error {
+	removeEarlierSandboxes(ctx, w.sandboxes, w.metrics, w.log, job.JobRow)
 	g, tk, repo, err := w.load(ctx, job.Args.Grade)
 	if errors.Is(err, db.ErrNotFound) {
 		return river.JobCancel(err)
@@ -66,7 +73,8 @@ func (w *GradeWorker) Work(ctx context.Context, job *river.Job[GradeArgs]) error
 	if g.State == pipeline.GradeCompleted {
 		return nil // a job that ran twice
 	}
-	err = w.work(ctx, log, gi, g, tk, repo)
+	labels := jobLabels(job.JobRow, map[string]string{sandbox.LabelGrade: strconv.FormatInt(g.ID, 10)})
+	err = w.work(ctx, log, gi, g, tk, repo, labels)
 	var cancel *river.JobCancelError
 	final := job.Attempt >= job.MaxAttempts || errors.As(err, &cancel)
 	switch {
@@ -98,7 +106,8 @@ func (w *GradeWorker) load(ctx context.Context, id int64) (g db.Grade, tk db.Tic
 	return g, tk, repo, err
 }
 
-func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Installation, g db.Grade, tk db.Ticket, repo db.Repository) error {
+// work grades g, its sandboxes labelled with labels.
+func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Installation, g db.Grade, tk db.Ticket, repo db.Repository, labels map[string]string) error {
 	if err := w.db.Tx(ctx, func(tx *db.Tx) error {
 		g.State, g.StartedAt = pipeline.GradeRunning, time.Now()
 		return tx.UpdateGrade(ctx, g)
@@ -160,7 +169,7 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 	}
 	rep, err := w.grader.Grade(ctx, grader.Request{Repo: head, Hidden: hidden, Base: base, Reference: content.Reference,
 		TestsDigest: g.Digest, Timeout: cfg.Timeout, Limits: sandboxLimits(cfg), TwinExclude: exclude,
-		Python: cfg.Python, Mirror: cfg.Network == grader.NetworkMirror, TrustedCollection: true, Stage: stage})
+		Python: cfg.Python, Mirror: cfg.Network == grader.NetworkMirror, TrustedCollection: true, Stage: stage, Labels: labels})
 	if err != nil {
 		return w.cancelledOr(ctx, err) // the engine failed: River retries
 	}

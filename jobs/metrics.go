@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,6 +19,8 @@ type Metrics struct {
 	jobWait      *prometheus.HistogramVec
 	jobRun       *prometheus.HistogramVec
 	jobs         *prometheus.CounterVec
+	leftovers    *prometheus.CounterVec
+	running      *sandboxesRunning
 }
 
 // NewMetrics registers the pipeline's metrics with reg, the queue
@@ -40,10 +43,38 @@ func NewMetrics(reg prometheus.Registerer, d *db.DB) *Metrics {
 		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "testfirst_jobs_total", Help: "Job attempts ended, by kind and outcome (completed, failed, cancelled).",
 		}, []string{"kind", "outcome"}),
+		leftovers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "testfirst_sandbox_leftovers_removed_total",
+			Help: "Sandbox containers a process left behind that this replica removed, by reason (past_deadline: the periodic sweep; rescued_job: a job taken over from a dead replica).",
+		}, []string{"reason"}),
+		running: &sandboxesRunning{desc: prometheus.NewDesc("testfirst_sandboxes_running",
+			"Sandbox containers running on this replica's engine, whichever process started them (replicas sharing an engine report the same).", nil, nil)},
 	}
-	reg.MustRegister(m.verdicts, m.gradeSeconds, m.jobWait, m.jobRun, m.jobs, &queueDepth{db: d,
+	for _, r := range []string{leftoverPastDeadline, leftoverRescuedJob} {
+		m.leftovers.WithLabelValues(r)
+	}
+	reg.MustRegister(m.verdicts, m.gradeSeconds, m.jobWait, m.jobRun, m.jobs, m.leftovers, m.running, &queueDepth{db: d,
 		desc: prometheus.NewDesc("testfirst_job_queue_depth", "Jobs waiting or running, by queue and state.", []string{"queue", "state"}, nil)})
 	return m
+}
+
+// leftoversRemoved counts n leftover sandboxes removed for reason.
+func (m *Metrics) leftoversRemoved(reason string, n int) {
+	if m == nil || n <= 0 {
+		return
+	}
+	m.leftovers.WithLabelValues(reason).Add(float64(n))
+}
+
+// countSandboxes makes testfirst_sandboxes_running read s; before, a
+// replica that does not grade, it reports nothing.
+func (m *Metrics) countSandboxes(s Sandboxes) {
+	if m == nil {
+		return
+	}
+	m.running.mu.Lock()
+	defer m.running.mu.Unlock()
+	m.running.sandboxes = s
 }
 
 // graded counts one finished grade.
@@ -72,6 +103,33 @@ func (m *Metrics) Observe(events <-chan *river.Event) {
 			m.jobRun.WithLabelValues(ev.Job.Kind).Observe(ev.JobStats.RunDuration.Seconds())
 		}
 	}
+}
+
+// sandboxesRunning reads the number of sandboxes running on the engine at
+// each scrape. An engine that does not answer leaves the sample out rather
+// than fail the whole scrape: the gap in the series shows it.
+type sandboxesRunning struct {
+	desc      *prometheus.Desc
+	mu        sync.Mutex
+	sandboxes Sandboxes
+}
+
+func (s *sandboxesRunning) Describe(ch chan<- *prometheus.Desc) { ch <- s.desc }
+
+func (s *sandboxesRunning) Collect(ch chan<- prometheus.Metric) {
+	s.mu.Lock()
+	sb := s.sandboxes
+	s.mu.Unlock()
+	if sb == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	n, err := sb.Running(ctx)
+	if err != nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(s.desc, prometheus.GaugeValue, float64(n))
 }
 
 // queueDepth reads the number of waiting and running jobs at each scrape.

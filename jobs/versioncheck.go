@@ -27,7 +27,10 @@ type VersionCheckWorker struct {
 	github installationClients
 	store  pendingVersions
 	grader *grader.Grader
-	log    *slog.Logger
+	// sandboxes is the engine the grader runs on; nil when unknown.
+	sandboxes Sandboxes
+	metrics   *Metrics
+	log       *slog.Logger
 	// rescueAfter is the service's job rescue time; see sandboxJobTimeout.
 	rescueAfter time.Duration
 }
@@ -37,8 +40,10 @@ func (w *VersionCheckWorker) Timeout(*river.Job[VersionCheckArgs]) time.Duration
 	return sandboxJobTimeout(w.rescueAfter)
 }
 
-// Work implements river.Worker.
+// Work implements river.Worker. An attempt after the first removes the
+// sandboxes of the earlier ones first, as a grade's does.
 func (w *VersionCheckWorker) Work(ctx context.Context, job *river.Job[VersionCheckArgs]) error {
+	removeEarlierSandboxes(ctx, w.sandboxes, w.metrics, w.log, job.JobRow)
 	var (
 		dv   db.Version
 		tk   db.Ticket
@@ -85,7 +90,7 @@ func (w *VersionCheckWorker) Work(ctx context.Context, job *river.Job[VersionChe
 		if err != nil {
 			return retryOrCancel(err)
 		}
-		if check, err = w.check(ctx, base, content, fc.Config); err != nil {
+		if check, err = w.check(ctx, base, content, fc.Config, jobLabels(job.JobRow, nil)); err != nil {
 			return err // the engine failed: River retries
 		}
 	}
@@ -107,9 +112,9 @@ func (w *VersionCheckWorker) Work(ctx context.Context, job *river.Job[VersionChe
 }
 
 // check grades the base (with the reference patch applied, when there is
-// one) against the hidden tests. It returns an error only when the sandbox
-// engine failed.
-func (w *VersionCheckWorker) check(ctx context.Context, base *grader.Tree, content *store.Content, cfg pipeline.RepoConfig) (pipeline.VersionCheck, error) {
+// one) against the hidden tests, in sandboxes labelled with labels. It
+// returns an error only when the sandbox engine failed.
+func (w *VersionCheckWorker) check(ctx context.Context, base *grader.Tree, content *store.Content, cfg pipeline.RepoConfig, labels map[string]string) (pipeline.VersionCheck, error) {
 	hidden, err := content.HiddenTree()
 	if err != nil {
 		return pipeline.VersionCheck{Error: "the hidden tests are not a valid tree: " + err.Error()}, nil
@@ -118,7 +123,7 @@ func (w *VersionCheckWorker) check(ctx context.Context, base *grader.Tree, conte
 	// runs it once): the base check says which tests pass, skip or are
 	// broken there.
 	req := grader.Request{Repo: base, Base: base, Hidden: hidden, Timeout: cfg.Timeout, Limits: sandboxLimits(cfg),
-		Python: cfg.Python, TrustedCollection: true}
+		Python: cfg.Python, TrustedCollection: true, Labels: labels}
 	if len(content.Reference) > 0 {
 		patched, err := grader.ApplyPatch(base, content.Reference)
 		if err != nil {

@@ -27,6 +27,9 @@ type Config struct {
 	// with the store (DefaultSyncInterval when zero).
 	RescueAfter  time.Duration
 	SyncInterval time.Duration
+	// SandboxSweepInterval is how often a grading replica removes its
+	// engine's leftover sandboxes (DefaultSandboxSweepInterval when zero).
+	SandboxSweepInterval time.Duration
 	// GradingOff says why a service built with NewSetup does not grade
 	// (no store keys, no Docker engine): its check runs and command
 	// replies say it.
@@ -34,18 +37,25 @@ type Config struct {
 }
 
 // Sealed is what grading needs: the hidden-test store opened as the web
-// side (Writer) and as the grader (Reader), and the sealed grader.
+// side (Writer) and as the grader (Reader), the sealed grader, and the
+// engine its sandboxes run on (Sandboxes), kept clean of leftovers.
 type Sealed struct {
-	Writer *store.Writer
-	Reader *store.Reader
-	Grader *grader.Grader
+	Writer    *store.Writer
+	Reader    *store.Reader
+	Grader    *grader.Grader
+	Sandboxes Sandboxes
 }
 
-// Setup is the River configuration of the pipeline's workers.
+// Setup is the River configuration of the pipeline's workers, and, on a
+// replica that grades, the sweep of its engine's leftover sandboxes, which
+// the service runs beside them (each replica its own, not a River job that
+// one replica would run for all).
 type Setup struct {
 	Workers  *river.Workers
 	Queues   map[string]river.QueueConfig
 	Periodic []*river.PeriodicJob
+	// Sweeper is nil on a replica that does not grade.
+	Sweeper *SandboxSweeper
 }
 
 // NewSetup builds the workers of a service that does not grade: it
@@ -66,10 +76,10 @@ func NewSetup(cfg Config) Setup {
 func NewGradingSetup(cfg Config, s Sealed) Setup {
 	q := &gradeQueue{db: cfg.DB, store: s.Writer, publicURL: cfg.PublicURL, log: cfg.Log}
 	set := newSetup(cfg, q)
-	river.AddWorker(set.Workers, &GradeWorker{db: cfg.DB, github: cfg.GitHub, reader: s.Reader, grader: s.Grader, grades: q,
+	river.AddWorker(set.Workers, &GradeWorker{db: cfg.DB, github: cfg.GitHub, reader: s.Reader, grader: s.Grader, sandboxes: s.Sandboxes,
+		grades: q, metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter})
+	river.AddWorker(set.Workers, &VersionCheckWorker{db: cfg.DB, github: cfg.GitHub, store: s.Reader, grader: s.Grader, sandboxes: s.Sandboxes,
 		metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter})
-	river.AddWorker(set.Workers, &VersionCheckWorker{db: cfg.DB, github: cfg.GitHub, store: s.Reader, grader: s.Grader, log: cfg.Log,
-		rescueAfter: cfg.RescueAfter})
 	river.AddWorker(set.Workers, &SyncWorker{db: cfg.DB, github: cfg.GitHub, store: s.Writer, grades: q, publicURL: cfg.PublicURL, log: cfg.Log})
 	set.Queues[QueueSandbox] = river.QueueConfig{MaxWorkers: sandboxWorkers(cfg.DB.Engine())}
 	interval := cfg.SyncInterval
@@ -77,6 +87,10 @@ func NewGradingSetup(cfg Config, s Sealed) Setup {
 		interval = DefaultSyncInterval
 	}
 	set.Periodic = append(set.Periodic, SyncPeriodicJob(interval))
+	if s.Sandboxes != nil {
+		set.Sweeper = NewSandboxSweeper(s.Sandboxes, cfg.SandboxSweepInterval, cfg.Metrics, cfg.Log)
+		cfg.Metrics.countSandboxes(s.Sandboxes)
+	}
 	return set
 }
 

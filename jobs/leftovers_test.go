@@ -1,0 +1,243 @@
+package jobs_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/testfirst-app/testfirst/db"
+	"github.com/testfirst-app/testfirst/jobs"
+	"github.com/testfirst-app/testfirst/sandbox"
+	"github.com/testfirst-app/testfirst/sandbox/docker"
+	"github.com/testfirst-app/testfirst/test/testenv"
+)
+
+// testLabel marks the containers of one test, for its checks and its
+// clean-up.
+const testLabel = "app.testfirst.test"
+
+// Environment of the replica TestRescuedGradeRemovesTheDeadReplicasSandbox
+// starts and kills.
+const (
+	replicaImageEnv = "TESTFIRST_TEST_REPLICA_IMAGE"
+	replicaJobEnv   = "TESTFIRST_TEST_REPLICA_JOB"
+)
+
+// TestSandboxOfADeadReplica is not a test of its own: it is the replica
+// TestRescuedGradeRemovesTheDeadReplicasSandbox kills mid-run, its sandbox
+// labelled with the job it runs for, as a grade's are.
+func TestSandboxOfADeadReplica(t *testing.T) {
+	image := os.Getenv(replicaImageEnv)
+	if image == "" {
+		t.Skip("the replica TestRescuedGradeRemovesTheDeadReplicasSandbox kills")
+	}
+	d, err := docker.New(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Run(context.Background(), sandbox.Spec{
+		Image:      image,
+		Entrypoint: []string{"/bin/sleep", "1000"},
+		Timeout:    10 * time.Minute,
+		Limits:     sandbox.DefaultLimits,
+		Labels:     map[string]string{sandbox.LabelJob: os.Getenv(replicaJobEnv), testLabel: "TestRescuedGradeRemovesTheDeadReplicasSandbox"},
+	})
+	t.Fatal("the sandbox ended before its replica was killed")
+}
+
+// TestRescuedGradeRemovesTheDeadReplicasSandbox kills (SIGKILL) a replica
+// whose sandbox runs for a grade's job: the sandbox runs on, and would until
+// its deadline. The job's next attempt, as a rescue starts it, removes it
+// before anything else; a first attempt leaves other sandboxes alone.
+func TestRescuedGradeRemovesTheDeadReplicasSandbox(t *testing.T) {
+	g := testenv.Grading(t)
+	cli := engineClient(t)
+	mine := testLabel + "=" + t.Name()
+	t.Cleanup(func() { removeLabelled(cli, mine) })
+	jobID := time.Now().UnixNano() // no other test's job
+	replica := exec.Command(os.Args[0], "-test.run=^TestSandboxOfADeadReplica$", "-test.count=1")
+	replica.Env = append(os.Environ(), replicaImageEnv+"="+g.Image, replicaJobEnv+"="+strconv.FormatInt(jobID, 10))
+	if err := replica.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer replica.Process.Kill()
+	waitUntil(t, "the replica's sandbox running", 30*time.Second, func() bool { return len(labelled(t, cli, mine, "running")) == 1 })
+	if err := replica.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	replica.Wait()
+	time.Sleep(time.Second)
+	if len(labelled(t, cli, mine, "running")) != 1 {
+		t.Fatal("the dead replica's sandbox stopped by itself")
+	}
+
+	reg := prometheus.NewRegistry()
+	m := jobs.NewMetrics(reg, openDB(t))
+	w := jobs.NewGradeWorkerOn(openDB(t), g.Docker, m)
+	// The grade is not in this replica's database: the job ends at once,
+	// cancelled, after what it does first.
+	run := func(attempt int) {
+		err := w.Work(context.Background(), &river.Job[jobs.GradeArgs]{JobRow: &rivertype.JobRow{ID: jobID, Attempt: attempt, MaxAttempts: 3},
+			Args: jobs.GradeArgs{Grade: 1}})
+		var cancel *river.JobCancelError
+		if !errors.As(err, &cancel) || !errors.Is(err, db.ErrNotFound) {
+			t.Fatalf("attempt %d: %v, want the job cancelled, its grade not found", attempt, err)
+		}
+	}
+	run(1)
+	if len(labelled(t, cli, mine, "running")) != 1 {
+		t.Fatal("a first attempt removed a sandbox")
+	}
+	run(2)
+	if left := labelled(t, cli, mine, ""); len(left) != 0 {
+		t.Errorf("the rescued job's old sandbox is still there: %s (%s)", left[0].ID, left[0].Status)
+	}
+	if n := gathered(t, reg, "testfirst_sandbox_leftovers_removed_total", "rescued_job"); n != 1 {
+		t.Errorf("testfirst_sandbox_leftovers_removed_total{reason=rescued_job} = %v, want 1", n)
+	}
+}
+
+// TestSandboxSweepIsPeriodic: a sandbox past its deadline that appears
+// after the replica started (no start-up sweep sees it) is removed by the
+// replica's periodic sweep within its interval; while it runs, it counts in
+// testfirst_sandboxes_running.
+func TestSandboxSweepIsPeriodic(t *testing.T) {
+	g := testenv.Grading(t)
+	cli := engineClient(t)
+	mine := testLabel + "=" + t.Name()
+	t.Cleanup(func() { removeLabelled(cli, mine) })
+	reg := prometheus.NewRegistry()
+	m := jobs.NewMetrics(reg, openDB(t))
+	const interval = 2 * time.Second
+	setup := jobs.NewGradingSetup(jobs.Config{DB: openDB(t), Metrics: m, SandboxSweepInterval: interval}, jobs.Sealed{Sandboxes: g.Docker})
+	if setup.Sweeper == nil {
+		t.Fatal("a grading setup has no sandbox sweeper")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); setup.Sweeper.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	time.Sleep(interval / 2) // past the sweep at start
+
+	// A dead process's sandbox, still running, its deadline two minutes
+	// gone.
+	resp, err := cli.ContainerCreate(ctx, &container.Config{Image: g.Image, Entrypoint: []string{"/bin/sleep", "1000"}, Labels: map[string]string{
+		sandbox.LabelSandbox: "1", sandbox.LabelDeadline: strconv.FormatInt(time.Now().Add(-2*time.Minute).Unix(), 10), testLabel: t.Name(),
+	}}, &container.HostConfig{NetworkMode: "none"}, nil, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	if n := gathered(t, reg, "testfirst_sandboxes_running", ""); n < 1 {
+		t.Errorf("testfirst_sandboxes_running = %v with a sandbox running", n)
+	}
+	waitUntil(t, "the leftover removed", 3*interval, func() bool { return len(labelled(t, cli, mine, "")) == 0 })
+	if took := time.Since(began); took > interval+time.Second {
+		t.Errorf("the leftover went after %s; the sweep runs every %s", took, interval)
+	}
+	if n := gathered(t, reg, "testfirst_sandbox_leftovers_removed_total", "past_deadline"); n < 1 {
+		t.Errorf("testfirst_sandbox_leftovers_removed_total{reason=past_deadline} = %v, want at least this test's", n)
+	}
+}
+
+// gathered is the value of metric name in reg, of its series with the
+// given reason (or its only series, when reason is empty).
+func gathered(t *testing.T, reg *prometheus.Registry, name, reason string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			ok := reason == ""
+			for _, l := range m.GetLabel() {
+				ok = ok || (l.GetName() == "reason" && l.GetValue() == reason)
+			}
+			if !ok {
+				continue
+			}
+			if m.GetGauge() != nil {
+				return m.GetGauge().GetValue()
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s{reason=%q} in %d families", name, reason, len(families))
+	return 0
+}
+
+
+func openDB(t *testing.T) *db.DB {
+	t.Helper()
+	d, err := db.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "testfirst.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	if err := d.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func waitUntil(t *testing.T, what string, limit time.Duration, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(limit); !ok(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, limit)
+		}
+	}
+}
+
+func engineClient(t *testing.T) *client.Client {
+	t.Helper()
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return cli
+}
+
+// labelled lists the containers with label (key=value), in status when
+// it is set.
+func labelled(t *testing.T, cli *client.Client, label, status string) []container.Summary {
+	t.Helper()
+	args := filters.NewArgs(filters.Arg("label", label))
+	if status != "" {
+		args.Add("status", status)
+	}
+	list, err := cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
+}
+
+func removeLabelled(cli *client.Client, label string) {
+	ctx := context.Background()
+	list, _ := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label))})
+	for _, c := range list {
+		cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true})
+	}
+}
+
