@@ -185,7 +185,6 @@ func gathered(t *testing.T, reg *prometheus.Registry, name, reason string) float
 	return 0
 }
 
-
 func openDB(t *testing.T) *db.DB {
 	t.Helper()
 	d, err := db.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "testfirst.db"))
@@ -240,4 +239,3 @@ func removeLabelled(cli *client.Client, label string) {
 		cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true})
 	}
 }
-
