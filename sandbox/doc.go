@@ -7,6 +7,8 @@
 // pids, memory, CPU and wall clock are limited. Files go in as an
 // uncompressed tar stream on the entrypoint's stdin and results come out on
 // its stdout, both over the engine API's attach stream, so the engine may be
-// remote. Every container is labelled, killed at its deadline and removed,
-// also on errors and cancellation; Sweep removes leftovers after a crash.
+// remote. Every container is labelled (with its deadline, and by the
+// service with the job it runs for), killed at its deadline and removed by
+// the engine once it ends, even when the process that started it died;
+// Sweep removes what a crash still left past its deadline.
 package sandbox
