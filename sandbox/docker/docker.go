@@ -57,6 +57,10 @@ const removeTimeout = 30 * time.Second
 // streamGrace is how long the output stream may trail the container's exit.
 const streamGrace = 10 * time.Second
 
+// eventGrace is how long the container's die event may trail the wait's
+// answer: only an engine whose event stream failed makes a run wait it out.
+const eventGrace = 2 * time.Second
+
 // Engine runs sandboxes on a Docker Engine.
 type Engine struct {
 	eng Client
@@ -254,10 +258,10 @@ func (d *Engine) runCreated(ctx context.Context, id string, spec sandbox.Spec, b
 	}
 	select {
 	case w := <-end.wait:
-		end.waited = true
 		if w.Error != nil && w.Error.Message != "" {
 			return res, fmt.Errorf("wait for container %s: %s", id, w.Error.Message)
 		}
+		end.waited = true
 		res.ExitCode = int(w.StatusCode)
 	case err := <-end.waitErr:
 		kill()
@@ -288,7 +292,7 @@ func (d *Engine) runCreated(ctx context.Context, id string, spec sandbox.Spec, b
 	// the wait's answer a little.
 	select {
 	case <-end.died:
-	case <-time.After(streamGrace):
+	case <-time.After(eventGrace):
 	}
 	res.OOMKilled = end.oom.Load()
 	return res, nil
