@@ -141,7 +141,7 @@ type ending struct {
 	waited bool
 	oom    atomic.Bool
 	// died closes at the container's die event, or when the event stream
-	// ends.
+	// ends (an engine whose stream failed reports no out-of-memory kill).
 	died chan struct{}
 	stop context.CancelFunc
 }
