@@ -142,14 +142,12 @@ func TestSandboxSweepIsPeriodic(t *testing.T) {
 	if err := cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	began := time.Now()
 	if n := gathered(t, reg, "testfirst_sandboxes_running", ""); n < 1 {
 		t.Errorf("testfirst_sandboxes_running = %v with a sandbox running", n)
 	}
-	waitUntil(t, "the leftover removed", 3*interval, func() bool { return len(labelled(t, cli, mine, "")) == 0 })
-	if took := time.Since(began); took > interval+time.Second {
-		t.Errorf("the leftover went after %s; the sweep runs every %s", took, interval)
-	}
+	// Within the interval, and the few seconds a loaded engine takes to
+	// kill and remove a container.
+	waitUntil(t, "the leftover removed by the next sweep", interval+3*time.Second, func() bool { return len(labelled(t, cli, mine, "")) == 0 })
 	if n := gathered(t, reg, "testfirst_sandbox_leftovers_removed_total", "past_deadline"); n < 1 {
 		t.Errorf("testfirst_sandbox_leftovers_removed_total{reason=past_deadline} = %v, want at least this test's", n)
 	}
