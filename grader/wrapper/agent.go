@@ -53,7 +53,8 @@ type AgentJob struct {
 	// looked up on PATH.
 	Command []string `json:"command"`
 	// Env is added to the agent's environment (beside PATH, HOME=/tmp,
-	// TMPDIR, LANG and, with Job.Proxy, the proxy variables).
+	// TMPDIR, LANG, a git identity for commits it makes and, with
+	// Job.Proxy, the proxy variables with no_proxy for loopback).
 	Env []string `json:"env,omitempty"`
 	// Message is the base commit's message.
 	Message string `json:"message"`
@@ -154,6 +155,9 @@ func runAgent(rp *reaper, a *archiveSink, res *Result) error {
 		env = append(env, proxyEnv()...)
 		env = append(env, "no_proxy=127.0.0.1,localhost", "NO_PROXY=127.0.0.1,localhost")
 	}
+	// An agent that commits in the workspace needs a name; it is not
+	// anyone's.
+	env = append(env, "GIT_AUTHOR_NAME=agent", "GIT_AUTHOR_EMAIL=agent@localhost", "GIT_COMMITTER_NAME=agent", "GIT_COMMITTER_EMAIL=agent@localhost")
 	env = append(env, j.Agent.Env...)
 	res.Runner = argv
 	stdout := newOutputKeeper(j.OutputLimit, j.Canaries)
