@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -189,7 +190,8 @@ func (e *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result
 	if timedOut(err) {
 		stopAttach()
 		<-attached
-		res.Stdout, res.StdoutTruncated, res.Stderr = stdout.Bytes(), stdout.truncated, stderr.Bytes()
+		res.Stdout, res.StdoutTruncated = stdout.seal()
+		res.Stderr, _ = stderr.seal()
 		return killed()
 	}
 	if err != nil {
@@ -206,7 +208,8 @@ func (e *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result
 		stopAttach()
 		<-attached
 	}
-	res.Stdout, res.StdoutTruncated, res.Stderr = stdout.Bytes(), stdout.truncated, stderr.Bytes()
+	res.Stdout, res.StdoutTruncated = stdout.seal()
+	res.Stderr, _ = stderr.seal()
 	res.Duration = time.Since(began)
 	if done.Status.Reason == "DeadlineExceeded" {
 		res.TimedOut, res.ExitCode = true, -1
@@ -333,23 +336,41 @@ func terminated(p *corev1.Pod) *corev1.ContainerStateTerminated {
 }
 
 // limitedBuffer keeps the first limit bytes written to it; limit 0 keeps
-// nothing. It is safe for one writer and a reader after the writer ends.
+// nothing. The attach's copies may outlive the attach when it is cut, so
+// it is locked, and seal stops it taking more. The buffer is a field, not
+// embedded: io.Copy would take an embedded bytes.Buffer's ReadFrom and
+// keep everything.
 type limitedBuffer struct {
-	bytes.Buffer
+	mu        sync.Mutex
+	buf       bytes.Buffer
 	limit     int64
 	truncated bool
+	sealed    bool
 }
 
 func (b *limitedBuffer) Write(p []byte) (int, error) {
-	room := b.limit - int64(b.Len())
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.sealed {
+		return 0, io.ErrClosedPipe
+	}
+	room := b.limit - int64(b.buf.Len())
 	if int64(len(p)) > room {
 		b.truncated = true
 		if room > 0 {
-			b.Buffer.Write(p[:room])
+			b.buf.Write(p[:room])
 		}
 		return len(p), nil
 	}
-	return b.Buffer.Write(p)
+	return b.buf.Write(p)
+}
+
+// seal returns what was kept and whether more was cut; later writes fail.
+func (b *limitedBuffer) seal() ([]byte, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.sealed = true
+	return b.buf.Bytes(), b.truncated
 }
 
 var _ io.Writer = (*limitedBuffer)(nil)
