@@ -274,7 +274,11 @@ func watchUntil(ctx context.Context, w watch.Interface, name string, cond func(*
 			}
 			switch ev.Type {
 			case watch.Error:
-				return nil, fmt.Errorf("watch pod %s: %w", name, apierrors.FromObject(ev.Object))
+				err := apierrors.FromObject(ev.Object)
+				if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
+					return nil, nil // too old a resourceVersion: start again from the pod as it is
+				}
+				return nil, fmt.Errorf("watch pod %s: %w", name, err)
 			case watch.Deleted:
 				if p, ok := ev.Object.(*corev1.Pod); ok && p.Name == name {
 					return nil, fmt.Errorf("pod %s was deleted while it ran", name)

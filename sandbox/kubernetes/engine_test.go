@@ -425,3 +425,26 @@ func TestCheck(t *testing.T) {
 		t.Errorf("Check = %v, want what the account needs", err)
 	}
 }
+
+// A watch the server ends with 410 Gone (its resourceVersion too old) is
+// started again from the pod as it is, and the run still completes.
+func TestRunWatchExpired(t *testing.T) {
+	c := newCluster(t, nil, listTar(0, "Completed"))
+	expired := false
+	c.cs.PrependWatchReactor("pods", func(a k8stesting.Action) (bool, watch.Interface, error) {
+		if expired || a.(k8stesting.WatchAction).GetWatchRestrictions().Fields.String() == "" { // the kubelet's own watch
+			return false, nil, nil
+		}
+		expired = true
+		w := watch.NewFake()
+		go w.Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"})
+		return true, w, nil
+	})
+	res, err := c.engine.Run(context.Background(), testSpec(tarOf(t, map[string]string{"repo/a.py": "1"}), time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !expired || res.ExitCode != 0 || string(res.Stdout) != "repo/a.py \"1\"\n" {
+		t.Errorf("expired watch served %v; result %+v", expired, res)
+	}
+}
