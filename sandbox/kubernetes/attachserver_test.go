@@ -31,6 +31,7 @@ type attachServer struct {
 	t           *testing.T
 	srv         *httptest.Server
 	noWebSocket bool // answer WebSocket upgrades 400, as an old server would
+	forbidden   bool // answer every attach 403, as RBAC without pods/attach would
 	container   containerFunc
 
 	mu       sync.Mutex
@@ -66,6 +67,13 @@ func (a *attachServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	pod := m[2]
+	if a.forbidden {
+		a.record("forbidden", r)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,"message":"pods %q is forbidden: cannot create resource \"pods/attach\""}`, pod)
+		return
+	}
 	if wsstream.IsWebSocketRequest(r) {
 		if a.noWebSocket {
 			a.record("refused-websocket", r)

@@ -174,17 +174,27 @@ func (e *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result
 	actx, stopAttach := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopAttach()
 	attached := make(chan error, 1)
+	// A broken attach ends the wait: the input or the result is lost, and
+	// the container would wait for its stdin until the deadline.
+	actx2, attachFailed := context.WithCancelCause(wctx)
+	defer attachFailed(nil)
 	if terminated(started) == nil {
 		input := spec.Input
 		if input == nil {
 			input = strings.NewReader("")
 		}
-		go func() { attached <- e.attach.Attach(actx, e.namespace, name, input, stdout, stderr) }()
+		go func() {
+			err := e.attach.Attach(actx, e.namespace, name, input, stdout, stderr)
+			if err != nil {
+				attachFailed(err)
+			}
+			attached <- err
+		}()
 	} else {
 		attached <- nil // it ended before it could be attached to
 	}
 
-	done, err := e.waitPod(wctx, name, started.ResourceVersion, func(p *corev1.Pod) (bool, error) {
+	done, err := e.waitPod(actx2, name, started.ResourceVersion, func(p *corev1.Pod) (bool, error) {
 		return terminated(p) != nil || p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded, nil
 	})
 	if timedOut(err) {
@@ -196,14 +206,19 @@ func (e *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result
 	}
 	if err != nil {
 		stopAttach()
-		<-attached
+		aerr := <-attached
+		if aerr != nil && ctx.Err() == nil {
+			return res, aerr
+		}
 		return res, err
 	}
 	// The attach stream ends once the container has exited and its output
-	// is flushed. Should it not, it is cut.
-	var aerr error
+	// is flushed. Should it not, it is cut, as on Docker.
 	select {
-	case aerr = <-attached:
+	case aerr := <-attached:
+		if aerr != nil {
+			return res, aerr
+		}
 	case <-time.After(streamGrace):
 		stopAttach()
 		<-attached
@@ -218,9 +233,6 @@ func (e *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result
 	t := terminated(done)
 	if t == nil {
 		return res, fmt.Errorf("pod %s ended (%s: %s) without its container's exit status", name, done.Status.Phase, done.Status.Message)
-	}
-	if aerr != nil && t.StartedAt.IsZero() {
-		return res, aerr
 	}
 	res.ExitCode = int(t.ExitCode)
 	res.OOMKilled = t.Reason == "OOMKilled"

@@ -448,3 +448,22 @@ func TestRunWatchExpired(t *testing.T) {
 		t.Errorf("expired watch served %v; result %+v", expired, res)
 	}
 }
+
+// An attach the API server refuses is the cluster's failure, reported at
+// once: the container would otherwise wait for its stdin to the deadline.
+func TestRunAttachRefused(t *testing.T) {
+	c := newCluster(t, nil, func(*cluster, string, io.Reader, io.Writer, io.Writer) error {
+		t.Error("the container was attached to")
+		return nil
+	})
+	c.attach.forbidden = true
+	began := time.Now()
+	res, err := c.engine.Run(context.Background(), testSpec(tarOf(t, nil), time.Minute))
+	if err == nil || !strings.Contains(err.Error(), "attach to pod "+res.Container) || !strings.Contains(err.Error(), "forbidden") {
+		t.Fatalf("err = %v, want the refused attach", err)
+	}
+	if took := time.Since(began); took > 10*time.Second {
+		t.Errorf("took %s to report the refused attach", took)
+	}
+	c.gone(res.Container)
+}
