@@ -163,7 +163,9 @@ func (e *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result
 
 	started, err := e.waitPod(wctx, name, created.ResourceVersion, startedOrDone)
 	if timedOut(err) {
-		return killed()
+		// The program never ran: that is the cluster's failure (no node
+		// for the runtime class, a slow pull), not the program's timeout.
+		return res, fmt.Errorf("pod %s did not start within its %s: %s", name, spec.Timeout, e.whyPending(name))
 	}
 	if err != nil {
 		return res, err
@@ -237,6 +239,28 @@ func (e *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result
 	res.ExitCode = int(t.ExitCode)
 	res.OOMKilled = t.Reason == "OOMKilled"
 	return res, nil
+}
+
+// whyPending says what the pod's status tells of why it has not started.
+func (e *Engine) whyPending(name string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), deleteTimeout)
+	defer cancel()
+	p, err := e.cs.CoreV1().Pods(e.namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Sprintf("its status could not be read (%v)", err)
+	}
+	why := []string{"phase " + string(p.Status.Phase)}
+	for _, c := range p.Status.Conditions {
+		if c.Status != corev1.ConditionTrue && (c.Reason != "" || c.Message != "") {
+			why = append(why, fmt.Sprintf("%s: %s %s", c.Type, c.Reason, c.Message))
+		}
+	}
+	for _, c := range p.Status.ContainerStatuses {
+		if w := c.State.Waiting; w != nil {
+			why = append(why, fmt.Sprintf("container %s waiting: %s %s", c.Name, w.Reason, w.Message))
+		}
+	}
+	return strings.Join(why, "; ")
 }
 
 // waitPod watches pod name from resourceVersion until cond says it is

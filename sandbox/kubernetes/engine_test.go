@@ -467,3 +467,23 @@ func TestRunAttachRefused(t *testing.T) {
 	}
 	c.gone(res.Container)
 }
+
+// A pod that never starts (no node for its runtime class) is the
+// cluster's failure with the scheduler's reason, not the program's timeout.
+func TestRunNeverScheduled(t *testing.T) {
+	c := newCluster(t, func(p *corev1.Pod) *corev1.PodStatus {
+		return &corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			Reason: "Unschedulable", Message: "0/3 nodes are available: 3 node(s) didn't match the runtime class's node selector"}}}
+	}, func(*cluster, string, io.Reader, io.Writer, io.Writer) error {
+		t.Error("attached to a pod that never started")
+		return nil
+	})
+	res, err := c.engine.Run(context.Background(), testSpec(nil, time.Second))
+	if err == nil || !strings.Contains(err.Error(), "did not start within its 1s") || !strings.Contains(err.Error(), "PodScheduled: Unschedulable 0/3 nodes are available") {
+		t.Fatalf("err = %v, want the scheduler's reason", err)
+	}
+	if res.TimedOut {
+		t.Error("a pod that never ran is no timeout of the program")
+	}
+	c.gone(res.Container)
+}
