@@ -28,6 +28,13 @@ import (
 // even when the caller's context is already cancelled.
 const deleteTimeout = 30 * time.Second
 
+// deleteGrace is the grace period a running sandbox pod is deleted with.
+// Not 0: the API server would drop the pod object at once (a forced
+// deletion) while the kubelet still stops the container, which would then
+// run on unseen by the sweep, and by a NetworkPolicy that selects pods by
+// their labels. With 1 the object stays until the kubelet has killed it.
+const deleteGrace = int64(1)
+
 // streamGrace is how long the attach stream may trail the container's
 // exit before it is cut.
 const streamGrace = 10 * time.Second
@@ -140,7 +147,7 @@ func (e *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result
 		}
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deleteTimeout)
 		defer cancel()
-		err := pods.Delete(dctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))})
+		err := pods.Delete(dctx, name, metav1.DeleteOptions{GracePeriodSeconds: ptr(deleteGrace)})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete pod %s: %w", name, err)
 		}

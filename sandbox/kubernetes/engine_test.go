@@ -119,8 +119,10 @@ func (c *cluster) gone(pod string) {
 	}
 	for _, a := range c.cs.Actions() {
 		if d, ok := a.(k8stesting.DeleteAction); ok && d.GetName() == pod {
-			if g := d.GetDeleteOptions().GracePeriodSeconds; g == nil || *g != 0 {
-				c.t.Errorf("pod %s deleted with grace period %v, want 0", pod, g)
+			// Grace 0 would be a forced deletion: the object gone while the
+			// container still runs.
+			if g := d.GetDeleteOptions().GracePeriodSeconds; g == nil || *g != 1 {
+				c.t.Errorf("pod %s deleted with grace period %v, want 1", pod, g)
 			}
 			return
 		}

@@ -27,6 +27,9 @@ const (
 	// AnnotationPids records the run's pids limit. A pod spec has no field
 	// for it: the node's kubelet (podPidsLimit) enforces one for every pod.
 	AnnotationPids = "app.testfirst.pids-limit"
+	// deadNameserver is the only nameserver of a sandbox pod: its own
+	// loopback.
+	deadNameserver = "127.0.0.1"
 	// podPrefix starts every sandbox pod's name.
 	podPrefix = "testfirst-"
 )
@@ -114,7 +117,7 @@ func podFor(spec sandbox.Spec, namespace, runtimeClass, run string, deadline, no
 			RuntimeClassName:              rc,
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			ActiveDeadlineSeconds:         &active,
-			TerminationGracePeriodSeconds: ptr(int64(0)),
+			TerminationGracePeriodSeconds: ptr(deleteGrace),
 			AutomountServiceAccountToken:  ptr(false),
 			EnableServiceLinks:            ptr(false),
 			HostNetwork:                   false,
@@ -122,8 +125,11 @@ func podFor(spec sandbox.Spec, namespace, runtimeClass, run string, deadline, no
 			HostIPC:                       false,
 			ShareProcessNamespace:         ptr(false),
 			Hostname:                      "sandbox",
-			DNSPolicy:                     corev1.DNSNone,
-			DNSConfig:                     &corev1.PodDNSConfig{},
+			// The API server refuses dnsPolicy None without a nameserver;
+			// the one given is the pod's own loopback, where nothing
+			// answers, so no name resolves and no query leaves the pod.
+			DNSPolicy: corev1.DNSNone,
+			DNSConfig: &corev1.PodDNSConfig{Nameservers: []string{deadNameserver}},
 			SecurityContext: &corev1.PodSecurityContext{
 				RunAsUser:      ptr(int64(0)),
 				RunAsGroup:     ptr(int64(0)),

@@ -70,6 +70,9 @@ func TestPodSealed(t *testing.T) {
 			if got := deref(s.RuntimeClassName); got != tt.runtimeClass {
 				t.Errorf("runtimeClassName = %q, want %q", got, tt.runtimeClass)
 			}
+			if deref(s.TerminationGracePeriodSeconds) != 1 {
+				t.Errorf("terminationGracePeriodSeconds = %v, want 1 (0 deletes the object before the container is dead)", s.TerminationGracePeriodSeconds)
+			}
 			if s.RestartPolicy != corev1.RestartPolicyNever {
 				t.Errorf("restartPolicy = %s, want Never", s.RestartPolicy)
 			}
@@ -86,8 +89,12 @@ func TestPodSealed(t *testing.T) {
 			if s.HostNetwork || s.HostPID || s.HostIPC || deref(s.ShareProcessNamespace) {
 				t.Error("a sandbox shares no namespace with the node or another container")
 			}
-			if s.DNSPolicy != corev1.DNSNone || s.DNSConfig == nil || len(s.DNSConfig.Nameservers) != 0 || len(s.DNSConfig.Searches) != 0 {
-				t.Errorf("dnsPolicy = %s, dnsConfig = %+v: want None and no nameservers", s.DNSPolicy, s.DNSConfig)
+			// The API server requires a nameserver with dnsPolicy None
+			// (ValidatePodDNSConfig): the pod's own loopback, where nothing
+			// answers, is the only one.
+			if s.DNSPolicy != corev1.DNSNone || s.DNSConfig == nil || !slices.Equal(s.DNSConfig.Nameservers, []string{"127.0.0.1"}) ||
+				len(s.DNSConfig.Searches) != 0 || len(s.DNSConfig.Options) != 0 {
+				t.Errorf("dnsPolicy = %s, dnsConfig = %+v: want None and only the pod's loopback as nameserver", s.DNSPolicy, s.DNSConfig)
 			}
 			if s.ServiceAccountName != "" || len(s.ImagePullSecrets) != 0 || len(s.InitContainers) != 0 || len(s.EphemeralContainers) != 0 || s.NodeName != "" {
 				t.Error("a sandbox pod names no account, pull secret, other container or node")

@@ -34,7 +34,7 @@ func (e *Engine) Sweep(ctx context.Context, now time.Time) (int, error) {
 		if err != nil || now.Sub(time.Unix(deadline, 0)) < sweepGrace {
 			continue
 		}
-		err = pods.Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr(int64(0))})
+		err = pods.Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr(deleteGrace)})
 		if apierrors.IsNotFound(err) {
 			continue
 		}
