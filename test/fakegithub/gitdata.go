@@ -399,4 +399,3 @@ func (s *Server) OpenedPulls(owner, repo string) []OpenedPull {
 	}
 	return out
 }
-
