@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/testfirst-app/testfirst/agent"
 	"github.com/testfirst-app/testfirst/card"
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/jobs"
@@ -97,6 +98,13 @@ type Config struct {
 	// them by path: when testfirst runs in a container beside the host's
 	// engine, this must be a host directory mounted at the same path.
 	EgressDir string `yaml:"egress_dir"`
+	// ModelAPIsFile, HarnessesFile and AgentsFile are the file's
+	// model_apis, harnesses and agents sections as written; Agents is
+	// what they say, parsed and checked by package agent.
+	ModelAPIsFile yaml.Node    `yaml:"model_apis"`
+	HarnessesFile yaml.Node    `yaml:"harnesses"`
+	AgentsFile    yaml.Node    `yaml:"agents"`
+	Agents        agent.Config `yaml:"-"`
 
 	// Read from the files above by Load.
 	PrivateKey     []byte   `yaml:"-"`
@@ -160,6 +168,7 @@ func DefaultConfig() Config {
 		SyncInterval:   DefaultSyncInterval,
 		JobRescueAfter: DefaultJobRescueAfter,
 		GitHubAppFile:  DefaultGitHubAppFile,
+		Agents:         agent.DefaultConfig(),
 	}
 }
 
@@ -195,6 +204,15 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 	}
 	errs = append(errs, c.validate()...)
 	errs = append(errs, c.readSecrets()...)
+	if len(c.Agents.Harnesses) > 0 {
+		// GitHub Enterprise's host is refused to agents like github.com's.
+		if u, err := url.Parse(c.WebURL()); err == nil && !agent.IsGitHubHost(u.Hostname(), "") {
+			c.Agents.GitHubHost = u.Hostname()
+			if err := c.Agents.Validate(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
 	return c, errors.Join(errs...)
 }
 
@@ -209,8 +227,13 @@ func ParseConfigYAML(data []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, package_index, egress_dir)", err)
+		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, package_index, egress_dir, model_apis, harnesses, agents)", err)
 	}
+	agents, err := agent.Parse(data)
+	if err != nil {
+		return err
+	}
+	c.Agents = agents
 	return nil
 }
 

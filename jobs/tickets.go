@@ -61,7 +61,7 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 	if err != nil {
 		return err
 	}
-	fc := pipeline.FetchConfig(ctx, gi, owner, name, p.Repository.DefaultBranch)
+	fc := w.agents.withHarnesses(pipeline.FetchConfig(ctx, gi, owner, name, p.Repository.DefaultBranch))
 	switch {
 	case fc.LoadError != nil:
 		return retryOrCancel(fc.LoadError)
@@ -116,7 +116,11 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 		}
 		log.InfoContext(ctx, "ticket opened", "base_sha", base)
 		opened = true
-		return audit(ctx, tx, p.Sender.Login, tk.ID, "ticket.opened", map[string]any{"delivery": a.Delivery, "base_sha": base, "issue": p.Issue.Number})
+		if err := audit(ctx, tx, p.Sender.Login, tk.ID, "ticket.opened", map[string]any{"delivery": a.Delivery, "base_sha": base, "issue": p.Issue.Number}); err != nil {
+			return err
+		}
+		// A repository that names a writer has it write the tests.
+		return w.agents.startWriter(ctx, tx, tk, cfg, "")
 	})
 	if err != nil {
 		return err

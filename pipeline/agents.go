@@ -95,14 +95,10 @@ func ImplementerFeedback(r *grader.Report) string {
 }
 
 // NextRound reports whether a grade of an implementer's commit in round
-// of maxRounds starts another round: it did not pass, it was not
-// contaminated, and rounds are left.
+// of maxRounds starts another round: it failed on the hidden tests (not
+// tampered, contaminated, invalid or in error) and rounds are left.
 func NextRound(v grader.Verdict, round, maxRounds int) bool {
-	switch v {
-	case grader.VerdictPass, grader.VerdictContaminated, grader.VerdictInvalidTask:
-		return false
-	}
-	return round < maxRounds
+	return v == grader.VerdictFail && round < maxRounds
 }
 
 // AgentPullTitle and AgentPullBody are the pull request an implementer's
@@ -132,4 +128,18 @@ func ContaminationReasons(s []grader.CanarySighting) []string {
 		out[i] = fmt.Sprintf("the canary of %s appears in the implementer's %s", c.HiddenFile, c.Where)
 	}
 	return out
+}
+
+// AgentRunComment tells the issue how an agent run ended when it handed
+// back nothing the pipeline goes on with: the writer's tests were not
+// stored, the implementer committed nothing. why is the run's own error.
+func AgentRunComment(role AgentRole, harness string, round int, outcome AgentOutcome, why string) string {
+	next := "Push tests with `testfirst tests push`, or reject to send the writer another round."
+	if role == RoleImplementer {
+		next = "Open a pull request that closes this issue by hand, or approve a new version to start the implementer again."
+	}
+	if outcome == OutcomeContaminated {
+		next = "No further round starts: what the implementer handed back carries a hidden test's canary, so it saw hidden tests it must not see."
+	}
+	return fmt.Sprintf("The %s `%s` (round %d) ended **%s**: %s\n\n%s", role, harness, round, outcome, prose(why), next)
 }
