@@ -62,7 +62,9 @@ func (w *WriterWorker) Work(ctx context.Context, job *river.Job[WriterArgs]) err
 }
 
 // Timeout implements river.Worker; see sandboxJobTimeout.
-func (w *WriterWorker) Timeout(*river.Job[WriterArgs]) time.Duration { return sandboxJobTimeout(w.rescueAfter) }
+func (w *WriterWorker) Timeout(*river.Job[WriterArgs]) time.Duration {
+	return sandboxJobTimeout(w.rescueAfter)
+}
 
 // ImplementerWorker runs a ticket's implementer; see agentWorker.
 type ImplementerWorker struct {

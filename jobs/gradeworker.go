@@ -26,11 +26,11 @@ const cancelPoll = 2 * time.Second
 // sandbox and leaves its check run cancelled.
 type GradeWorker struct {
 	river.WorkerDefaults[GradeArgs]
-	db      *db.DB
-	github  installationClients
-	reader  approvedTests
-	grader  *grader.Grader
-	grades  *gradeQueue
+	db     *db.DB
+	github installationClients
+	reader approvedTests
+	grader *grader.Grader
+	grades *gradeQueue
 	// agents starts an implementer's next round after a failing grade of
 	// its commit; nil on a service without agents.
 	agents  *agentQueue

@@ -38,10 +38,10 @@ func SyncPeriodicJob(interval time.Duration) *river.PeriodicJob {
 // rejected too often.
 type SyncWorker struct {
 	river.WorkerDefaults[SyncArgs]
-	db        *db.DB
-	github    installationClients
-	store     storeVersions
-	grades    *gradeQueue
+	db     *db.DB
+	github installationClients
+	store  storeVersions
+	grades *gradeQueue
 	// agents starts the writer's next round after a rejection and the
 	// implementer after an approval; nil on a service without agents.
 	agents    *agentQueue
