@@ -104,6 +104,9 @@ func NextRound(v grader.Verdict, round, maxRounds int) bool {
 // AgentPullTitle and AgentPullBody are the pull request an implementer's
 // first round opens.
 func AgentPullTitle(issue int, title string) string {
+	if strings.TrimSpace(title) == "" {
+		return fmt.Sprintf("Implement #%d", issue)
+	}
 	return fmt.Sprintf("%s (#%d)", strings.TrimSpace(title), issue)
 }
 
