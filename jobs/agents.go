@@ -186,6 +186,16 @@ func (q *agentQueue) record(ctx context.Context, tx *db.Tx, run db.AgentRun, war
 // against any digest but keep; their jobs see it and stop their
 // sandboxes.
 func (q *agentQueue) cancelImplementers(ctx context.Context, tx *db.Tx, ticketID int64, keep, why string) error {
+	return q.cancelRuns(ctx, tx, ticketID, func(r db.AgentRun) bool { return r.Role == pipeline.RoleImplementer && r.Digest != keep }, why)
+}
+
+// cancelAll cancels every unfinished run of the ticket (its label was
+// removed, or its issue closed).
+func (q *agentQueue) cancelAll(ctx context.Context, tx *db.Tx, ticketID int64, why string) error {
+	return q.cancelRuns(ctx, tx, ticketID, func(db.AgentRun) bool { return true }, why)
+}
+
+func (q *agentQueue) cancelRuns(ctx context.Context, tx *db.Tx, ticketID int64, which func(db.AgentRun) bool, why string) error {
 	if q == nil {
 		return nil
 	}
@@ -194,7 +204,7 @@ func (q *agentQueue) cancelImplementers(ctx context.Context, tx *db.Tx, ticketID
 		return err
 	}
 	for _, r := range runs {
-		if r.Role != pipeline.RoleImplementer || !r.State.Unfinished() || r.Digest == keep {
+		if !r.State.Unfinished() || !which(r) {
 			continue
 		}
 		r.State, r.Error = pipeline.AgentCancelled, why

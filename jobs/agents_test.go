@@ -363,3 +363,37 @@ func TestIndependenceRefuse(t *testing.T) {
 func draftBy(author string) store.Draft {
 	return store.Draft{Author: author, Files: []store.File{{Path: "tests/test_count.py", Data: []byte("def test_count():\n    assert 1\n")}}}
 }
+
+// TestNewApprovalCancelsImplementer: a newer approved version cancels the
+// implementer still working against the old one and starts round 1
+// against the new; removing the label cancels that one too.
+func TestNewApprovalCancelsImplementer(t *testing.T) {
+	f := newAgentFixture(t, "implementer: coder\n", agent.IndependenceWarn)
+	ctx := t.Context()
+	v1 := f.push(t)
+	f.run(t)
+	if _, err := f.w.Approve(ctx, f.st, 1, v1.Digest, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	f.run(t)
+	v2 := f.push(t)
+	f.run(t)
+	if _, err := f.w.Approve(ctx, f.st, 2, v2.Digest, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	f.run(t)
+	runs := f.runs(t)
+	if len(runs) != 2 || runs[0].State != pipeline.AgentCancelled || runs[1].Digest != v2.Digest || runs[1].State != pipeline.AgentQueued {
+		t.Fatalf("runs after v2's approval: %+v", runs)
+	}
+	if err := f.d.Tx(ctx, func(tx *db.Tx) error { return f.aq.cancelAll(ctx, tx, f.ticket.ID, "the ticket was withdrawn") }); err != nil {
+		t.Fatal(err)
+	}
+	if runs := f.runs(t); runs[1].State != pipeline.AgentCancelled {
+		t.Errorf("after the withdrawal: %+v", runs[1])
+	}
+	// A cancelled run's job does nothing.
+	f.runner.answer = func(agent.Request) agent.Result { t.Error("a cancelled run ran"); return agent.Result{} }
+	f.work(t, runs[1])
+	assertAudit(t, f.syncFixture, "agent.cancelled")
+}

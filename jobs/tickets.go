@@ -175,6 +175,11 @@ func (w *DeliveryWorker) ticketEvent(ctx context.Context, a DeliveryArgs, p issu
 		if err != nil {
 			return err
 		}
+		if p.Action == "unlabeled" || p.Action == "closed" {
+			if err := w.agents.cancelAll(ctx, tx, tk.ID, "the ticket was "+map[string]string{"unlabeled": "withdrawn", "closed": "closed"}[p.Action]); err != nil {
+				return err
+			}
+		}
 		w.log.InfoContext(ctx, "ticket "+p.Action, "delivery", a.Delivery, "installation", p.Installation.ID, "repo", repo.Owner+"/"+repo.Name, "ticket", tk.ID)
 		return audit(ctx, tx, p.Sender.Login, tk.ID, "ticket."+p.Action, map[string]any{"delivery": a.Delivery})
 	})
