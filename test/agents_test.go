@@ -252,7 +252,7 @@ agents: {timeout: 5m, memory: 512MiB, cpus: 1, pids: 256, independence: warn}
 	p.comment(t, s, 1, "**v1** are ready for review")
 	alice := p.signIn(t, s, "alice")
 	card := page(t, alice, s, pipelineTicketPath+"/versions/1")
-	for _, want := range []string{"harness <code>scripted-writer</code>, round 1", "The writer&#39;s run", "# Hidden tests", "No request left the sandbox."} {
+	for _, want := range []string{"harness <code>scripted-writer</code>, round 1", "RESULT.md", "# Hidden tests", "No request left the sandbox."} {
 		if !strings.Contains(card, want) {
 			t.Errorf("v1's card lacks %q", want)
 		}
