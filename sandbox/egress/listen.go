@@ -16,6 +16,7 @@ type Server struct {
 	Socket string
 	srv    *http.Server
 	dir    string
+	proxy  *Proxy
 }
 
 // Listen serves p on a unix socket in a fresh directory below dir (the
@@ -42,16 +43,27 @@ func (p *Proxy) Listen(dir string) (*Server, error) {
 		os.RemoveAll(d)
 		return nil, fmt.Errorf("egress proxy: socket mode: %w", err)
 	}
-	s := &Server{Socket: path, dir: d, srv: &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}}
+	s := &Server{Socket: path, dir: d, proxy: p, srv: &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, MaxHeaderBytes: maxHeaderBytes}}
 	go s.srv.Serve(l)
 	return s, nil
 }
 
-// Close stops serving, closes open connections and removes the socket.
+// closeWait bounds how long Close waits for requests in flight to be
+// logged once their connections are closed.
+const closeWait = 5 * time.Second
+
+// Close stops serving, closes open connections, waits (briefly) until every
+// request in flight is logged, and removes the socket.
 func (s *Server) Close() error {
 	err := s.srv.Close()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
+	}
+	done := make(chan struct{})
+	go func() { s.proxy.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(closeWait):
 	}
 	return errors.Join(err, os.RemoveAll(s.dir))
 }

@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -28,19 +30,50 @@ type Entry struct {
 	// Bytes counts the response body sent back, or for a tunnel the bytes
 	// carried both ways.
 	Bytes int64
+	// BytesIn counts what the client sent: the request body, or for a
+	// tunnel the bytes that went up. BytesOut counts what it got back: the
+	// response body, or the bytes that came down a tunnel.
+	BytesIn, BytesOut int64
 	// Denied says why the proxy refused the request; empty when it did
 	// not.
 	Denied string
+	// Model names the model route the request took (see WithModel); its
+	// Host and Path are then the real API's.
+	Model string
+	// Body is the start of the request body, up to WithBodyKept's bound;
+	// never a tunnel's, whose content the proxy cannot read.
+	Body []byte
 }
 
-// Proxy forwards requests to the allowed hosts only. It is an
-// http.Handler; Listen serves it on a unix socket.
+// Proxy forwards requests to the allowed hosts only, and requests for
+// /model/<name> to a model API with its key added. GitHub's hosts are
+// refused whatever is allowed. It is an http.Handler; Listen serves it on
+// a unix socket.
 type Proxy struct {
-	allowed  map[string]bool
-	readOnly bool
-	log      func(Entry)
-	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
-	rt       http.RoundTripper
+	allowed    []allowedHost
+	readOnly   bool
+	log        func(Entry)
+	dial       func(ctx context.Context, network, addr string) (net.Conn, error)
+	rt         http.RoundTripper
+	models     map[string]model
+	githubHost string
+	maxRequest int64
+	maxTunnel  int64
+	bodyKept   int
+	// inflight counts requests being served, so that Close returns once
+	// each is logged.
+	inflight sync.WaitGroup
+}
+
+// allowedHost is one entry of the allowlist: a host name, or "*.domain"
+// for any name below domain, and a port.
+type allowedHost struct{ host, port string }
+
+// model is a model API a sandbox reaches at /model/<name>.
+type model struct {
+	target *url.URL
+	header string
+	key    string
 }
 
 // Option changes a Proxy.
@@ -49,6 +82,59 @@ type Option func(*Proxy)
 // ReadOnly makes the proxy forward GET and HEAD only and refuse CONNECT.
 func ReadOnly() Option { return func(p *Proxy) { p.readOnly = true } }
 
+// Header styles of a model API's key.
+const (
+	// HeaderAPIKey sends the key as "X-Api-Key: <key>".
+	HeaderAPIKey = "x-api-key"
+	// HeaderBearer sends it as "Authorization: Bearer <key>".
+	HeaderBearer = "authorization-bearer"
+)
+
+// ModelPrefix is the path below which a sandbox reaches its model APIs:
+// ModelPrefix + name + the API's own path.
+const ModelPrefix = "/model/"
+
+// WithModel routes requests for /model/<name>/... (sent to the proxy as
+// origin-form requests, or to its relay address) to target's base URL
+// plus the rest of the path, with key added in header's style (HeaderAPIKey
+// or HeaderBearer) and any key the sandbox sent removed: the sandbox
+// never holds the key. New fails on a bad target or header.
+func WithModel(name, target, header, key string) Option {
+	return func(p *Proxy) {
+		if p.models == nil {
+			p.models = map[string]model{}
+		}
+		u, _ := url.Parse(target)
+		p.models[name] = model{target: u, header: header, key: key}
+	}
+}
+
+// WithGitHubHost refuses host (a GitHub Enterprise host) and the names
+// below it, as github.com is refused.
+func WithGitHubHost(host string) Option {
+	return func(p *Proxy) { p.githubHost = strings.TrimSuffix(strings.ToLower(host), ".") }
+}
+
+// Default bounds of what one request may send.
+const (
+	// DefaultMaxRequestBytes bounds a forwarded request's body.
+	DefaultMaxRequestBytes = 32 << 20
+	// DefaultMaxTunnelBytes bounds what goes up one CONNECT tunnel.
+	DefaultMaxTunnelBytes = 64 << 20
+	// maxHeaderBytes bounds a request's header.
+	maxHeaderBytes = 64 << 10
+)
+
+// WithMaxRequestBytes bounds a forwarded request's body (answered 413
+// beyond it) and what goes up one tunnel (cut beyond it).
+func WithMaxRequestBytes(body, tunnel int64) Option {
+	return func(p *Proxy) { p.maxRequest, p.maxTunnel = body, tunnel }
+}
+
+// WithBodyKept keeps up to n bytes of each forwarded request's body in its
+// Entry, so what a sandbox sent can be scanned.
+func WithBodyKept(n int) Option { return func(p *Proxy) { p.bodyKept = n } }
+
 // WithLog sends every request's Entry to log, instead of slog's default
 // logger.
 func WithLog(log func(Entry)) Option { return func(p *Proxy) { p.log = log } }
@@ -56,25 +142,42 @@ func WithLog(log func(Entry)) Option { return func(p *Proxy) { p.log = log } }
 // dialTimeout bounds the connection to an allowed host.
 const dialTimeout = 30 * time.Second
 
-// New returns a proxy to the hosts allowed lists, each "host:port".
+// New returns a proxy to the hosts allowed lists, each "host:port" or
+// "*.domain:port" (any name below domain). GitHub's hosts are refused even
+// when listed.
 func New(allowed []string, opts ...Option) (*Proxy, error) {
-	if len(allowed) == 0 {
-		return nil, errors.New("egress proxy: no host is allowed")
-	}
-	p := &Proxy{allowed: map[string]bool{}}
+	p := &Proxy{maxRequest: DefaultMaxRequestBytes, maxTunnel: DefaultMaxTunnelBytes}
 	for _, a := range allowed {
 		h, port, err := net.SplitHostPort(a)
-		if err != nil || h == "" || port == "" {
-			return nil, fmt.Errorf("egress proxy: allowed host %q: want host:port", a)
+		name := strings.TrimPrefix(h, "*.")
+		if err != nil || name == "" || port == "" || strings.ContainsAny(name, "*/@ ") {
+			return nil, fmt.Errorf("egress proxy: allowed host %q: want host:port or *.domain:port", a)
 		}
-		p.allowed[strings.ToLower(net.JoinHostPort(h, port))] = true
+		p.allowed = append(p.allowed, allowedHost{host: strings.ToLower(h), port: port})
 	}
 	for _, o := range opts {
 		o(p)
 	}
+	if len(p.allowed) == 0 && len(p.models) == 0 {
+		return nil, errors.New("egress proxy: no host is allowed")
+	}
+	for name, m := range p.models {
+		switch {
+		case name == "" || strings.ContainsAny(name, "/?#"):
+			return nil, fmt.Errorf("egress proxy: model API name %q: want a name without /", name)
+		case m.target == nil || m.target.Host == "" || (m.target.Scheme != "http" && m.target.Scheme != "https"):
+			return nil, fmt.Errorf("egress proxy: model API %s: want an http or https URL", name)
+		case m.header != HeaderAPIKey && m.header != HeaderBearer:
+			return nil, fmt.Errorf("egress proxy: model API %s: header %q: want %s or %s", name, m.header, HeaderAPIKey, HeaderBearer)
+		case m.key == "":
+			return nil, fmt.Errorf("egress proxy: model API %s: no key", name)
+		case p.isGitHub(m.target.Hostname()):
+			return nil, fmt.Errorf("egress proxy: model API %s: %s is GitHub's, never reachable", name, m.target.Host)
+		}
+	}
 	if p.log == nil {
 		p.log = func(e Entry) {
-			slog.Info("egress", "host", e.Host, "method", e.Method, "path", e.Path, "status", e.Status, "bytes", e.Bytes, "denied", e.Denied)
+			slog.Info("egress", "host", e.Host, "method", e.Method, "path", e.Path, "status", e.Status, "bytes_in", e.BytesIn, "bytes_out", e.BytesOut, "denied", e.Denied, "model", e.Model)
 		}
 	}
 	d := &net.Dialer{Timeout: dialTimeout}
@@ -121,23 +224,77 @@ func hostPort(u *url.URL) string {
 // hopHeaders are the headers of one connection, never forwarded.
 var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
 
+// allows reports whether hostPort ("host:port", lower case) is on the
+// allowlist.
+func (p *Proxy) allows(hostPort string) bool {
+	h, port, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		return false
+	}
+	for _, a := range p.allowed {
+		if a.port != port {
+			continue
+		}
+		if d, ok := strings.CutPrefix(a.host, "*."); ok {
+			if strings.HasSuffix(h, "."+d) {
+				return true
+			}
+		} else if a.host == h {
+			return true
+		}
+	}
+	return false
+}
+
+// isGitHub reports whether host (no port) is GitHub's: github.com,
+// *.github.com, *.githubusercontent.com, or the configured Enterprise host
+// and the names below it.
+func (p *Proxy) isGitHub(host string) bool {
+	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	for _, g := range []string{"github.com", "githubusercontent.com", p.githubHost} {
+		if g != "" && (h == g || strings.HasSuffix(h, "."+g)) {
+			return true
+		}
+	}
+	return false
+}
+
+// check says why a request for hostPort is refused, "" when it is not.
+func (p *Proxy) check(hostPort string) (denied, msg string) {
+	h, _, _ := net.SplitHostPort(hostPort)
+	switch {
+	case p.isGitHub(h):
+		return "github", "egress proxy: " + hostPort + " is GitHub's: never reachable from a sandbox"
+	case !p.allows(hostPort):
+		return "host not allowed", "egress proxy: " + hostPort + " is not an allowed host"
+	}
+	return "", ""
+}
+
 // ServeHTTP forwards r when its host is allowed (and, read-only, its method
-// is GET or HEAD), and answers 403 otherwise.
+// is GET or HEAD), or to a model API when it asks for /model/<name>, and
+// answers 403 otherwise.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.inflight.Add(1)
+	defer p.inflight.Done()
 	if r.Method == http.MethodConnect {
 		p.connect(w, r)
 		return
 	}
 	e := Entry{Method: r.Method}
+	if name, rest, ok := p.modelRoute(r); ok {
+		p.forwardModel(w, r, e, name, rest)
+		return
+	}
 	if r.URL.Host == "" || (r.URL.Scheme != "http" && r.URL.Scheme != "https") {
 		e.Host, e.Path, e.Status, e.Denied = r.Host, r.URL.RequestURI(), http.StatusBadRequest, "not a proxy request"
-		p.refuse(w, e, "egress proxy: send proxy requests (an absolute URL)")
+		p.refuse(w, e, "egress proxy: send proxy requests (an absolute URL), or "+ModelPrefix+"<name>/... for a model API")
 		return
 	}
 	e.Host, e.Path = hostPort(r.URL), r.URL.RequestURI()
-	if !p.allowed[e.Host] {
-		e.Status, e.Denied = http.StatusForbidden, "host not allowed"
-		p.refuse(w, e, "egress proxy: "+e.Host+" is not the package index")
+	if denied, msg := p.check(e.Host); denied != "" {
+		e.Status, e.Denied = http.StatusForbidden, denied
+		p.refuse(w, e, msg)
 		return
 	}
 	if p.readOnly && r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -152,7 +309,44 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if p.readOnly {
 		out.Body, out.ContentLength = http.NoBody, 0
+	} else if !p.readBody(w, r, out, &e) {
+		return
 	}
+	p.roundTrip(w, out, e)
+}
+
+// readBody reads r's body, within the bound, into out and e; it answers
+// 413 and returns false for a body past it.
+func (p *Proxy) readBody(w http.ResponseWriter, r, out *http.Request, e *Entry) bool {
+	if r.ContentLength > p.maxRequest {
+		e.Status, e.Denied, e.BytesIn = http.StatusRequestEntityTooLarge, "request too large", r.ContentLength
+		p.refuse(w, *e, fmt.Sprintf("egress proxy: a request body may hold %d bytes at most", p.maxRequest))
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, p.maxRequest+1))
+	e.BytesIn = int64(len(body))
+	switch {
+	case int64(len(body)) > p.maxRequest:
+		e.Status, e.Denied = http.StatusRequestEntityTooLarge, "request too large"
+		p.refuse(w, *e, fmt.Sprintf("egress proxy: a request body may hold %d bytes at most", p.maxRequest))
+		return false
+	case err != nil:
+		e.Status, e.Denied = http.StatusBadRequest, "request body: "+err.Error()
+		p.refuse(w, *e, "egress proxy: reading the request body: "+err.Error())
+		return false
+	}
+	if n := min(len(body), p.bodyKept); n > 0 {
+		e.Body = bytes.Clone(body[:n])
+	}
+	out.Body, out.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	out.GetBody = nil
+	out.Header.Del("Content-Length")
+	return true
+}
+
+// roundTrip sends out upstream and copies the answer back, flushing as it
+// comes (model APIs stream their answers).
+func (p *Proxy) roundTrip(w http.ResponseWriter, out *http.Request, e Entry) {
 	resp, err := p.rt.RoundTrip(out)
 	if err != nil {
 		e.Status, e.Denied = http.StatusBadGateway, "upstream: "+err.Error()
@@ -170,22 +364,92 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(resp.StatusCode)
 	e.Status = resp.StatusCode
-	e.Bytes, _ = io.Copy(w, resp.Body)
+	e.Bytes, _ = io.Copy(flushWriter{w}, resp.Body)
+	e.BytesOut = e.Bytes
 	p.log(e)
+}
+
+// flushWriter flushes after every write.
+type flushWriter struct{ w http.ResponseWriter }
+
+func (f flushWriter) Write(b []byte) (int, error) {
+	n, err := f.w.Write(b)
+	if fl, ok := f.w.(http.Flusher); ok {
+		fl.Flush()
+	}
+	return n, err
+}
+
+// modelRoute reports whether r asks for a model API: a path below
+// ModelPrefix, sent as an origin-form request (straight to the relay) or
+// as a proxy request for the relay's own loopback address. It returns the
+// model API's name and the rest of the path.
+func (p *Proxy) modelRoute(r *http.Request) (name, rest string, ok bool) {
+	if r.URL.Host != "" {
+		h := r.URL.Hostname()
+		if h != "127.0.0.1" && h != "localhost" && h != "::1" {
+			return "", "", false
+		}
+	}
+	after, ok := strings.CutPrefix(r.URL.Path, ModelPrefix)
+	if !ok {
+		return "", "", false
+	}
+	name, rest, _ = strings.Cut(after, "/")
+	return name, "/" + rest, true
+}
+
+// forwardModel sends r to the model API name, at its base URL plus rest,
+// with the API's key in place of whatever key r carried.
+func (p *Proxy) forwardModel(w http.ResponseWriter, r *http.Request, e Entry, name, rest string) {
+	e.Model = name
+	m, ok := p.models[name]
+	if !ok {
+		e.Host, e.Path, e.Status, e.Denied = r.Host, r.URL.RequestURI(), http.StatusForbidden, "model API not allowed"
+		p.refuse(w, e, "egress proxy: no model API "+strconv.Quote(name)+" for this sandbox")
+		return
+	}
+	target := *m.target
+	target.Path = strings.TrimSuffix(m.target.Path, "/") + rest
+	target.RawPath = ""
+	target.RawQuery = r.URL.RawQuery
+	e.Host, e.Path = hostPort(&target), target.RequestURI()
+	if p.readOnly {
+		e.Status, e.Denied = http.StatusForbidden, "read-only"
+		p.refuse(w, e, "egress proxy: read-only, no model API")
+		return
+	}
+	out := r.Clone(r.Context())
+	out.RequestURI, out.URL, out.Host = "", &target, target.Host
+	for _, h := range hopHeaders {
+		out.Header.Del(h)
+	}
+	// Whatever key the sandbox holds is a placeholder; only ours goes on.
+	out.Header.Del("Authorization")
+	out.Header.Del("X-Api-Key")
+	if m.header == HeaderBearer {
+		out.Header.Set("Authorization", "Bearer "+m.key)
+	} else {
+		out.Header.Set("X-Api-Key", m.key)
+	}
+	if !p.readBody(w, r, out, &e) {
+		return
+	}
+	p.roundTrip(w, out, e)
 }
 
 // connect opens a tunnel to an allowed host, unless the proxy is
 // read-only.
 func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	e := Entry{Method: http.MethodConnect, Host: strings.ToLower(r.Host)}
-	switch {
-	case p.readOnly:
+	if p.readOnly {
 		e.Status, e.Denied = http.StatusForbidden, "read-only"
 		p.refuse(w, e, "egress proxy: read-only, CONNECT is not allowed")
 		return
-	case !p.allowed[e.Host]:
-		e.Status, e.Denied = http.StatusForbidden, "host not allowed"
-		p.refuse(w, e, "egress proxy: "+e.Host+" is not the package index")
+	}
+	if denied, msg := p.check(e.Host); denied != "" {
+		e.Status, e.Denied = http.StatusForbidden, denied
+		p.refuse(w, e, msg)
 		return
 	}
 	up, err := p.dial(r.Context(), "tcp", e.Host)
@@ -217,7 +481,13 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		in, _ = io.Copy(up, buf)
+		in, _ = io.Copy(up, io.LimitReader(buf, p.maxTunnel+1))
+		if in > p.maxTunnel {
+			// Past the bound: the tunnel is cut both ways.
+			up.Close()
+			conn.Close()
+			return
+		}
 		if c, ok := up.(interface{ CloseWrite() error }); ok {
 			c.CloseWrite()
 		}
@@ -225,7 +495,10 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	outN, _ = io.Copy(conn, up)
 	conn.Close()
 	wg.Wait()
-	e.Bytes = in + outN
+	e.Bytes, e.BytesIn, e.BytesOut = in+outN, in, outN
+	if in > p.maxTunnel {
+		e.Denied = "tunnel too large"
+	}
 	p.log(e)
 }
 

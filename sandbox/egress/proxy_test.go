@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -85,7 +86,7 @@ func hostOf(t *testing.T, s *httptest.Server) string {
 
 func TestAllowedGetIsForwardedAndLogged(t *testing.T) {
 	up := upstream(t, false)
-	c, _, rec := serve(t, []string{hostOf(t, up)})
+	c, s, rec := serve(t, []string{hostOf(t, up)})
 	resp, err := c.Get(up.URL + "/simple/pkg/?x=1")
 	if err != nil {
 		t.Fatal(err)
@@ -95,8 +96,9 @@ func TestAllowedGetIsForwardedAndLogged(t *testing.T) {
 	if resp.StatusCode != 200 || string(body) != "GET /simple/pkg/" {
 		t.Fatalf("through the proxy: %d %q", resp.StatusCode, body)
 	}
-	want := Entry{Host: hostOf(t, up), Method: "GET", Path: "/simple/pkg/?x=1", Status: 200, Bytes: int64(len(body))}
-	if got := rec.all(); len(got) != 1 || got[0] != want {
+	s.Close() // every request is logged once Close returns
+	want := Entry{Host: hostOf(t, up), Method: "GET", Path: "/simple/pkg/?x=1", Status: 200, Bytes: int64(len(body)), BytesOut: int64(len(body))}
+	if got := rec.all(); len(got) != 1 || !reflect.DeepEqual(got[0], want) {
 		t.Errorf("log = %+v, want [%+v]", got, want)
 	}
 }
@@ -111,7 +113,7 @@ func TestDeniedHost(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "is not the package index") {
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "is not an allowed host") {
 		t.Errorf("a host not allowed: %d %q, want 403 that says why", resp.StatusCode, body)
 	}
 	got := rec.all()
