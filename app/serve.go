@@ -194,6 +194,11 @@ func jobsSetup(ctx context.Context, cfg jobs.Config, svc Config, st *serviceStor
 	} else if n > 0 {
 		log.InfoContext(ctx, "sandbox sweep", "removed", n)
 	}
+	// The agents run beside the grades, on the same engine.
+	if cfg.Agents, err = openAgents(ctx, svc, g, log); err != nil {
+		closeGrading()
+		return jobs.Setup{}, nil, err
+	}
 	return jobs.NewGradingSetup(cfg, jobs.Sealed{Writer: st.writer, Reader: st.reader, Grader: g.Grader}), closeGrading, nil
 }
 
