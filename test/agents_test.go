@@ -25,7 +25,8 @@ import (
 // sandbox. The writer hands in the sample's hidden tests and reference
 // patch from its files, and what it was told. The implementer copies
 // /agent/impl/round-N (the last one for later rounds) over /workspace and
-// writes what it was told into notes/feedback.txt; on issue #2 it prints
+// writes what it was told into notes/feedback.txt (and the issue into
+// notes/issue.txt, so two tickets' commits differ); on issue #2 it prints
 // what /agent/leak.txt holds (the test setup puts a rejected version's
 // canary there).
 const (
@@ -46,6 +47,7 @@ dir=/agent/impl/round-$round
 [ -d "$dir" ] || dir=/agent/impl/round-2
 cp -R "$dir"/. /workspace/
 mkdir -p /workspace/notes
+echo "$issue" > /workspace/notes/issue.txt
 sed -n 's/.*"feedback": *"\(.*\)".*/\1/p' /task/task.json > /workspace/notes/feedback.txt
 echo "round $round done" > /out/RESULT.md
 `
