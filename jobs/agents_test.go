@@ -397,3 +397,43 @@ func TestNewApprovalCancelsImplementer(t *testing.T) {
 	f.work(t, runs[1])
 	assertAudit(t, f.syncFixture, "agent.cancelled")
 }
+
+// TestLabelUnknownHarness: a repository that names a harness the service
+// does not have is told so on the issue, with the names there are, and no
+// ticket opens; with a known writer the label opens the ticket and queues
+// the writer's first round.
+func TestLabelUnknownHarness(t *testing.T) {
+	f := newAgentFixture(t, "writer: scrbe\n", agent.IndependenceWarn)
+	ctx := t.Context()
+	f.gh.AddIssue("octo-org", "app", 8, "alice", "- [ ] counts")
+	w := &DeliveryWorker{db: f.d, github: f.sync.github, grades: f.sync.grades, agents: f.aq, log: f.sync.log}
+	label := func() {
+		t.Helper()
+		a := issueDelivery(t, "labeled", map[string]any{"issue.number": 8, "label.name": "test-first"})
+		job := &river.Job[DeliveryArgs]{JobRow: &rivertype.JobRow{ID: 1, Attempt: 1, MaxAttempts: 25, Kind: a.Kind()}, Args: a}
+		if err := w.Work(ctx, job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	label()
+	cs := f.gh.Comments("octo-org", "app", 8)
+	if len(cs) != 1 || !strings.Contains(cs[0].Body, `writer "scrbe": no such harness; want none or one of the service's harnesses: coder, scribe`) {
+		t.Fatalf("comments on #8: %+v", cs)
+	}
+	f.gh.Commit("octo-org", "app", "main", map[string]string{"README.md": "base\n", ".github/testfirst.yml": "writer: scribe\n"})
+	label()
+	var runs []db.AgentRun
+	if err := f.d.Tx(ctx, func(tx *db.Tx) error {
+		tk, err := tx.TicketByIssue(ctx, 30, 8)
+		if err != nil {
+			return err
+		}
+		runs, err = tx.AgentRuns(ctx, tk.ID)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].Role != pipeline.RoleWriter || runs[0].Harness != "scribe" || runs[0].Round != 1 || runs[0].JobID == 0 {
+		t.Errorf("runs after the label: %+v", runs)
+	}
+}
