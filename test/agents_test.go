@@ -22,8 +22,9 @@ import (
 )
 
 // The scripted agents' programs, run by the command preset in the agent
-// sandbox. The writer hands in the sample's hidden tests and reference
-// patch from its files, and what it was told. The implementer copies
+// sandbox. The writer hands in the sample's hidden tests and criteria map
+// from its files (with the reference patch in #1's second round), and
+// what it was told. The implementer copies
 // /agent/impl/round-N (the last one for later rounds) over /workspace and
 // writes what it was told into notes/feedback.txt (and the issue into
 // notes/issue.txt, so two tickets' commits differ); on issue #2 it prints
@@ -34,9 +35,13 @@ const (
 set -eu
 mkdir -p /out/tests
 cp -R /agent/hidden/. /out/tests/
-cp /agent/reference.patch /out/reference.patch
 cp /agent/criteria.json /out/criteria.json
-{ echo "# Hidden tests"; echo; echo "round $(sed -n 's/.*"round": *\([0-9]*\).*/\1/p' /task/task.json)"; cat /task/task.json; } > /out/RESULT.md
+round=$(sed -n 's/.*"round": *\([0-9]*\).*/\1/p' /task/task.json)
+issue=$(sed -n 's/.*"issue": *\([0-9]*\).*/\1/p' /task/task.json)
+# The reference patch only where it is approved and graded with: its
+# mutants take the base check's time.
+if [ "$issue" = 1 ] && [ "$round" = 2 ]; then cp /agent/reference.patch /out/reference.patch; fi
+{ echo "# Hidden tests"; echo; echo "round $round"; cat /task/task.json; } > /out/RESULT.md
 `
 	scriptedImplementer = `#!/bin/sh
 set -eu
