@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
@@ -435,5 +436,34 @@ func TestLabelUnknownHarness(t *testing.T) {
 	}
 	if len(runs) != 1 || runs[0].Role != pipeline.RoleWriter || runs[0].Harness != "scribe" || runs[0].Round != 1 || runs[0].JobID == 0 {
 		t.Errorf("runs after the label: %+v", runs)
+	}
+	if cs := f.gh.Comments("octo-org", "app", 8); !strings.Contains(cs[len(cs)-1].Body, "The writer `scribe` is writing the hidden tests now") {
+		t.Errorf("the opening comment does not say the writer is at work:\n%s", cs[len(cs)-1].Body)
+	}
+}
+
+// TestWriterAfterImplementation: once a pull request closes the ticket,
+// the writer does not run, unless the issue is reopened after it.
+func TestWriterAfterImplementation(t *testing.T) {
+	f := newAgentFixture(t, "writer: scribe\n", agent.IndependenceWarn)
+	ctx := t.Context()
+	f.runner.answer = func(agent.Request) agent.Result { return agent.Result{Tests: []grader.File{testFile}} }
+	if err := f.d.Tx(ctx, func(tx *db.Tx) error {
+		return tx.UpsertPullRequest(ctx, db.PullRequest{RepositoryID: 30, Number: 9, HeadSHA: "abc", Author: "bob", Open: true, Links: []int{7}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	refused := f.work(t, f.startWriter(t))
+	if refused.Outcome != pipeline.OutcomeRefused || !strings.Contains(refused.Error, "an implementation exists (pull request #9)") || len(f.runner.requests) != 0 {
+		t.Fatalf("writer after a pull request: %+v, %d runs of the agent", refused, len(f.runner.requests))
+	}
+	time.Sleep(10 * time.Millisecond)
+	if err := f.d.Tx(ctx, func(tx *db.Tx) error {
+		return audit(ctx, tx, "alice", f.ticket.ID, "ticket.reopened", nil)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if again := f.work(t, f.startWriter(t)); again.Outcome != pipeline.OutcomeDelivered || again.Round != 2 {
+		t.Errorf("writer after the issue was reopened: %+v", again)
 	}
 }

@@ -131,6 +131,9 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 		// most once.)
 		body := pipeline.OpenedComment(owner, name, p.Issue.Number, p.Installation.ID, base, tk.Requester,
 			strings.TrimSuffix(w.publicURL, "/")+pipeline.TicketPath(owner, name, p.Issue.Number))
+		if w.agents != nil && (cfg.Writer != pipeline.AgentNone || cfg.Implementer != pipeline.AgentNone) {
+			body += pipeline.AgentsOpenedNote(p.Issue.Number, cfg.Writer, cfg.Implementer)
+		}
 		_, err := gi.CreateComment(ctx, owner, name, p.Issue.Number, body)
 		return retryOrCancel(err)
 	}

@@ -146,3 +146,18 @@ func AgentRunComment(role AgentRole, harness string, round int, outcome AgentOut
 	}
 	return fmt.Sprintf("The %s `%s` (round %d) ended **%s**: %s\n\n%s", role, harness, round, outcome, prose(why), next)
 }
+
+// AgentsOpenedNote follows the opening comment of a ticket whose
+// repository names a writer or an implementer: who does what next. It
+// starts with the blank line that separates it.
+func AgentsOpenedNote(issue int, writer, implementer string) string {
+	var b strings.Builder
+	b.WriteString("\n\n**Agents.**")
+	if writer != AgentNone {
+		fmt.Fprintf(&b, " The writer `%s` is writing the hidden tests now, in a sandbox without GitHub access; a rejection sends it your reason for another round.", writer)
+	}
+	if implementer != AgentNone {
+		fmt.Fprintf(&b, " Once a version is approved, the implementer `%s` opens a pull request from `%s`, graded like any other.", implementer, AgentBranch(issue))
+	}
+	return b.String()
+}
