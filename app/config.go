@@ -98,6 +98,8 @@ type Config struct {
 	// them by path: when testfirst runs in a container beside the host's
 	// engine, this must be a host directory mounted at the same path.
 	EgressDir string `yaml:"egress_dir"`
+	// Sandbox says where sandboxes run (app/sandbox.go).
+	Sandbox SandboxConfig `yaml:"sandbox"`
 	// ModelAPIsFile, HarnessesFile and AgentsFile are the file's
 	// model_apis, harnesses and agents sections as written; Agents is
 	// what they say, parsed and checked by package agent.
@@ -192,7 +194,7 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("config file %s: %w", path, err)
 		}
 	}
-	for _, k := range envKeys {
+	for _, k := range append(envKeys, sandboxEnvKeys...) {
 		if v, ok := lookup(getenv, k.env); ok {
 			if err := k.set(&c, v); err != nil {
 				errs = append(errs, err)
@@ -227,7 +229,7 @@ func ParseConfigYAML(data []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, package_index, egress_dir, model_apis, harnesses, agents)", err)
+		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, package_index, egress_dir, sandbox: provider, kubernetes: namespace, runtime_class, kubeconfig, image, model_apis, harnesses, agents)", err)
 	}
 	agents, err := agent.Parse(data)
 	if err != nil {
@@ -293,6 +295,7 @@ func (c *Config) validate() []error {
 	if c.JobRescueAfter < time.Minute {
 		bad("job_rescue_after %s: want at least 1m, and longer than the longest grade, e.g. 90m", c.JobRescueAfter)
 	}
+	errs = append(errs, c.Sandbox.validate()...)
 	if c.WebhookProxyURL != "" {
 		if u, err := url.Parse(c.WebhookProxyURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("webhook_proxy_url %q: want the channel's absolute http(s) URL, e.g. https://smee.io/AbCdEf", c.WebhookProxyURL)

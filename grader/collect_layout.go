@@ -91,32 +91,14 @@ func pyprojectSourceDirs(text string) []string {
 // [options.packages.find] where of a setup.cfg.
 func setupCfgSourceDirs(text string) []string {
 	var out []string
-	section, key := "", ""
-	for _, raw := range strings.Split(text, "\n") {
-		line := strings.TrimRight(raw, " \t\r")
-		trimmed := strings.TrimSpace(line)
-		if trimmed == "" || strings.HasPrefix(trimmed, "#") || strings.HasPrefix(trimmed, ";") {
-			continue
-		}
-		if strings.HasPrefix(trimmed, "[") && strings.HasSuffix(trimmed, "]") {
-			section, key = strings.TrimSpace(trimmed[1:len(trimmed)-1]), ""
-			continue
-		}
-		var value string
-		if line[0] == ' ' || line[0] == '\t' {
-			value = trimmed // a continuation of key's value
-		} else if m := cfgKey.FindStringSubmatch(trimmed); m != nil {
-			key, value = m[1], strings.TrimSpace(m[2])
-		} else {
-			continue
-		}
+	for _, v := range SetupCfgValues(text) {
 		switch {
-		case section == "options" && key == "package_dir":
-			if v, ok := strings.CutPrefix(value, "="); ok {
-				out = append(out, v)
+		case v.Section == "options" && v.Key == "package_dir":
+			if dir, ok := strings.CutPrefix(v.Line, "="); ok {
+				out = append(out, strings.TrimSpace(dir))
 			}
-		case section == "options.packages.find" && key == "where" && value != "":
-			out = append(out, value)
+		case v.Section == "options.packages.find" && v.Key == "where":
+			out = append(out, v.Line)
 		}
 	}
 	return out

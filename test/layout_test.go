@@ -197,7 +197,7 @@ func TestLayoutRule(t *testing.T) {
 			}
 		})
 	}
-	if _, ok := ruleFor(rules, "charts"); ok {
+	if _, ok := ruleFor(rules, "docs"); ok {
 		t.Error("a folder outside the table has a rule")
 	}
 }

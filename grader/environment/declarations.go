@@ -193,38 +193,10 @@ func pyprojectRequirements(data []byte) ([]string, error) {
 // line (a semicolon starts an environment marker, as in any requirement).
 func setupCfgRequirements(data []byte) []string {
 	var reqs []string
-	section, key := "", ""
-	want := func() bool {
-		return (section == "options" && key == "install_requires") ||
-			(section == "options.extras_require" && slices.Contains(testGroups, key))
-	}
-	s := bufio.NewScanner(bytes.NewReader(data))
-	for s.Scan() {
-		raw := s.Text()
-		line := strings.TrimSpace(raw)
-		if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, ";") {
-			continue
-		}
-		if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") {
-			section, key = strings.TrimSpace(line[1:len(line)-1]), ""
-			continue
-		}
-		if raw[0] == ' ' || raw[0] == '\t' {
-			if want() {
-				reqs = append(reqs, line)
-			}
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			k, v, ok = strings.Cut(line, ":")
-		}
-		if !ok {
-			continue
-		}
-		key = strings.TrimSpace(k)
-		if v = strings.TrimSpace(v); v != "" && want() {
-			reqs = append(reqs, v)
+	for _, v := range grader.SetupCfgValues(string(data)) {
+		if (v.Section == "options" && v.Key == "install_requires") ||
+			(v.Section == "options.extras_require" && slices.Contains(testGroups, v.Key)) {
+			reqs = append(reqs, v.Line)
 		}
 	}
 	return reqs

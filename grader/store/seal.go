@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 
 	"filippo.io/age"
 )
@@ -68,13 +70,16 @@ func ParseRecipients(s string) ([]age.Recipient, error) {
 }
 
 // ReadIdentities reads age identities from a file, which must not be
-// readable by other users.
+// readable by other users: mode 0600 or stricter, or the shape Kubernetes
+// gives a Secret mounted into a pod that runs as a non-root user with an
+// fsGroup (owned by root, group-readable by one of this process's groups,
+// nothing more).
 func ReadIdentities(path string) ([]age.Identity, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("identity file: %w", err)
 	}
-	if info.Mode().Perm()&0o077 != 0 {
+	if !privateFile(info) {
 		return nil, fmt.Errorf("identity file %s has mode %o: chmod 600 %s", path, info.Mode().Perm(), path)
 	}
 	data, err := os.ReadFile(path)
@@ -136,4 +141,22 @@ func RecipientPath(path string) string {
 		return filepath.Join(dir, strings.Replace(base, "identity", "recipient", 1))
 	}
 	return path + ".pub"
+}
+
+// privateFile reports whether only its owner, or root and a group this
+// process belongs to, may read the file behind info.
+func privateFile(info os.FileInfo) bool {
+	perm := info.Mode().Perm()
+	if perm&0o077 == 0 {
+		return true
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok || perm&0o037 != 0 || st.Uid != 0 {
+		return false
+	}
+	groups, err := os.Getgroups()
+	if err != nil {
+		return false
+	}
+	return slices.Contains(append(groups, os.Getegid()), int(st.Gid))
 }

@@ -983,6 +983,36 @@ func TestInitIdentity(t *testing.T) {
 	if _, err := ReadIdentities(path); err == nil || !strings.Contains(err.Error(), "chmod 600") {
 		t.Errorf("a world-readable identity was accepted: %v", err)
 	}
+	// A Secret in a pod with an fsGroup: root's, group-readable by a
+	// group of this process, and nothing else.
+	if err := os.Chmod(path, 0o440); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(path, 0, os.Getegid()); err != nil {
+		t.Skipf("chown needs root: %v", err)
+	}
+	if _, err := ReadIdentities(path); err != nil {
+		t.Errorf("a root-owned identity readable by our group was refused: %v", err)
+	}
+	for _, c := range []struct {
+		mode     os.FileMode
+		uid, gid int
+	}{
+		{0o460, 0, os.Getegid()},     // group-writable
+		{0o444, 0, os.Getegid()},     // readable by others
+		{0o440, 0, 54321},            // a group this process is not in
+		{0o440, 54321, os.Getegid()}, // not root's
+	} {
+		if err := os.Chmod(path, c.mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(path, c.uid, c.gid); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadIdentities(path); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+			t.Errorf("mode %o owner %d:%d accepted: %v", c.mode, c.uid, c.gid, err)
+		}
+	}
 	if _, err := ParseRecipients("age1notakey"); err == nil || !strings.Contains(err.Error(), "want an age X25519 recipient") {
 		t.Errorf("bad recipient: %v", err)
 	}

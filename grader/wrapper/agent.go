@@ -187,17 +187,18 @@ func runAgent(rp *reaper, a *archiveSink, res *Result) error {
 // collectOut reads OutDir's files and symlinks, up to limit bytes.
 func collectOut(ar *AgentResult, limit int64) error {
 	var total int64
-	return walkAgentDir(OutDir, ar, func(rel string, e baseEntry, read func() ([]byte, error)) error {
+	return walkAgentDir(OutDir, ar, func(rel string, e baseEntry, size int64, open func() (*os.File, error)) error {
 		f := AgentFile{Path: rel, Mode: uint32(e.mode.Perm()), Link: e.link}
 		if e.link == "" {
-			data, err := read()
-			if err != nil {
-				return err
-			}
-			if total += int64(len(data)); total > limit {
+			if total+size > limit {
 				ar.Truncated = appendOnce(ar.Truncated, "out")
 				return nil
 			}
+			data, err := readBounded(open, limit-total)
+			if err != nil {
+				return err
+			}
+			total += int64(len(data))
 			f.Data = data
 		}
 		ar.Out = append(ar.Out, f)
@@ -205,30 +206,46 @@ func collectOut(ar *AgentResult, limit int64) error {
 	})
 }
 
-// collectChanges compares WorkspaceDir (.git excluded) with the base.
+// collectChanges compares WorkspaceDir (.git excluded) with the base and
+// keeps the changed files' content up to limit bytes. A file past the
+// bound is hashed as it is read, never held, to tell whether it changed.
 func collectChanges(ar *AgentResult, base map[string]baseEntry, limit int64) error {
 	seen := map[string]bool{}
 	var total int64
-	err := walkAgentDir(WorkspaceDir, ar, func(rel string, e baseEntry, read func() ([]byte, error)) error {
+	err := walkAgentDir(WorkspaceDir, ar, func(rel string, e baseEntry, size int64, open func() (*os.File, error)) error {
 		seen[rel] = true
 		b, inBase := base[rel]
 		f := AgentFile{Path: rel, Mode: uint32(e.mode.Perm()), Link: e.link}
-		if e.link == "" {
-			data, err := read()
-			if err != nil {
-				return err
-			}
-			if inBase && b.link == "" && b.sum == sha256.Sum256(data) && b.mode&0o111 == e.mode&0o111 {
+		if e.link != "" {
+			if inBase && b.link == e.link {
 				return nil
 			}
-			if total += int64(len(data)); total > limit {
-				ar.Truncated = appendOnce(ar.Truncated, "changes")
-				return nil
-			}
-			f.Data = data
-		} else if inBase && b.link == e.link {
+			ar.Changed = append(ar.Changed, f)
 			return nil
 		}
+		sameMode := inBase && b.link == "" && b.mode&0o111 == e.mode&0o111
+		if total+size > limit {
+			if sameMode {
+				sum, err := hashFile(open)
+				if err != nil {
+					return err
+				}
+				if sum == b.sum {
+					return nil
+				}
+			}
+			ar.Truncated = appendOnce(ar.Truncated, "changes")
+			return nil
+		}
+		data, err := readBounded(open, limit-total)
+		if err != nil {
+			return err
+		}
+		if sameMode && b.sum == sha256.Sum256(data) {
+			return nil
+		}
+		total += int64(len(data))
+		f.Data = data
 		ar.Changed = append(ar.Changed, f)
 		return nil
 	})
@@ -241,10 +258,42 @@ func collectChanges(ar *AgentResult, base map[string]baseEntry, limit int64) err
 	return err
 }
 
+// readBounded reads a file of at most limit bytes.
+func readBounded(open func() (*os.File, error), limit int64) ([]byte, error) {
+	f, err := open()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", f.Name(), err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("read %s: it grew while read", f.Name())
+	}
+	return data, nil
+}
+
+func hashFile(open func() (*os.File, error)) ([32]byte, error) {
+	var sum [32]byte
+	f, err := open()
+	if err != nil {
+		return sum, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return sum, fmt.Errorf("read %s: %w", f.Name(), err)
+	}
+	copy(sum[:], h.Sum(nil))
+	return sum, nil
+}
+
 // walkAgentDir calls fn for each regular file and symlink below dir, in
 // path order, never following a symlink and skipping every directory named
-// .git. read returns a regular file's content.
-func walkAgentDir(dir string, ar *AgentResult, fn func(rel string, e baseEntry, read func() ([]byte, error)) error) error {
+// .git. open opens a regular file without following a link.
+func walkAgentDir(dir string, ar *AgentResult, fn func(rel string, e baseEntry, size int64, open func() (*os.File, error)) error) error {
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("read %s: %w", p, err)
@@ -273,15 +322,14 @@ func walkAgentDir(dir string, ar *AgentResult, fn func(rel string, e baseEntry, 
 			if err != nil {
 				return fmt.Errorf("read %s: %w", p, err)
 			}
-			return fn(rel, baseEntry{mode: 0o777, link: target}, nil)
+			return fn(rel, baseEntry{mode: 0o777, link: target}, 0, nil)
 		case info.Mode().IsRegular():
-			return fn(rel, baseEntry{mode: info.Mode().Perm()}, func() ([]byte, error) {
+			return fn(rel, baseEntry{mode: info.Mode().Perm()}, info.Size(), func() (*os.File, error) {
 				f, err := os.OpenFile(p, os.O_RDONLY|syscallNoFollow, 0)
 				if err != nil {
 					return nil, fmt.Errorf("read %s: %w", p, err)
 				}
-				defer f.Close()
-				return io.ReadAll(f)
+				return f, nil
 			})
 		default:
 			ar.Skipped = append(ar.Skipped, filepath.ToSlash(p))

@@ -1,0 +1,129 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/sandbox/kubernetes"
+)
+
+// Sandbox providers: where sandboxes run.
+const (
+	// ProviderDocker runs sandboxes on the Docker engine DOCKER_HOST names
+	// (the default).
+	ProviderDocker = "docker"
+	// ProviderKubernetes runs sandboxes as pods in a cluster's sandbox
+	// namespace.
+	ProviderKubernetes = "kubernetes"
+)
+
+// SandboxConfig says where sandboxes run: the YAML key sandbox.
+type SandboxConfig struct {
+	// Provider is ProviderDocker (also when empty) or ProviderKubernetes.
+	Provider string `yaml:"provider"`
+	// Kubernetes configures ProviderKubernetes.
+	Kubernetes KubernetesSandboxConfig `yaml:"kubernetes"`
+}
+
+// KubernetesSandboxConfig is the Kubernetes provider's configuration: the
+// YAML key sandbox.kubernetes.
+type KubernetesSandboxConfig struct {
+	// Namespace is the namespace sandbox pods run in.
+	Namespace string `yaml:"namespace"`
+	// RuntimeClass is their runtimeClassName (gvisor on GKE Sandbox);
+	// empty is the cluster's default runtime.
+	RuntimeClass string `yaml:"runtime_class"`
+	// Kubeconfig is a kubeconfig file; empty is the in-cluster service
+	// account of the pod testfirst runs in.
+	Kubeconfig string `yaml:"kubeconfig"`
+	// Image is the grader image the pods run, pinned by digest
+	// (registry.example/testfirst-grader@sha256:…): the cluster pulls it
+	// from a registry, as a cluster builds no images, and the digest is
+	// what every grade reports. Build and push it from testfirst image
+	// build's output with the wrapper of the same release.
+	Image string `yaml:"image"`
+}
+
+// sandboxEnvKeys are the sandbox's settings in the environment.
+var sandboxEnvKeys = []struct {
+	env string
+	set func(*Config, string) error
+}{
+	{"TESTFIRST_SANDBOX_PROVIDER", func(c *Config, v string) error { c.Sandbox.Provider = strings.TrimSpace(v); return nil }},
+	{"TESTFIRST_SANDBOX_KUBERNETES_NAMESPACE", func(c *Config, v string) error { c.Sandbox.Kubernetes.Namespace = strings.TrimSpace(v); return nil }},
+	{"TESTFIRST_SANDBOX_KUBERNETES_RUNTIME_CLASS", func(c *Config, v string) error {
+		c.Sandbox.Kubernetes.RuntimeClass = strings.TrimSpace(v)
+		return nil
+	}},
+	{"TESTFIRST_SANDBOX_KUBERNETES_KUBECONFIG", func(c *Config, v string) error { c.Sandbox.Kubernetes.Kubeconfig = v; return nil }},
+	{"TESTFIRST_SANDBOX_KUBERNETES_IMAGE", func(c *Config, v string) error { c.Sandbox.Kubernetes.Image = strings.TrimSpace(v); return nil }},
+}
+
+// pinnedImage is an image reference pinned by its digest.
+var pinnedImage = regexp.MustCompile(`^[a-z0-9][a-z0-9._:/-]*@sha256:[0-9a-f]{64}$`)
+
+// validate checks the sandbox settings.
+func (s SandboxConfig) validate() []error {
+	var errs []error
+	k := s.Kubernetes
+	switch s.Provider {
+	case "", ProviderDocker:
+		if k != (KubernetesSandboxConfig{}) {
+			errs = append(errs, errors.New("sandbox.kubernetes is set but sandbox.provider is not kubernetes: set sandbox.provider: kubernetes (TESTFIRST_SANDBOX_PROVIDER=kubernetes), or drop the kubernetes settings"))
+		}
+	case ProviderKubernetes:
+		if err := k.engineConfig().Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("sandbox.kubernetes: %w", err))
+		}
+		if k.Image == "" {
+			errs = append(errs, errors.New("sandbox.kubernetes.image is not set: name the grader image the cluster pulls, pinned by digest (registry.example/testfirst-grader@sha256:…)"))
+		} else if !pinnedImage.MatchString(k.Image) {
+			errs = append(errs, fmt.Errorf("sandbox.kubernetes.image %q: want a reference pinned by digest, registry.example/testfirst-grader@sha256:<64 hex digits>, so every grade names the image it ran in", k.Image))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("sandbox.provider %q: want docker or kubernetes", s.Provider))
+	}
+	return errs
+}
+
+func (k KubernetesSandboxConfig) engineConfig() kubernetes.Config {
+	return kubernetes.Config{Namespace: k.Namespace, RuntimeClass: k.RuntimeClass, Kubeconfig: k.Kubeconfig}
+}
+
+// KubernetesGrading is a grader whose sandboxes are pods.
+type KubernetesGrading struct {
+	Grader  *grader.Grader
+	Engine  *kubernetes.Engine
+	Image   string
+	ImageID string
+}
+
+// OpenKubernetesGrading connects to the cluster cfg names, proves that the
+// credentials may list the sandbox namespace's pods, and returns a grader
+// that runs cfg.Image there. Dependency environments are not available on
+// this provider: they build images, and a cluster builds none.
+func OpenKubernetesGrading(ctx context.Context, cfg KubernetesSandboxConfig) (*KubernetesGrading, error) {
+	if errs := (SandboxConfig{Provider: ProviderKubernetes, Kubernetes: cfg}).validate(); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	engine, err := kubernetes.New(cfg.engineConfig())
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := engine.Check(cctx); err != nil {
+		return nil, err
+	}
+	id := cfg.Image[strings.LastIndex(cfg.Image, "@")+1:]
+	return &KubernetesGrading{Grader: grader.New(engine, cfg.Image, id), Engine: engine, Image: cfg.Image, ImageID: id}, nil
+}
+
+// The Kubernetes adapter is what the grader runs its sandboxes on, as the
+// Docker adapter is.
+var _ grader.Sandbox = (*kubernetes.Engine)(nil)

@@ -1,0 +1,4 @@
+package kubernetes
+
+// PodFor exposes podFor to the external tests.
+var PodFor = podFor
