@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"time"
 
 	"github.com/testfirst-app/testfirst/agent"
 	"github.com/testfirst-app/testfirst/agent/egressproxy"
@@ -21,6 +22,12 @@ import (
 func openAgents(ctx context.Context, svc Config, g *Grading, log *slog.Logger) (*jobs.Agents, error) {
 	if len(svc.Agents.Harnesses) == 0 {
 		return nil, nil
+	}
+	// The run's job must outlive the sandbox, which gets the agent's
+	// timeout and a few minutes to set up and read the results.
+	if limit := jobs.SandboxJobTimeout(svc.JobRescueAfter); svc.Agents.Limits.Timeout+5*time.Minute > limit {
+		return nil, fmt.Errorf("agents.timeout %s: an agent run's job may take %s under job_rescue_after %s; lower agents.timeout or raise job_rescue_after",
+			svc.Agents.Limits.Timeout, limit, svc.JobRescueAfter)
 	}
 	path, err := FindWrapper("")
 	if err != nil {
