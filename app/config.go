@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/testfirst-app/testfirst/agent"
 	"github.com/testfirst-app/testfirst/card"
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/jobs"
@@ -106,6 +107,13 @@ type Config struct {
 	EgressDir string `yaml:"egress_dir"`
 	// Sandbox says where sandboxes run (app/sandbox.go).
 	Sandbox SandboxConfig `yaml:"sandbox"`
+	// ModelAPIsFile, HarnessesFile and AgentsFile are the file's
+	// model_apis, harnesses and agents sections as written; Agents is
+	// what they say, parsed and checked by package agent.
+	ModelAPIsFile yaml.Node    `yaml:"model_apis"`
+	HarnessesFile yaml.Node    `yaml:"harnesses"`
+	AgentsFile    yaml.Node    `yaml:"agents"`
+	Agents        agent.Config `yaml:"-"`
 
 	// Read from the files above by Load.
 	PrivateKey     []byte   `yaml:"-"`
@@ -172,6 +180,7 @@ func DefaultConfig() Config {
 		GitHubAppFile:  DefaultGitHubAppFile,
 
 		SandboxSweepInterval: DefaultSandboxSweepInterval,
+		Agents:               agent.DefaultConfig(),
 	}
 }
 
@@ -207,6 +216,15 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 	}
 	errs = append(errs, c.validate()...)
 	errs = append(errs, c.readSecrets()...)
+	if len(c.Agents.Harnesses) > 0 {
+		// GitHub Enterprise's host is refused to agents like github.com's.
+		if u, err := url.Parse(c.WebURL()); err == nil && !agent.IsGitHubHost(u.Hostname(), "") {
+			c.Agents.GitHubHost = u.Hostname()
+			if err := c.Agents.Validate(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
 	return c, errors.Join(errs...)
 }
 
@@ -221,8 +239,13 @@ func ParseConfigYAML(data []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, sandbox_sweep_interval, package_index, egress_dir, sandbox: provider, kubernetes: namespace, runtime_class, kubeconfig, image)", err)
+		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, sandbox_sweep_interval, package_index, egress_dir, sandbox: provider, kubernetes: namespace, runtime_class, kubeconfig, image, model_apis, harnesses, agents)", err)
 	}
+	agents, err := agent.Parse(data)
+	if err != nil {
+		return err
+	}
+	c.Agents = agents
 	return nil
 }
 

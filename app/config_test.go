@@ -238,3 +238,32 @@ func TestCardSessionKey(t *testing.T) {
 		t.Errorf("configured key not used: %q", k)
 	}
 }
+
+// The agents' sections of the config file are package agent's: parsed
+// and checked with the rest, and an unknown key in them is an error too.
+func TestLoadConfigAgents(t *testing.T) {
+	key := writeFile(t, "anthropic", "sk-test\n")
+	dir := t.TempDir()
+	file := writeFile(t, "testfirst.yml", `
+model_apis:
+  anthropic: {url: https://api.anthropic.com, key_file: `+key+`, header: x-api-key, vendor: anthropic}
+harnesses:
+  our-writer: {preset: command, command: ["/agent/run.sh"], files: `+dir+`, model_api: anthropic}
+agents: {timeout: 20m, memory: 1GiB, cpus: 1, pids: 256, independence: refuse}
+`)
+	c, err := LoadConfig(file, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := c.Agents.Harness("our-writer")
+	if err != nil || h.ModelAPI != "anthropic" || c.Agents.Independence != "refuse" || c.Agents.Limits.Timeout != 20*time.Minute {
+		t.Errorf("agents = %+v, %v", c.Agents, err)
+	}
+	bad := writeFile(t, "bad.yml", "harnesses:\n  w: {preset: shell}\n")
+	if _, err := LoadConfig(bad, env(nil)); err == nil || !strings.Contains(err.Error(), `harnesses.w.preset "shell": want command, claude-code or codex`) {
+		t.Errorf("a bad preset: %v", err)
+	}
+	if c, err := LoadConfig("", env(nil)); len(c.Agents.Harnesses) != 0 || c.Agents.Independence != "warn" {
+		t.Errorf("without a file: %+v, %v", c.Agents, err)
+	}
+}

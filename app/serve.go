@@ -202,6 +202,11 @@ func jobsSetup(ctx context.Context, cfg jobs.Config, svc Config, st *serviceStor
 			log.WarnContext(ctx, "stop egress proxies", "err", err)
 		}
 	}
+	// The agents run beside the grades, on the same engine.
+	if cfg.Agents, err = openAgents(ctx, svc, g, log); err != nil {
+		closeGrading()
+		return jobs.Setup{}, nil, err
+	}
 	// The sandboxes a crash left behind go once past their deadline: the
 	// setup's sweeper looks at once and then periodically.
 	return jobs.NewGradingSetup(cfg, jobs.Sealed{Writer: st.writer, Reader: st.reader, Grader: g.Grader, Sandboxes: g.Docker}), closeGrading, nil

@@ -27,7 +27,12 @@ func mountSetup(ctx context.Context, mux *http.ServeMux, cfg Config, log *slog.L
 	}
 	registered := make(chan struct{})
 	var once sync.Once
-	setup, err := handlers.NewSetup(handlers.SetupConfig{PublicURL: cfg.PublicURL, GitHubURL: cfg.WebURL(), Events: jobs.Events()}, conv, NewCredentialFiles(cfg.GitHubAppFile), log,
+	perms := github.AppPermissions()
+	if len(cfg.Agents.Harnesses) > 0 {
+		// An implementer pushes its branch and opens its pull request.
+		perms = github.AgentPermissions()
+	}
+	setup, err := handlers.NewSetup(handlers.SetupConfig{PublicURL: cfg.PublicURL, GitHubURL: cfg.WebURL(), Events: jobs.Events(), Permissions: perms}, conv, NewCredentialFiles(cfg.GitHubAppFile), log,
 		func(github.AppRegistration) { once.Do(func() { close(registered) }) })
 	if err != nil {
 		return nil, err

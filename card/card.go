@@ -305,9 +305,13 @@ func (s *Service) Card(ctx context.Context, viewer string, ref handlers.TicketRe
 	}
 	var state versionState
 	var grades []db.Grade
+	var runs []db.AgentRun
 	if err := s.db.Tx(ctx, func(tx *db.Tx) error {
 		var err error
 		if grades, err = tx.TicketGrades(ctx, ct.tk.ID); err != nil {
+			return err
+		}
+		if runs, err = tx.AgentRuns(ctx, ct.tk.ID); err != nil {
 			return err
 		}
 		if len(vs) == 0 {
@@ -325,6 +329,7 @@ func (s *Service) Card(ctx context.Context, viewer string, ref handlers.TicketRe
 		page.Grades = append(page.Grades, handlers.GradeItem{ID: g.ID, PR: g.PRNumber, HeadSHA: g.HeadSHA, Version: g.VersionNumber, State: string(g.State),
 			Verdict: g.Verdict, Trust: g.Trust, Passed: g.Passed, Total: g.Total, Created: g.CreatedAt})
 	}
+	page.AgentWarnings = agentWarnings(runs)
 	if len(vs) == 0 {
 		return page, nil
 	}
@@ -344,6 +349,7 @@ func (s *Service) Card(ctx context.Context, viewer string, ref handlers.TicketRe
 	}
 	page.Version = &handlers.VersionInfo{Number: v.Number, Digest: v.Digest, State: string(v.State), Author: v.Author, Created: v.Created,
 		ReadyAt: state.row.ReadyAt, HasReference: v.HasReference, Decision: decisionInfo(v.Decision)}
+	page.Writer = writerOf(runs, v.Number)
 	for _, f := range card.Files {
 		page.Files = append(page.Files, handlers.FileView{Path: f.Path, Text: string(f.Data), Size: len(f.Data)})
 	}

@@ -45,6 +45,7 @@ func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers
 		g      db.Grade
 		ct     cardTicket
 		report json.RawMessage
+		runs   []db.AgentRun
 	)
 	err := s.db.Tx(ctx, func(tx *db.Tx) error {
 		var err error
@@ -57,7 +58,10 @@ func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers
 		if ct.repo, err = tx.Repository(ctx, ct.tk.RepositoryID); err != nil {
 			return err
 		}
-		report, err = tx.GradeReport(ctx, id)
+		if report, err = tx.GradeReport(ctx, id); err != nil {
+			return err
+		}
+		runs, err = tx.AgentRuns(ctx, ct.tk.ID)
 		return err
 	})
 	if errors.Is(err, db.ErrNotFound) {
@@ -79,7 +83,7 @@ func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers
 	page := &handlers.GradePage{ID: g.ID, Ticket: s.ticketInfo(ct), PR: g.PRNumber, HeadSHA: g.HeadSHA, Digest: g.Digest, Version: g.VersionNumber,
 		State: string(g.State), Started: g.StartedAt, Finished: g.FinishedAt,
 		PRURL: fmt.Sprintf("%s%s/%s/pull/%d", s.webURL, ct.repo.Owner, ct.repo.Name, g.PRNumber), Full: full,
-		CardLink: pipeline.MayView(ct.perm, ct.requester)}
+		CardLink: pipeline.MayView(ct.perm, ct.requester), AgentRuns: implementerRuns(runs), AgentWarnings: agentWarnings(runs)}
 	if len(report) == 0 {
 		return page, nil
 	}

@@ -213,6 +213,11 @@ type CardPage struct {
 	Rejections    int
 	MaxRejections int
 	Grades        []GradeItem
+	// Writer is the agent run that wrote this version, nil for a version
+	// a person pushed; AgentWarnings what the ticket's agents make
+	// doubtful (the same warnings its grades carry).
+	Writer        *AgentRunView
+	AgentWarnings []string
 }
 
 // VersionInfo is a version's metadata.
@@ -390,6 +395,10 @@ type GradePage struct {
 	Full bool
 	// CardLink is whether the viewer may open the ticket's card.
 	CardLink bool
+	// AgentRuns are the ticket's implementer runs, oldest first;
+	// AgentWarnings what the ticket's agents make doubtful.
+	AgentRuns     []AgentRunView
+	AgentWarnings []string
 }
 
 // ReportView is a grade's report.

@@ -68,6 +68,10 @@ type SetupConfig struct {
 	// Events are the webhook events the app subscribes to (the pipeline's
 	// event table says which).
 	Events []string
+	// Permissions are the repository permissions the app asks for;
+	// github.AppPermissions when nil (github.AgentPermissions for a
+	// service that runs agents).
+	Permissions map[string]string
 }
 
 // Setup serves the registration of the GitHub App from a manifest, for a
@@ -103,6 +107,10 @@ func NewSetup(cfg SetupConfig, conv ManifestConverter, store CredentialStore, lo
 		return nil, fmt.Errorf("setup: GitHub web URL %q: want an absolute http(s) URL (TESTFIRST_GITHUB_URL)", cfg.GitHubURL)
 	}
 	home := base.String()
+	perms := cfg.Permissions
+	if perms == nil {
+		perms = github.AppPermissions()
+	}
 	s := &Setup{
 		cfg: cfg,
 		manifest: github.Manifest{
@@ -114,7 +122,7 @@ func NewSetup(cfg SetupConfig, conv ManifestConverter, store CredentialStore, lo
 			CallbackURLs:       []string{home + OAuthCallbackPath},
 			SetupURL:           home + "/",
 			Public:             false,
-			DefaultPermissions: github.AppPermissions(),
+			DefaultPermissions: perms,
 			DefaultEvents:      cfg.Events,
 		},
 		conv:       conv,

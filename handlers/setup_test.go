@@ -123,6 +123,17 @@ func TestSetupPageManifest(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("manifest (-want +got):\n%s", diff)
 	}
+	// A service that runs agents asks to push and open pull requests.
+	sh = newSetupHarness(t, handlers.SetupConfig{PublicURL: "https://tf.example.com/", Permissions: github.AgentPermissions()})
+	_, body = sh.get(t, "/")
+	_, _, manifest = form(t, body)
+	var agents struct {
+		Permissions map[string]string `json:"default_permissions"`
+	}
+	if err := json.Unmarshal(manifest, &agents); err != nil || agents.Permissions["contents"] != "write" || agents.Permissions["pull_requests"] != "write" ||
+		agents.Permissions["checks"] != "write" {
+		t.Errorf("permissions with agents: %v, %v", agents.Permissions, err)
+	}
 	if _, err := sh.gh.RegisterManifest(manifest); err != nil {
 		t.Errorf("GitHub would refuse the manifest: %v", err)
 	}

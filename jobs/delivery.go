@@ -17,6 +17,9 @@ type DeliveryWorker struct {
 	github installationClients
 	// grades starts and cancels grades; see grading.
 	grades grading
+	// agents starts the writer of a ticket opened on a repository that
+	// names one; nil on a service without agents.
+	agents *agentQueue
 	log    *slog.Logger
 	// publicURL starts the card's links in comments.
 	publicURL string

@@ -35,8 +35,11 @@ type GradeWorker struct {
 	// sandboxes is the engine the grader runs on; nil when unknown.
 	sandboxes Sandboxes
 	grades    *gradeQueue
-	metrics   *Metrics
-	log       *slog.Logger
+	// agents starts an implementer's next round after a failing grade of
+	// its commit; nil on a service without agents.
+	agents  *agentQueue
+	metrics *Metrics
+	log     *slog.Logger
 	// rescueAfter is the service's job rescue time; see sandboxJobTimeout.
 	rescueAfter time.Duration
 }
@@ -176,6 +179,13 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 	if context.Cause(ctx) == errCancelled {
 		return errCancelled
 	}
+	// What the ticket's agents add: the warnings every grade carries, and
+	// the contamination of the run that made this head.
+	warnings, run, err := gradeContext(ctx, w.db, tk.ID, g.HeadSHA)
+	if err != nil {
+		return err
+	}
+	applyRun(rep, run)
 	report, err := json.Marshal(rep)
 	if err != nil {
 		return err
@@ -185,7 +195,7 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 		return err
 	}
 	cr := pipeline.CompletedCheckRun(g.HeadSHA, pipeline.Graded{Report: graded, Version: v.Number, Digest: g.Digest, Criteria: content.Criteria,
-		DetailsURL: w.grades.detailsURL(g.ID), Owner: repo.Owner, Repo: repo.Name, Issue: tk.IssueNumber})
+		DetailsURL: w.grades.detailsURL(g.ID), Owner: repo.Owner, Repo: repo.Name, Issue: tk.IssueNumber, Warnings: warnings})
 	// The row first: once the check run says completed, the grade is.
 	var cancelled bool
 	if err := w.db.Tx(ctx, func(tx *db.Tx) error {
@@ -219,6 +229,10 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 	}
 	w.metrics.graded(string(rep.Verdict), string(rep.Trust), time.Since(g.StartedAt))
 	log.InfoContext(ctx, "graded", "verdict", rep.Verdict, "trust", rep.Trust, "passed", rep.Counts.Passed, "total", rep.Counts.Total)
+	if err := w.agents.afterGrade(context.WithoutCancel(ctx), tk, g, rep, run, cfg); err != nil {
+		// The grade stands; the round is started again by a Regrade.
+		log.ErrorContext(ctx, "next implementer round not started", "err", err)
+	}
 	return nil
 }
 

@@ -21,6 +21,9 @@ type Metrics struct {
 	jobs         *prometheus.CounterVec
 	leftovers    *prometheus.CounterVec
 	running      *sandboxesRunning
+	agentRuns    *prometheus.CounterVec
+	agentSeconds *prometheus.HistogramVec
+	agentEgress  *prometheus.CounterVec
 }
 
 // NewMetrics registers the pipeline's metrics with reg, the queue
@@ -53,6 +56,16 @@ func NewMetrics(reg prometheus.Registerer, d *db.DB) *Metrics {
 	for _, r := range []string{leftoverPastDeadline, leftoverRescuedJob} {
 		m.leftovers.WithLabelValues(r)
 	}
+	m.agentRuns = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "testfirst_agent_runs_total", Help: "Agent runs ended, by role, harness and outcome.",
+	}, []string{"role", "harness", "outcome"})
+	m.agentSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "testfirst_agent_run_duration_seconds", Help: "Time an agent's sandbox ran, by role and harness.", Buckets: buckets,
+	}, []string{"role", "harness"})
+	m.agentEgress = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "testfirst_agent_egress_requests_total", Help: "Requests agents sent through the egress proxy, by role, harness and decision (allowed, refused).",
+	}, []string{"role", "harness", "decision"})
+	reg.MustRegister(m.agentRuns, m.agentSeconds, m.agentEgress)
 	reg.MustRegister(m.verdicts, m.gradeSeconds, m.jobWait, m.jobRun, m.jobs, m.leftovers, m.running, &queueDepth{db: d,
 		desc: prometheus.NewDesc("testfirst_job_queue_depth", "Jobs waiting or running, by queue and state.", []string{"queue", "state"}, nil)})
 	return m
@@ -84,6 +97,17 @@ func (m *Metrics) graded(verdict, trust string, took time.Duration) {
 	}
 	m.verdicts.WithLabelValues(verdict, trust).Inc()
 	m.gradeSeconds.Observe(took.Seconds())
+}
+
+// agentRun counts one ended agent run and its egress requests.
+func (m *Metrics) agentRun(role, harness, outcome string, took time.Duration, allowed, refused int) {
+	if m == nil {
+		return
+	}
+	m.agentRuns.WithLabelValues(role, harness, outcome).Inc()
+	m.agentSeconds.WithLabelValues(role, harness).Observe(took.Seconds())
+	m.agentEgress.WithLabelValues(role, harness, "allowed").Add(float64(allowed))
+	m.agentEgress.WithLabelValues(role, harness, "refused").Add(float64(refused))
 }
 
 // Observe records job events until events is closed.

@@ -38,10 +38,13 @@ func SyncPeriodicJob(interval time.Duration) *river.PeriodicJob {
 // rejected too often.
 type SyncWorker struct {
 	river.WorkerDefaults[SyncArgs]
-	db        *db.DB
-	github    installationClients
-	store     storeVersions
-	grades    *gradeQueue
+	db     *db.DB
+	github installationClients
+	store  storeVersions
+	grades *gradeQueue
+	// agents starts the writer's next round after a rejection and the
+	// implementer after an approval; nil on a service without agents.
+	agents    *agentQueue
 	publicURL string
 	log       *slog.Logger
 }
@@ -340,6 +343,9 @@ func (w *SyncWorker) act(ctx context.Context, t ticketView, vv versionView, to p
 		if err := w.grades.cancelTicket(ctx, t.gi, t.repo, t.tk, v.Digest, fmt.Sprintf("Hidden tests v%d were approved: this grade against an earlier version was cancelled.", v.Number)); err != nil {
 			return err
 		}
+		if err := w.implement(ctx, t, v, active); err != nil {
+			return err
+		}
 		if active {
 			_, err := w.grades.gradeOpenPulls(ctx, t.gi, t.repo, t.tk, v, false)
 			return err
@@ -405,7 +411,19 @@ func (w *SyncWorker) settle(ctx context.Context, t ticketView, views []versionVi
 			states[i] = s.State
 		}
 		rejected := pipeline.Rejections(states)
-		if capReached = fc.Config.RejectionCapReached(rejected); capReached && active {
+		capReached = fc.Config.RejectionCapReached(rejected)
+		if rejection && !capReached && active && len(views) > 0 {
+			// The writer takes the reason up in a new round, on the same
+			// base with the same harness.
+			fc = w.agents.withHarnesses(fc)
+			if fc.ParseError == nil {
+				reason := views[len(views)-1].dv.RejectionReason
+				if err := w.db.Tx(ctx, func(tx *db.Tx) error { return w.agents.startWriter(ctx, tx, t.tk, fc.Config, reason) }); err != nil {
+					return err
+				}
+			}
+		}
+		if capReached && active {
 			if err := t.gi.AddLabels(ctx, t.repo.Owner, t.repo.Name, t.tk.IssueNumber, pairLabel); err != nil {
 				return retryOrCancel(err)
 			}
@@ -431,4 +449,41 @@ func (w *SyncWorker) settle(ctx context.Context, t ticketView, views []versionVi
 // next tick: the card calls it after a decision.
 func EnqueueSync(ctx context.Context, d *db.DB, ticket int64) error {
 	return d.Tx(ctx, func(tx *db.Tx) error { return tx.InsertJob(ctx, SyncArgs{Ticket: ticket}, nil) })
+}
+
+// implement cancels the ticket's implementer runs against other versions
+// and, when the repository names an implementer and the ticket is active,
+// starts its first round against approved version v (or records it
+// refused, under agents.independence: refuse, and says so on the issue).
+func (w *SyncWorker) implement(ctx context.Context, t ticketView, v store.Version, active bool) error {
+	if w.agents == nil {
+		return nil
+	}
+	fc := w.agents.withHarnesses(pipeline.FetchConfig(ctx, t.gi, t.repo.Owner, t.repo.Name, t.repo.DefaultBranch))
+	if fc.LoadError != nil {
+		return fc.LoadError
+	}
+	var (
+		refused db.AgentRun
+		isNew   bool
+	)
+	if err := w.db.Tx(ctx, func(tx *db.Tx) error {
+		if err := w.agents.cancelImplementers(ctx, tx, t.tk.ID, v.Digest, fmt.Sprintf("hidden tests v%d were approved", v.Number)); err != nil {
+			return err
+		}
+		if !active || fc.ParseError != nil {
+			return nil
+		}
+		var err error
+		refused, isNew, err = w.agents.startImplementer(ctx, tx, t.tk, fc.Config, v, 1, "")
+		return err
+	}); err != nil {
+		return err
+	}
+	if !isNew {
+		return nil
+	}
+	_, err := t.gi.CreateComment(ctx, t.repo.Owner, t.repo.Name, t.tk.IssueNumber,
+		pipeline.AgentRunComment(refused.Role, refused.Harness, refused.Round, refused.Outcome, refused.Error))
+	return err
 }

@@ -61,7 +61,7 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 	if err != nil {
 		return err
 	}
-	fc := pipeline.FetchConfig(ctx, gi, owner, name, p.Repository.DefaultBranch)
+	fc := w.agents.withHarnesses(pipeline.FetchConfig(ctx, gi, owner, name, p.Repository.DefaultBranch))
 	switch {
 	case fc.LoadError != nil:
 		return retryOrCancel(fc.LoadError)
@@ -116,7 +116,11 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 		}
 		log.InfoContext(ctx, "ticket opened", "base_sha", base)
 		opened = true
-		return audit(ctx, tx, p.Sender.Login, tk.ID, "ticket.opened", map[string]any{"delivery": a.Delivery, "base_sha": base, "issue": p.Issue.Number})
+		if err := audit(ctx, tx, p.Sender.Login, tk.ID, "ticket.opened", map[string]any{"delivery": a.Delivery, "base_sha": base, "issue": p.Issue.Number}); err != nil {
+			return err
+		}
+		// A repository that names a writer has it write the tests.
+		return w.agents.startWriter(ctx, tx, tk, cfg, "")
 	})
 	if err != nil {
 		return err
@@ -127,6 +131,9 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 		// most once.)
 		body := pipeline.OpenedComment(owner, name, p.Issue.Number, p.Installation.ID, base, tk.Requester,
 			strings.TrimSuffix(w.publicURL, "/")+pipeline.TicketPath(owner, name, p.Issue.Number))
+		if w.agents != nil && (cfg.Writer != pipeline.AgentNone || cfg.Implementer != pipeline.AgentNone) {
+			body += pipeline.AgentsOpenedNote(p.Issue.Number, cfg.Writer, cfg.Implementer)
+		}
 		_, err := gi.CreateComment(ctx, owner, name, p.Issue.Number, body)
 		return retryOrCancel(err)
 	}
@@ -170,6 +177,11 @@ func (w *DeliveryWorker) ticketEvent(ctx context.Context, a DeliveryArgs, p issu
 		}
 		if err != nil {
 			return err
+		}
+		if p.Action == "unlabeled" || p.Action == "closed" {
+			if err := w.agents.cancelAll(ctx, tx, tk.ID, "the ticket was "+map[string]string{"unlabeled": "withdrawn", "closed": "closed"}[p.Action]); err != nil {
+				return err
+			}
 		}
 		w.log.InfoContext(ctx, "ticket "+p.Action, "delivery", a.Delivery, "installation", p.Installation.ID, "repo", repo.Owner+"/"+repo.Name, "ticket", tk.ID)
 		return audit(ctx, tx, p.Sender.Login, tk.ID, "ticket."+p.Action, map[string]any{"delivery": a.Delivery})

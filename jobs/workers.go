@@ -34,6 +34,10 @@ type Config struct {
 	// (no store keys, no Docker engine): its check runs and command
 	// replies say it.
 	GradingOff error
+	// Agents runs the writers and implementers repositories name; nil
+	// runs none (a repository that names one is told its config is
+	// wrong). Only a grading service runs them.
+	Agents *Agents
 }
 
 // Sealed is what grading needs: the hidden-test store opened as the web
@@ -67,7 +71,7 @@ func NewSetup(cfg Config) Setup {
 	if cfg.GradingOff != nil {
 		why = cfg.GradingOff.Error()
 	}
-	return newSetup(cfg, notGrading{q, why})
+	return newSetup(cfg, notGrading{q, why}, nil)
 }
 
 // NewGradingSetup builds the workers of a service that grades: with
@@ -75,12 +79,23 @@ func NewSetup(cfg Config) Setup {
 // sandbox queue they run in.
 func NewGradingSetup(cfg Config, s Sealed) Setup {
 	q := &gradeQueue{db: cfg.DB, store: s.Writer, publicURL: cfg.PublicURL, log: cfg.Log}
-	set := newSetup(cfg, q)
-	river.AddWorker(set.Workers, &GradeWorker{db: cfg.DB, github: cfg.GitHub, reader: s.Reader, grader: s.Grader, sandboxes: s.Sandboxes,
-		grades: q, metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter})
+	var aq *agentQueue
+	if cfg.Agents != nil {
+		aq = &agentQueue{db: cfg.DB, cfg: cfg.Agents.Config, log: cfg.Log}
+	}
+	set := newSetup(cfg, q, aq)
+	river.AddWorker(set.Workers, &GradeWorker{db: cfg.DB, github: cfg.GitHub, reader: s.Reader, grader: s.Grader, sandboxes: s.Sandboxes, grades: q, agents: aq,
+		metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter})
+	if aq != nil {
+		aw := &agentWorker{db: cfg.DB, github: cfg.GitHub, agents: aq, runner: cfg.Agents.Runner, store: s.Writer, canaries: s.Reader, grades: q,
+			metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter}
+		river.AddWorker(set.Workers, &WriterWorker{agentWorker: aw})
+		river.AddWorker(set.Workers, &ImplementerWorker{agentWorker: aw})
+		set.Queues[QueueAgents] = river.QueueConfig{MaxWorkers: 1}
+	}
 	river.AddWorker(set.Workers, &VersionCheckWorker{db: cfg.DB, github: cfg.GitHub, store: s.Reader, grader: s.Grader, sandboxes: s.Sandboxes,
 		metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter})
-	river.AddWorker(set.Workers, &SyncWorker{db: cfg.DB, github: cfg.GitHub, store: s.Writer, grades: q, publicURL: cfg.PublicURL, log: cfg.Log})
+	river.AddWorker(set.Workers, &SyncWorker{db: cfg.DB, github: cfg.GitHub, store: s.Writer, grades: q, agents: aq, publicURL: cfg.PublicURL, log: cfg.Log})
 	set.Queues[QueueSandbox] = river.QueueConfig{MaxWorkers: sandboxWorkers(cfg.DB.Engine())}
 	interval := cfg.SyncInterval
 	if interval <= 0 {
@@ -94,9 +109,9 @@ func NewGradingSetup(cfg Config, s Sealed) Setup {
 	return set
 }
 
-func newSetup(cfg Config, g grading) Setup {
+func newSetup(cfg Config, g grading, aq *agentQueue) Setup {
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &DeliveryWorker{db: cfg.DB, github: cfg.GitHub, grades: g, log: cfg.Log, publicURL: cfg.PublicURL})
+	river.AddWorker(workers, &DeliveryWorker{db: cfg.DB, github: cfg.GitHub, grades: g, agents: aq, log: cfg.Log, publicURL: cfg.PublicURL})
 	river.AddWorker(workers, NewRedeliverWorker(cfg.DB, cfg.GitHub, cfg.Log))
 	return Setup{Workers: workers, Queues: Queues(cfg.DB.Engine()),
 		Periodic: []*river.PeriodicJob{RedeliverPeriodicJob(DefaultRedeliverInterval)}}

@@ -26,6 +26,9 @@ type Graded struct {
 	// links to its issue.
 	Owner, Repo string
 	Issue       int
+	// Warnings are said first, each on a line of its own: what the
+	// ticket's agents make doubtful (AgentWarnings).
+	Warnings []string
 }
 
 // conclusions maps verdicts to check run conclusions: only a pass
@@ -135,6 +138,9 @@ func Summary(g Graded) string {
 		fmt.Fprintf(&b, " of [#%d](/%s/%s/issues/%d)", g.Issue, g.Owner, g.Repo, g.Issue)
 	}
 	fmt.Fprintf(&b, "\n\n%s\n\n", TrustLine(r.Trust))
+	for _, w := range g.Warnings {
+		fmt.Fprintf(&b, "> **Warning:** %s\n\n", prose(w))
+	}
 	for _, reason := range r.Reasons {
 		fmt.Fprintf(&b, "- %s\n", prose(reason))
 	}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"path"
 	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,6 +56,36 @@ type RepoConfig struct {
 	// grade read the operator's package index, and nothing else
 	// (grading.network).
 	Network string
+	// Writer and Implementer name the harnesses (of the service's
+	// configuration) that write the hidden tests and open the pull
+	// request; AgentNone (the default) leaves the role to people.
+	Writer, Implementer string
+	// MaxRounds bounds an implementer's runs against one approved version
+	// (agents.max_rounds): a failing grade starts the next round until
+	// then.
+	MaxRounds int
+}
+
+// AgentNone is the writer or implementer of a repository that names no
+// harness: people do the role.
+const AgentNone = "none"
+
+// CheckHarnesses says which of the repository's writer and implementer
+// the service does not know, with the names it knows: the message goes on
+// the issue as it is, like any bad config.
+func (c RepoConfig) CheckHarnesses(known []string) error {
+	var errs []error
+	for _, r := range []struct{ key, name string }{{"writer", c.Writer}, {"implementer", c.Implementer}} {
+		if r.name == AgentNone || slices.Contains(known, r.name) {
+			continue
+		}
+		want := "none (the service configures no harness)"
+		if len(known) > 0 {
+			want = AgentNone + " or one of the service's harnesses: " + strings.Join(known, ", ")
+		}
+		errs = append(errs, fmt.Errorf("%s: %s %q: no such harness; want %s", RepoConfigPath, r.key, r.name, want))
+	}
+	return errors.Join(errs...)
 }
 
 // DefaultRepoConfig applies when a repository has no config file.
@@ -69,6 +101,9 @@ func DefaultRepoConfig() RepoConfig {
 		FastApproval:  3 * time.Minute,
 		Python:        grader.DefaultPython,
 		Network:       grader.NetworkNone,
+		Writer:        AgentNone,
+		Implementer:   AgentNone,
+		MaxRounds:     3,
 	}
 }
 
@@ -91,6 +126,11 @@ type repoConfigFile struct {
 		MaxRejections *int    `yaml:"max_rejections"`
 		FastApproval  *string `yaml:"fast_approval"`
 	} `yaml:"approval"`
+	Writer      *string `yaml:"writer"`
+	Implementer *string `yaml:"implementer"`
+	Agents      struct {
+		MaxRounds *int `yaml:"max_rounds"`
+	} `yaml:"agents"`
 }
 
 // Bounds a repository may choose within.
@@ -199,11 +239,34 @@ func ParseRepoConfig(data []byte) (RepoConfig, error) {
 		}
 		c.FastApproval = d
 	}
+	for _, r := range []struct {
+		key string
+		v   *string
+		to  *string
+	}{{"writer", f.Writer, &c.Writer}, {"implementer", f.Implementer, &c.Implementer}} {
+		if r.v == nil {
+			continue
+		}
+		name := strings.TrimSpace(*r.v)
+		if !harnessName.MatchString(name) {
+			bad("%s %q: want none or the name of one of the service's harnesses, e.g. claude-code", r.key, *r.v)
+		}
+		*r.to = name
+	}
+	if v := f.Agents.MaxRounds; v != nil {
+		if *v < 1 || *v > 10 {
+			bad("agents.max_rounds %d: want 1 to 10", *v)
+		}
+		c.MaxRounds = *v
+	}
 	if err := errors.Join(errs...); err != nil {
 		return DefaultRepoConfig(), err
 	}
 	return c, nil
 }
+
+// harnessName is the shape of a harness's name.
+var harnessName = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,62}$`)
 
 // unknownKeys names every key of the mapping n that the file's shape t
 // does not have, with the keys valid at that place, in YAML's words (never

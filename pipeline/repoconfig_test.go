@@ -24,13 +24,17 @@ approval:
   policy: enforce
   max_rejections: 2
   fast_approval: 90s
+writer: our-writer
+implementer: codex
+agents:
+  max_rounds: 2
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := RepoConfig{Label: "tests-first", TestPaths: []string{"tests/**", "spec_*.py"}, Timeout: 5 * time.Minute, Memory: 2 << 30,
 		CPUs: 1.5, Pids: 512, Policy: PolicyEnforce, MaxRejections: 2, FastApproval: 90 * time.Second,
-		Python: "3.13", Network: "mirror"}
+		Python: "3.13", Network: "mirror", Writer: "our-writer", Implementer: "codex", MaxRounds: 2}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}
@@ -56,6 +60,7 @@ func TestParseRepoConfigErrors(t *testing.T) {
 		{"approval:\n  fast_approval: -1m\n", []string{`approval.fast_approval "-1m"`}},
 		{"approval:\n  polcy: enforce\n", []string{`unknown key "approval.polcy"; the valid keys here are approval.policy`}},
 		{"label: ''\n", []string{`label "": want a label name`}},
+		{"writer: 'Claude Code'\nagents:\n  max_rounds: 0\n", []string{`writer "Claude Code": want none or the name`, "agents.max_rounds 0: want 1 to 10"}},
 		{"test_paths: ['/etc/*', '[']\n", []string{`test_paths "/etc/*"`, `test_paths "["`}},
 		{"- just\n- a list\n", []string{"want a mapping of settings"}},
 		{"grading:\n  network: host\n", []string{`grading.network "host": want none (the default) or mirror`}},
@@ -106,5 +111,24 @@ func TestRepoConfigUnknownKeys(t *testing.T) {
 	}
 	if c := ConfigErrorComment(err); !strings.Contains(c, "reads it again on the next event on this issue") {
 		t.Errorf("comment does not say the config is read again:\n%s", c)
+	}
+}
+
+func TestRepoConfigHarnesses(t *testing.T) {
+	c := DefaultRepoConfig()
+	if c.Writer != AgentNone || c.Implementer != AgentNone || c.MaxRounds != 3 {
+		t.Errorf("defaults: writer %q, implementer %q, max_rounds %d; want none, none, 3", c.Writer, c.Implementer, c.MaxRounds)
+	}
+	if err := c.CheckHarnesses(nil); err != nil {
+		t.Errorf("none of either on a service without harnesses: %v", err)
+	}
+	c.Writer, c.Implementer = "claude-code", "codx"
+	err := c.CheckHarnesses([]string{"claude-code", "codex"})
+	if err == nil || !strings.Contains(err.Error(), `implementer "codx": no such harness; want none or one of the service's harnesses: claude-code, codex`) ||
+		strings.Contains(err.Error(), "writer") {
+		t.Errorf("an unknown implementer: %v", err)
+	}
+	if err := c.CheckHarnesses(nil); err == nil || !strings.Contains(err.Error(), `writer "claude-code": no such harness; want none (the service configures no harness)`) {
+		t.Errorf("a writer on a service without harnesses: %v", err)
 	}
 }

@@ -1,0 +1,69 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/testfirst-app/testfirst/agent"
+	"github.com/testfirst-app/testfirst/agent/egressproxy"
+	"github.com/testfirst-app/testfirst/grader/environment"
+	"github.com/testfirst-app/testfirst/jobs"
+	"github.com/testfirst-app/testfirst/sandbox/egress"
+)
+
+// openAgents builds the runner of the harnesses the configuration names,
+// on the grading's engine, each run with an egress proxy of its own on a
+// socket below the egress directory: nil when no harness is configured.
+func openAgents(ctx context.Context, svc Config, g *Grading, log *slog.Logger) (*jobs.Agents, error) {
+	if len(svc.Agents.Harnesses) == 0 {
+		return nil, nil
+	}
+	// The run's job must outlive the sandbox, which gets the agent's
+	// timeout and a few minutes to set up and read the results.
+	if limit := jobs.SandboxJobTimeout(svc.JobRescueAfter); svc.Agents.Limits.Timeout+5*time.Minute > limit {
+		return nil, fmt.Errorf("agents.timeout %s: an agent run's job may take %s under job_rescue_after %s; lower agents.timeout or raise job_rescue_after",
+			svc.Agents.Limits.Timeout, limit, svc.JobRescueAfter)
+	}
+	path, err := FindWrapper("")
+	if err != nil {
+		return nil, err
+	}
+	bin, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read wrapper binary: %w", err)
+	}
+	hosts, err := indexHosts(svc.PackageIndex)
+	if err != nil {
+		return nil, err
+	}
+	proxies := egressproxy.New(svc.EgressDir, func(e egress.Entry) {
+		log.InfoContext(ctx, "agent egress", "host", e.Host, "method", e.Method, "path", e.Path, "status", e.Status, "bytes", e.Bytes, "denied", e.Denied)
+	})
+	r, err := agent.NewSandboxRunner(g.Docker, proxies, svc.Agents, bin, agent.WithIndexHosts(hosts))
+	if err != nil {
+		return nil, fmt.Errorf("agents: %w", err)
+	}
+	return &jobs.Agents{Config: svc.Agents, Runner: r}, nil
+}
+
+// indexHosts are the package index's hosts ("host:port") agents may
+// reach: the operator's index, or the public one's.
+func indexHosts(index string) ([]string, error) {
+	if index == "" || index == environment.DefaultIndex {
+		return agent.DefaultIndexHosts, nil
+	}
+	u, err := url.Parse(index)
+	if err != nil || u.Hostname() == "" {
+		return nil, fmt.Errorf("package_index %q: want the index's absolute URL", index)
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return []string{net.JoinHostPort(u.Hostname(), port)}, nil
+}

@@ -1,0 +1,36 @@
+package pipeline
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/testfirst-app/testfirst/grader"
+)
+
+func TestAgentTexts(t *testing.T) {
+	rep := &grader.Report{Verdict: grader.VerdictFail, Trust: grader.TrustIsolated, Counts: grader.Counts{Total: 5, Passed: 3, Failed: 1, Errors: 1},
+		Failed: []string{"tests/test_a.py::test_x", "tests/test_a.py::test_y"}, Output: "E assert secret"}
+	fb := ImplementerFeedback(rep)
+	if !strings.Contains(fb, "3 of 5 hidden tests passed (1 failed, 1 errors, 0 skipped)") || !strings.Contains(fb, "- tests/test_a.py::test_y\n") ||
+		strings.Contains(fb, "secret") {
+		t.Errorf("feedback %q", fb)
+	}
+	for _, c := range []struct {
+		v            grader.Verdict
+		round, limit int
+		want         bool
+	}{{grader.VerdictFail, 1, 3, true}, {grader.VerdictFail, 3, 3, false}, {grader.VerdictPass, 1, 3, false},
+		{grader.VerdictContaminated, 1, 3, false}, {grader.VerdictTampered, 1, 3, false}, {grader.VerdictError, 1, 3, false}} {
+		if got := NextRound(c.v, c.round, c.limit); got != c.want {
+			t.Errorf("NextRound(%s, %d, %d) = %v", c.v, c.round, c.limit, got)
+		}
+	}
+	cr := CompletedCheckRun("abc", Graded{Report: rep, Version: 2, Warnings: []string{EgressGitHubWarning, IndependenceWarning("codex", "codex")}})
+	if !strings.Contains(cr.Summary, "> **Warning:** agent egress could reach GitHub: results may not be valid\n") ||
+		!strings.Contains(cr.Summary, "the writer and the implementer are the same harness (codex)") {
+		t.Errorf("summary lacks the warnings:\n%s", cr.Summary)
+	}
+	if b := AgentPullBody(4, "codex", 2); !strings.HasPrefix(b, "Fixes #4\n") {
+		t.Errorf("pull request body %q", b)
+	}
+}
