@@ -38,8 +38,9 @@ type Preset struct {
 	OmitOptional bool
 	// Version is the command that proves the installed CLI starts.
 	Version []string
-	// command is the headless command line for a prompt.
-	command func(prompt string) []string
+	// command is the headless command line for a prompt and the model
+	// API's proxy URL.
+	command func(prompt, modelURL string) []string
 	// env is the CLI's environment for the model API's proxy URL.
 	env func(modelURL string) []string
 }
@@ -75,7 +76,7 @@ var ClaudeCode = Preset{
 	}},
 	OmitOptional: true,
 	Version:      []string{"claude", "--version"},
-	command: func(prompt string) []string {
+	command: func(prompt, _ string) []string {
 		return []string{"claude", "-p", prompt,
 			"--output-format", "stream-json", "--verbose",
 			"--dangerously-skip-permissions",
@@ -107,7 +108,12 @@ var Codex = Preset{
 		{Spec: "@openai/codex@" + codexVersion + "-linux-x64", Integrity: "sha512-l66NZkQgdk2C3pbcfULDz42yEUB581MVA6I+Y43Wp4OIqEy73HCdmZ0GTjeAHY2ycuH4N00d9VsLrwT1jxshTw=="},
 	},
 	Version: []string{"codex", "--version"},
-	command: func(prompt string) []string {
+	command: func(prompt, modelURL string) []string {
+		// codex's built-in openai provider goes to api.openai.com
+		// whatever OPENAI_BASE_URL says: a provider of its own names the
+		// proxy's model URL (codex appends /responses to base_url, which
+		// for OpenAI's API ends in /v1).
+		provider := fmt.Sprintf(`model_providers.testfirst={name="testfirst", base_url=%q, env_key="OPENAI_API_KEY", wire_api="responses"}`, modelURL+"/v1")
 		return []string{"codex", "exec",
 			"--dangerously-bypass-approvals-and-sandbox",
 			"--skip-git-repo-check",
@@ -116,17 +122,16 @@ var Codex = Preset{
 			"--color", "never",
 			"-C", "/workspace",
 			"--add-dir", "/out",
+			"-c", `model_provider="testfirst"`,
+			"-c", provider,
 			"-c", "check_for_update_on_startup=false",
 			"-c", "analytics.enabled=false",
 			prompt}
 	},
 	env: func(modelURL string) []string {
 		return []string{
-			// codex appends /responses to the base URL, which for
-			// OpenAI's own API ends in /v1.
 			"OPENAI_BASE_URL=" + modelURL + "/v1",
 			"OPENAI_API_KEY=" + PlaceholderKey,
-			"CODEX_HOME=/tmp/.codex",
 		}
 	},
 }
@@ -157,7 +162,7 @@ func (p Preset) Invocation(role Role, modelAPI string) Invocation {
 		"NO_PROXY=127.0.0.1,localhost",
 		"no_proxy=127.0.0.1,localhost",
 	}, p.env(ModelURL(modelAPI))...)
-	return Invocation{Command: p.command(Prompt(role)), Env: env}
+	return Invocation{Command: p.command(Prompt(role), ModelURL(modelAPI)), Env: env}
 }
 
 // Prompt is the prompt a preset's CLI is started with: the task itself is

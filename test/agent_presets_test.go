@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -195,29 +196,85 @@ func untar(t *testing.T, b []byte) map[string]string {
 	}
 }
 
-// TestClaudeCodePresetWritesTests runs the real claude-code CLI of the
-// preset's image in a sandbox with network none, against a scripted
-// Messages API on 127.0.0.1 reached through the egress proxy's model
-// route: the CLI runs the scripted tool calls (a look at its own
-// environment, then the writer's files) and the test file lands in
-// /out/tests. The model API received the real key on every request; the
-// sandbox held only the placeholder.
-func TestClaudeCodePresetWritesTests(t *testing.T) {
+// presetCase is one preset's end-to-end run: the scripted model API's
+// steps for its CLI, which look at the sandbox's environment first and
+// then write the writer's files.
+type presetCase struct {
+	preset   agent.Preset
+	modelAPI string
+	header   string
+	// keyVar and urlVar are the environment variables that must hold the
+	// placeholder key and the proxy's model URL inside.
+	keyVar, urlVar string
+	urlSuffix      string
+	script         func(testFile, criteria, result string) []fakemodel.Step
+}
+
+const presetTestFile = "from slug import slugify\n\n\ndef test_spaces_become_dashes():\n    assert slugify(\"A b\") == \"a-b\"\n"
+
+var presetCases = []presetCase{
+	{
+		preset: agent.ClaudeCode, modelAPI: "anthropic", header: egress.HeaderAPIKey, keyVar: "ANTHROPIC_API_KEY", urlVar: "ANTHROPIC_BASE_URL",
+		script: func(testFile, criteria, result string) []fakemodel.Step {
+			return []fakemodel.Step{
+				{Tool: "Bash", Input: map[string]any{"command": "env | sort; git -C /workspace log --all --oneline", "description": "Look at the sandbox"}},
+				{Tool: "Write", Input: map[string]any{"file_path": "/out/tests/test_slug.py", "content": testFile}},
+				{Tool: "Write", Input: map[string]any{"file_path": "/out/criteria.json", "content": criteria}},
+				{Tool: "Write", Input: map[string]any{"file_path": "/out/RESULT.md", "content": result}},
+				{Text: "The tests are in /out/tests."},
+			}
+		},
+	},
+	{
+		preset: agent.Codex, modelAPI: "openai", header: egress.HeaderBearer, keyVar: "OPENAI_API_KEY", urlVar: "OPENAI_BASE_URL", urlSuffix: "/v1",
+		// codex offers its shell through exec, a free-form tool that runs
+		// JavaScript calling tools.exec_command.
+		script: func(testFile, criteria, result string) []fakemodel.Step {
+			write := func(path, content string) string {
+				return "const r = await tools.exec_command({cmd: \"mkdir -p $(dirname " + path + ") && printf %s " +
+					base64.StdEncoding.EncodeToString([]byte(content)) + " | base64 -d > " + path + "\"});\ntext(r.output);\n"
+			}
+			return []fakemodel.Step{
+				{Tool: "exec", Raw: "const r = await tools.exec_command({cmd: \"env | sort; git -C /workspace log --all --oneline\"});\ntext(r.output);\n"},
+				{Tool: "exec", Raw: write("/out/tests/test_slug.py", testFile)},
+				{Tool: "exec", Raw: write("/out/criteria.json", criteria)},
+				{Tool: "exec", Raw: write("/out/RESULT.md", result)},
+				{Text: "The tests are in /out/tests."},
+			}
+		},
+	},
+}
+
+// TestPresetsWriteTests runs each preset's real CLI (claude-code, codex)
+// from its image in a sandbox with network none, against a scripted model
+// API on 127.0.0.1 reached through the egress proxy's model route: the CLI
+// runs the scripted tool calls (a look at its own environment, then the
+// writer's files) and the test file lands in /out/tests. Every request
+// reached the model API with the real key; the environment the CLI
+// reported from inside holds only the placeholder; everything else the
+// CLI tried to reach was refused.
+//
+// It needs the npm registry the first time (the images are built from it),
+// so it runs only with TESTFIRST_AGENT_PRESETS set: make test-agents.
+func TestPresetsWriteTests(t *testing.T) {
+	if os.Getenv("TESTFIRST_AGENT_PRESETS") == "" {
+		t.Skip("the agent presets' CLIs run with TESTFIRST_AGENT_PRESETS=1 (make test-agents): their images are built from the npm registry")
+	}
+	for _, pc := range presetCases {
+		t.Run(pc.preset.Name, func(t *testing.T) { testPresetWritesTests(t, pc) })
+	}
+}
+
+func testPresetWritesTests(t *testing.T, pc presetCase) {
 	began := time.Now()
-	ref := ensurePresetImage(t, agent.ClaudeCode)
-	const realKey = "sk-ant-real-key-only-the-proxy-holds"
-	const testFile = "from slug import slugify\n\n\ndef test_spaces_become_dashes():\n    assert slugify(\"A b\") == \"a-b\"\n"
-	fake := fakemodel.New([]fakemodel.Step{
-		{Tool: "Bash", Input: map[string]any{"command": "env | sort; git -C /workspace log --all --oneline", "description": "Look at the sandbox"}},
-		{Tool: "Write", Input: map[string]any{"file_path": "/out/tests/test_slug.py", "content": testFile}},
-		{Tool: "Write", Input: map[string]any{"file_path": "/out/criteria.json", "content": `{"spaces become dashes": ["tests/test_slug.py::test_spaces_become_dashes"]}`}},
-		{Tool: "Write", Input: map[string]any{"file_path": "/out/RESULT.md", "content": "One test: spaces become dashes.\n"}},
-		{Text: "The tests are in /out/tests."},
-	}, fakemodel.WithKey(realKey))
+	ref := ensurePresetImage(t, pc.preset)
+	const realKey = "sk-real-key-only-the-proxy-holds"
+	const criteria = `{"spaces become dashes": ["tests/test_slug.py::test_spaces_become_dashes"]}`
+	fake := fakemodel.New(pc.script(presetTestFile, criteria, "One test: spaces become dashes.\n"), fakemodel.WithKey(realKey))
 	defer fake.Close()
 
 	var log modelLog
-	proxy, err := egress.New([]string{"pypi.org:443"}, egress.WithModel("anthropic", fake.URL, egress.HeaderAPIKey, realKey), egress.WithLog(log.add))
+	proxy, err := egress.New([]string{"pypi.org:443"}, egress.WithModel(pc.modelAPI, fake.URL, pc.header, realKey), egress.WithLog(log.add))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,23 +286,23 @@ func TestClaudeCodePresetWritesTests(t *testing.T) {
 
 	task := agent.Task{Role: agent.RoleWriter, Repo: "octo/slug", Issue: 7, Title: "slugify turns spaces into dashes", BaseSHA: strings.Repeat("a", 40), Round: 1}
 	taskMD := "# " + task.Title + "\n\nslugify(\"A b\") should be \"a-b\".\n\n" + agent.Instructions(agent.RoleWriter)
-	inv := agent.ClaudeCode.Invocation(agent.RoleWriter, "anthropic")
+	inv := pc.preset.Invocation(agent.RoleWriter, pc.modelAPI)
 	runBegan := time.Now()
 	code, stdout, out, envs := runPresetPlain(t, ref, srv.Socket, inv, taskMD, task)
-	t.Logf("claude-code ran in %s", time.Since(runBegan).Round(time.Millisecond))
+	t.Logf("%s ran in %s", pc.preset.Name, time.Since(runBegan).Round(time.Millisecond))
 	if code != 0 {
-		t.Errorf("claude exited with %d\nstdout:\n%s", code, stdout)
+		t.Errorf("%s exited with %d\nstdout:\n%s", inv.Command[0], code, stdout)
 	}
 	if errs := fake.Errors(); len(errs) > 0 {
 		t.Errorf("the scripted model API could not answer as scripted: %q", errs)
 	}
 
 	files := untar(t, out)
-	if got := files["out/tests/test_slug.py"]; got != testFile {
-		t.Errorf("/out/tests/test_slug.py = %q, want the scripted test %q (files: %v)", got, testFile, keys(files))
+	if got := files["out/tests/test_slug.py"]; got != presetTestFile {
+		t.Errorf("/out/tests/test_slug.py = %q, want the scripted test %q (files: %v)", got, presetTestFile, keys(files))
 	}
-	if got := files["out/criteria.json"]; !strings.Contains(got, "test_spaces_become_dashes") {
-		t.Errorf("/out/criteria.json = %q", got)
+	if got := files["out/criteria.json"]; got != criteria {
+		t.Errorf("/out/criteria.json = %q, want %q", got, criteria)
 	}
 
 	reqs := fake.Requests()
@@ -265,13 +322,15 @@ func TestClaudeCodePresetWritesTests(t *testing.T) {
 			sandboxEnv = string(r.Body)
 		}
 	}
-	if scripted != 5 {
-		t.Errorf("%d requests walked the script, want 5 (one per step)", scripted)
+	if want := len(pc.script("", "", "")); scripted != want {
+		t.Errorf("%d requests walked the script, want %d (one per step)", scripted, want)
 	}
-	// The Bash step's result, as the CLI reported it to the model, is the
-	// sandbox's own environment: the placeholder, never the key.
-	if !strings.Contains(sandboxEnv, "ANTHROPIC_API_KEY="+agent.PlaceholderKey) || !strings.Contains(sandboxEnv, "ANTHROPIC_BASE_URL="+agent.ModelURL("anthropic")) {
-		t.Errorf("the CLI's report of `env` lacks the placeholder key or the proxy's model URL:\n%.2000s", sandboxEnv)
+	// The first step's result, as the CLI reported it to the model, is
+	// the sandbox's own environment: the placeholder, never the key.
+	for _, want := range []string{pc.keyVar + "=" + agent.PlaceholderKey, pc.urlVar + "=" + agent.ModelURL(pc.modelAPI) + pc.urlSuffix} {
+		if !strings.Contains(sandboxEnv, want) {
+			t.Errorf("the CLI's report of env lacks %s:\n%.3000s", want, sandboxEnv)
+		}
 	}
 	if strings.Contains(string(stdout), realKey) {
 		t.Error("the real key is in the CLI's transcript")
@@ -283,14 +342,17 @@ func TestClaudeCodePresetWritesTests(t *testing.T) {
 	}
 	models := 0
 	for _, e := range log.all() {
-		if e.Model == "anthropic" {
+		switch {
+		case e.Model == pc.modelAPI && e.Denied == "":
 			models++
-		} else {
-			t.Logf("egress beside the model API: %s %s%s %d %s", e.Method, e.Host, e.Path, e.Status, e.Denied)
+		case e.Denied == "":
+			t.Errorf("egress beside the model API got out: %s %s%s %d", e.Method, e.Host, e.Path, e.Status)
+		default:
+			t.Logf("egress refused: %s %s%s: %s", e.Method, e.Host, e.Path, e.Denied)
 		}
 	}
-	if models < scripted {
-		t.Errorf("the egress log holds %d model API requests, want at least the %d the model API answered", models, scripted)
+	if models != len(reqs) {
+		t.Errorf("the egress log holds %d model API requests, the model API received %d", models, len(reqs))
 	}
 	t.Logf("%d requests to the model API, %d of them scripted steps; test took %s", len(reqs), scripted, time.Since(began).Round(time.Millisecond))
 }

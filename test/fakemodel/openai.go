@@ -12,11 +12,41 @@ type openaiRequest struct {
 	Stream bool   `json:"stream"`
 	Input  []struct {
 		Type string `json:"type"`
+		// Tools are those of an additional_tools item.
+		Tools []openaiTool `json:"tools"`
 	} `json:"input"`
-	Tools []struct {
-		Type string `json:"type"`
-		Name string `json:"name"`
-	} `json:"tools"`
+	Tools []openaiTool `json:"tools"`
+}
+
+// openaiTool is a tool offered to the model, or a namespace of them.
+type openaiTool struct {
+	Type  string       `json:"type"`
+	Name  string       `json:"name"`
+	Tools []openaiTool `json:"tools"`
+}
+
+// toolNames are the names of the tools offered, at the top level and in
+// the namespaces of additional_tools items (where codex puts its tools),
+// namespaces flattened.
+func (r openaiRequest) toolNames() []string {
+	var names []string
+	var walk func([]openaiTool)
+	walk = func(ts []openaiTool) {
+		for _, t := range ts {
+			if t.Type == "namespace" {
+				walk(t.Tools)
+				continue
+			}
+			names = append(names, t.Name)
+		}
+	}
+	walk(r.Tools)
+	for _, it := range r.Input {
+		if it.Type == "additional_tools" {
+			walk(it.Tools)
+		}
+	}
+	return names
 }
 
 // toolResults counts the outputs of tool calls in the conversation.
@@ -40,10 +70,7 @@ func (s *Server) openaiResponses(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, openaiError(err.Error()))
 		return
 	}
-	var tools []string
-	for _, t := range req.Tools {
-		tools = append(tools, t.Name)
-	}
+	tools := req.toolNames()
 	step, st := -1, Step{Text: "ok"}
 	if len(tools) > 0 {
 		i, next, err := s.step(req.toolResults(), tools)
@@ -62,7 +89,10 @@ func (s *Server) openaiResponses(w http.ResponseWriter, r *http.Request) {
 		items = append(items, map[string]any{"type": "message", "id": fmt.Sprintf("msg_fake_%d", n), "role": "assistant", "status": "completed",
 			"content": []any{map[string]any{"type": "output_text", "text": st.Text, "annotations": []any{}}}})
 	}
-	if st.Tool != "" {
+	if st.Tool != "" && st.Raw != "" {
+		items = append(items, map[string]any{"type": "custom_tool_call", "id": fmt.Sprintf("ctc_fake_%d", n), "call_id": fmt.Sprintf("call_fake_%d", step),
+			"name": st.Tool, "input": st.Raw, "status": "completed"})
+	} else if st.Tool != "" {
 		args, _ := json.Marshal(st.Input)
 		items = append(items, map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_fake_%d", n), "call_id": fmt.Sprintf("call_fake_%d", step),
 			"name": st.Tool, "arguments": string(args), "status": "completed"})

@@ -20,6 +20,10 @@ type Step struct {
 	Tool string
 	// Input is the tool call's input (its arguments, for OpenAI).
 	Input map[string]any
+	// Raw, when set, is the free-form input of a custom tool (OpenAI's
+	// "custom" tools, such as codex's exec, take text, not JSON); the
+	// call is then a custom tool call and Input is unused.
+	Raw string
 	// Text is what the model says with the step; for the final message,
 	// all it says.
 	Text string
