@@ -171,7 +171,7 @@ func Parse(data []byte) (Config, error) {
 	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
 		return c, fmt.Errorf("agents configuration: %w", err)
 	}
-	var errs []error
+	errs := unknownKeys(data)
 	for name, m := range f.ModelAPIs {
 		c.ModelAPIs[name] = ModelAPI{Name: name, URL: m.URL, KeyFile: m.KeyFile, Header: m.Header, Vendor: m.Vendor}
 	}
@@ -206,6 +206,55 @@ func Parse(data []byte) (Config, error) {
 		return c, err
 	}
 	return c, nil
+}
+
+// The keys each section may hold.
+var (
+	modelAPIKeys = []string{"url", "key_file", "header", "vendor"}
+	harnessKeys  = []string{"preset", "command", "files", "model_api", "egress"}
+	agentsKeys   = []string{"timeout", "memory", "cpus", "pids", "independence"}
+)
+
+// unknownKeys names every key of model_apis.<name>, harnesses.<name> and
+// agents that is not one of theirs, with its line and the valid keys, so
+// a misspelt setting is not silently left out.
+func unknownKeys(data []byte) []error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil
+	}
+	var errs []error
+	check := func(n *yaml.Node, prefix string, valid []string) {
+		if n.Kind != yaml.MappingNode {
+			errs = append(errs, fmt.Errorf("%s (line %d): want a mapping of %s", prefix, n.Line, strings.Join(valid, ", ")))
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; !slices.Contains(valid, k.Value) {
+				errs = append(errs, fmt.Errorf("line %d: unknown key %s.%s; the valid keys here are %s", k.Line, prefix, k.Value, strings.Join(valid, ", ")))
+			}
+		}
+	}
+	top := doc.Content[0]
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		key, v := top.Content[i].Value, top.Content[i+1]
+		switch key {
+		case "agents":
+			check(v, "agents", agentsKeys)
+		case "model_apis", "harnesses":
+			valid := modelAPIKeys
+			if key == "harnesses" {
+				valid = harnessKeys
+			}
+			if v.Kind != yaml.MappingNode {
+				continue // the decoder has said so
+			}
+			for j := 0; j+1 < len(v.Content); j += 2 {
+				check(v.Content[j+1], key+"."+v.Content[j].Value, valid)
+			}
+		}
+	}
+	return errs
 }
 
 // Bounds of the agents' limits.

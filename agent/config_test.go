@@ -116,3 +116,24 @@ func TestGitHubHosts(t *testing.T) {
 		}
 	}
 }
+
+func TestConfigUnknownKeys(t *testing.T) {
+	key := writeKey(t, "k")
+	_, err := Parse([]byte(`
+listen: ":8080"
+model_apis:
+  a: {url: "https://api.example", key_file: ` + key + `, header: x-api-key, keyfile: /x}
+harnesses:
+  h: {preset: command, command: [/agent/run], modelapi: a}
+agents: {timeout: 1m, memroy: 1g}
+`))
+	for _, want := range []string{
+		"line 4: unknown key model_apis.a.keyfile; the valid keys here are url, key_file, header, vendor",
+		"line 6: unknown key harnesses.h.modelapi",
+		"line 7: unknown key agents.memroy",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
+	}
+}

@@ -36,6 +36,8 @@ type Change struct {
 	Content []byte
 	// Executable is true for a file with an executable bit set.
 	Executable bool
+	// Symlink is true for a symbolic link; Content is then its target.
+	Symlink bool
 	// Deleted is true when the base's file is gone.
 	Deleted bool
 }
@@ -88,6 +90,12 @@ type Result struct {
 	// the ticket must warn "agent egress could reach GitHub: results may
 	// not be valid".
 	EgressReachesGitHub bool
+	// Problems say what of the results could not be taken, each as a
+	// sentence: a criteria.json that is not the expected JSON, results
+	// past their bounds, entries that are neither files nor links.
+	Problems []string
+	// BaseCommit is the id of the workspace's one commit.
+	BaseCommit string
 	// ExitCode is the agent's exit status; -1 when it was killed.
 	ExitCode int
 	// TimedOut is true when the agent was killed at Limits.Timeout.

@@ -71,10 +71,27 @@ type Spec struct {
 	// StdoutLimit and StderrLimit bound what is kept of each stream.
 	StdoutLimit int64
 	StderrLimit int64
+	// Dirs are further tmpfs mounts, beside the repo, hidden and tmp
+	// ones: an agent's workspace, task, harness files and results.
+	Dirs []Dir
 	// ProxySocket, when set, is the host path of the egress proxy's unix
 	// socket, mounted at ProxyMount: the one host mount a sandbox may have,
 	// and its only way to the package index. The network stays none.
 	ProxySocket string
+}
+
+// Dir is a tmpfs mount of a sandbox, always nosuid and nodev.
+type Dir struct {
+	// Path is where it is mounted, absolute.
+	Path string
+	// Size bounds it, in bytes.
+	Size int64
+	// Mode is its root directory's permission bits.
+	Mode uint32
+	// Owner, when not 0, owns its root directory (uid and gid).
+	Owner int
+	// NoExec forbids executing its files.
+	NoExec bool
 }
 
 // ProxyMount is where a sandbox sees the egress proxy's socket.

@@ -348,11 +348,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// TestDomainHoldsNoAdapter: everything the domain and the grader's values
-// pull in, down to the standard library, holds no database, GitHub, River,
-// Docker or HTTP package (docs/architecture.md, Layout).
+// TestDomainHoldsNoAdapter: everything the domain, the grader's values and
+// the agents' runner pull in, down to the standard library, holds no
+// database, GitHub, River, Docker or HTTP package (docs/architecture.md,
+// Layout).
 func TestDomainHoldsNoAdapter(t *testing.T) {
-	cmd := exec.Command("go", "list", "-deps", "./pipeline", "./grader")
+	cmd := exec.Command("go", "list", "-deps", "./pipeline", "./grader", "./agent")
 	cmd.Dir = testenv.RepoRoot()
 	out, err := cmd.Output()
 	if err != nil {
@@ -367,7 +368,7 @@ func TestDomainHoldsNoAdapter(t *testing.T) {
 	for _, dep := range strings.Fields(string(out)) {
 		for _, f := range forbidden {
 			if dep == f || strings.HasPrefix(dep, f) {
-				t.Errorf("pipeline or grader depends on %s", dep)
+				t.Errorf("pipeline, grader or agent depends on %s", dep)
 			}
 		}
 	}

@@ -39,7 +39,7 @@ const (
 // Job tells the wrapper what to run. It is the first entry of the input
 // archive.
 type Job struct {
-	// Mode is ModePytest or ModeCommand.
+	// Mode is one of the Mode constants.
 	Mode string `json:"mode"`
 	// Command is the test command for ModeCommand, run in RepoDir.
 	Command []string `json:"command,omitempty"`
@@ -86,6 +86,8 @@ type Job struct {
 	Collected []ExpectedTest `json:"collected,omitempty"`
 	// Environment is the install job of ModeEnvironment.
 	Environment *EnvironmentJob `json:"environment,omitempty"`
+	// Agent is the agent job of ModeAgent.
+	Agent *AgentJob `json:"agent,omitempty"`
 	// Proxy relays ProxyAddr to the egress proxy mounted at ProxySocket,
 	// and names it as the HTTP proxy of what the job runs.
 	Proxy bool `json:"proxy,omitempty"`
@@ -187,4 +189,6 @@ type Result struct {
 	// Packages lists, as "name==version", what an environment job
 	// installed.
 	Packages []string `json:"packages,omitempty"`
+	// Agent is what an agent job handed back.
+	Agent *AgentResult `json:"agent,omitempty"`
 }

@@ -86,6 +86,12 @@ func run(stdin io.Reader) *Result {
 			return res
 		}
 	}
+	if sink.j.Mode == ModeAgent {
+		if err := runAgent(rp, sink, res); err != nil {
+			res.Error = err.Error()
+		}
+		return res
+	}
 	if sink.j.Mode == ModeEnvironment {
 		if err := buildEnvironment(rp, sink.id, sink.j, sink.began.Add(time.Duration(sink.j.TimeoutMillis)*time.Millisecond), res); err != nil {
 			res.Error = err.Error()
@@ -142,6 +148,8 @@ type archiveSink struct {
 	id       identity
 	entered  bool // the repo is being written as the test identity
 	symlinks [][2]string
+	// base is what an agent job's workspace held before the agent ran.
+	base map[string]baseEntry
 }
 
 func (a *archiveSink) job(j Job) error {
@@ -159,6 +167,17 @@ func (a *archiveSink) job(j Job) error {
 		if j.Environment == nil || j.Environment.IndexURL == "" || j.UIDSplit {
 			return errors.New("job: environment mode needs an environment job with an index, and no uid split")
 		}
+	case ModeAgent:
+		if j.Agent == nil || len(j.Agent.Command) == 0 || j.Agent.Command[0] == "" || !j.UIDSplit {
+			return errors.New("job: agent mode needs an agent job with a command, and the uid split")
+		}
+		if j.Agent.OutLimit <= 0 {
+			j.Agent.OutLimit = defaultOutputLimit
+		}
+		if j.Agent.ChangeLimit <= 0 {
+			j.Agent.ChangeLimit = defaultOutputLimit
+		}
+		a.base = map[string]baseEntry{}
 	default:
 		return fmt.Errorf("job: unknown mode %q", j.Mode)
 	}
@@ -183,6 +202,9 @@ func (a *archiveSink) job(j Job) error {
 }
 
 func (a *archiveSink) file(prefix, rel string, mode fs.FileMode, r io.Reader) error {
+	if a.j.Mode == ModeAgent {
+		return a.agentFile(prefix, rel, mode, r)
+	}
 	if prefix == HiddenPrefix {
 		return writeFile(HiddenDir, rel, 0o644, r)
 	}
@@ -196,6 +218,9 @@ func (a *archiveSink) file(prefix, rel string, mode fs.FileMode, r io.Reader) er
 }
 
 func (a *archiveSink) symlink(rel, target string) error {
+	if a.base != nil {
+		a.base[rel] = baseEntry{mode: 0o777, link: target}
+	}
 	a.symlinks = append(a.symlinks, [2]string{rel, target})
 	return nil
 }
@@ -203,7 +228,7 @@ func (a *archiveSink) symlink(rel, target string) error {
 func (a *archiveSink) createSymlinks() error {
 	return a.id.as(func() error {
 		for _, l := range a.symlinks {
-			dst := filepath.Join(RepoDir, filepath.FromSlash(l[0]))
+			dst := filepath.Join(a.root(), filepath.FromSlash(l[0]))
 			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 				return fmt.Errorf("create directory for %s: %w", l[0], err)
 			}

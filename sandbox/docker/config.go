@@ -3,6 +3,7 @@ package docker
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -71,6 +72,16 @@ func containerConfig(spec sandbox.Spec, deadline time.Time) (*container.Config, 
 				{Name: "nofile", Soft: 1024, Hard: 1024},
 			},
 		},
+	}
+	for _, d := range spec.Dirs {
+		opts := fmt.Sprintf("rw,nosuid,nodev,exec,size=%d,mode=%04o", d.Size, d.Mode&0o7777)
+		if d.NoExec {
+			opts = strings.Replace(opts, ",exec,", ",noexec,", 1)
+		}
+		if d.Owner != 0 {
+			opts += fmt.Sprintf(",uid=%d,gid=%d", d.Owner, d.Owner)
+		}
+		host.Tmpfs[d.Path] = opts
 	}
 	if spec.ProxySocket != "" {
 		host.Mounts = []mount.Mount{{Type: mount.TypeBind, Source: spec.ProxySocket, Target: sandbox.ProxyMount, ReadOnly: false,

@@ -36,10 +36,24 @@ func TestContainerConfigSealed(t *testing.T) {
 			capAdd:  []string{"SETUID", "SETGID"},
 			repoOwn: "uid=4242,gid=4242",
 		},
+		{
+			name: "agent dirs",
+			spec: sandbox.Spec{Image: "img", UIDSplit: true, TestUID: 5151, Limits: sandbox.DefaultLimits, Dirs: []sandbox.Dir{
+				{Path: "/workspace", Size: 1 << 20, Mode: 0o755, Owner: 5151}, {Path: "/task", Size: 1 << 20, Mode: 0o755, NoExec: true}}},
+			capAdd:  []string{"SETUID", "SETGID"},
+			repoOwn: "uid=5151,gid=5151",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg, host := docker.ContainerConfig(tt.spec, deadline)
+			for _, d := range tt.spec.Dirs {
+				got := host.Tmpfs[d.Path]
+				if !strings.Contains(got, "nosuid,nodev") || strings.Contains(got, ",exec,") == d.NoExec ||
+					strings.Contains(got, "uid=5151,gid=5151") != (d.Owner != 0) || !strings.Contains(got, "mode=0755") {
+					t.Errorf("tmpfs %s = %q", d.Path, got)
+				}
+			}
 			for _, v := range testenv.SealViolations(cfg, host) {
 				t.Error(v)
 			}
@@ -83,5 +97,21 @@ func TestLimitsOf(t *testing.T) {
 	}
 	if got := l.CPUs(); got != 1.5 {
 		t.Errorf("CPUs = %v, want 1.5", got)
+	}
+}
+
+// TestDirsRefused: a further tmpfs may not hide the image's system
+// directories or the sandbox's own mounts, nor sit below them.
+func TestDirsRefused(t *testing.T) {
+	for _, p := range []string{"/etc", "/usr", "/tmp", "/repo", "/hidden", "/proc", "/run", "/", "/workspace/x", "workspace", "/.."} {
+		if err := docker.CheckDirs([]sandbox.Dir{{Path: p, Size: 1 << 20}}); err == nil {
+			t.Errorf("tmpfs on %s accepted", p)
+		}
+	}
+	if err := docker.CheckDirs([]sandbox.Dir{{Path: "/workspace", Size: 1 << 20}, {Path: "/out", Size: 1 << 20}}); err != nil {
+		t.Errorf("agent dirs refused: %v", err)
+	}
+	if err := docker.CheckDirs([]sandbox.Dir{{Path: "/out", Size: 1 << 20}, {Path: "/out", Size: 1 << 20}}); err == nil {
+		t.Error("the same tmpfs twice accepted")
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/docker/docker/api/types"
@@ -101,6 +103,9 @@ func (e *EngineError) Unwrap() error { return e.Err }
 func (d *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result, err error) {
 	if spec.Timeout <= 0 {
 		return res, errors.New("sandbox: a run needs a timeout")
+	}
+	if err := checkDirs(spec.Dirs); err != nil {
+		return res, err
 	}
 	began := time.Now()
 	deadline := began.Add(spec.Timeout)
@@ -198,6 +203,26 @@ func (d *Engine) runCreated(ctx context.Context, id string, spec sandbox.Spec, b
 	}
 	return res, nil
 }
+
+// checkDirs refuses a further tmpfs mount anywhere but a fresh top-level
+// directory: it must not hide the image's system directories or the
+// sandbox's own mounts.
+func checkDirs(dirs []sandbox.Dir) error {
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		name, ok := strings.CutPrefix(d.Path, "/")
+		if !ok || name == "" || strings.Contains(name, "/") || name == "." || name == ".." || seen[d.Path] || d.Size <= 0 ||
+			slices.Contains(reservedDirs, d.Path) {
+			return fmt.Errorf("sandbox: tmpfs %q: want a new top-level directory with a size, not one of %v", d.Path, reservedDirs)
+		}
+		seen[d.Path] = true
+	}
+	return nil
+}
+
+// reservedDirs are the top-level directories a Dir may not be mounted on.
+var reservedDirs = []string{sandbox.RepoMount, sandbox.HiddenMount, sandbox.TmpMount, "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib64",
+	"/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/usr", "/var"}
 
 // limitedBuffer keeps the first limit bytes written to it; limit 0 keeps
 // nothing.

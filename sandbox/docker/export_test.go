@@ -2,3 +2,4 @@ package docker
 
 // ContainerConfig exposes containerConfig to the external tests.
 var ContainerConfig = containerConfig
+var CheckDirs = checkDirs

@@ -348,3 +348,36 @@ func tcpListeners(t *testing.T) map[string]bool {
 	}
 	return mine
 }
+
+// TestModelStreams: a model API's streamed answer reaches the client as it
+// comes, not once the upstream is done (agent CLIs read server-sent
+// events).
+func TestModelStreams(t *testing.T) {
+	release := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: first\n\n")
+		w.(http.Flusher).Flush()
+		<-release
+		io.WriteString(w, "data: last\n\n")
+	}))
+	defer up.Close()
+	defer close(release)
+	_, s, _ := serve(t, []string{"pypi.org:443"}, WithModel("m", up.URL, HeaderAPIKey, "k"))
+	c, err := net.Dial("unix", s.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "POST /model/m/v1/messages HTTP/1.1\r\nHost: 127.0.0.1:3128\r\nContent-Length: 0\r\n\r\n")
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("no answer while the model API still streams: %v", err)
+	}
+	line, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || line != "data: first\n" {
+		t.Fatalf("first event: %q, %v (a proxy that buffers the answer blocks here)", line, err)
+	}
+}

@@ -108,7 +108,7 @@ func SealViolations(cfg *container.Config, host *container.HostConfig) []string 
 		}
 	}
 	for p := range host.Tmpfs {
-		if p != sandbox.RepoMount && p != sandbox.HiddenMount && p != sandbox.TmpMount {
+		if p != sandbox.RepoMount && p != sandbox.HiddenMount && p != sandbox.TmpMount && !slices.Contains(agentDirs, p) {
 			bad("unexpected tmpfs %s", p)
 		}
 	}
@@ -117,6 +117,9 @@ func SealViolations(cfg *container.Config, host *container.HostConfig) []string 
 	}
 	return v
 }
+
+// agentDirs are the further tmpfs mounts of an agent's sandbox.
+var agentDirs = []string{"/workspace", "/task", "/agent", "/out"}
 
 var recorder *inspectingEngine
 
