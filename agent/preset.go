@@ -9,11 +9,6 @@ import (
 // unix socket. The model API is below it, at /model/<name>.
 const ProxyURL = "http://127.0.0.1:3128"
 
-// PlaceholderKey is the API key a preset's CLI is given: CLIs refuse to
-// start without one, and the real key never enters the sandbox. The
-// egress proxy replaces whatever key a request to /model/<name> carries.
-const PlaceholderKey = "testfirst-placeholder-the-proxy-adds-the-key"
-
 // NPMTarball is one npm package tarball a preset's image installs, pinned
 // by version and by the sha512 integrity the registry published for it.
 type NPMTarball struct {
@@ -24,9 +19,10 @@ type NPMTarball struct {
 	Integrity string `json:"integrity"`
 }
 
-// Preset is a harness preset that runs a real agent command line: the npm
-// package its image installs and the headless command it runs.
-type Preset struct {
+// CLI is the agent command line a harness preset runs: the npm package
+// its image installs and the headless command it runs. Its Preset is how
+// the SandboxRunner runs it.
+type CLI struct {
 	// Name is the preset's name in a harness's preset key.
 	Name string
 	// Tarballs are fetched and checked at build time; the first is the
@@ -41,18 +37,11 @@ type Preset struct {
 	// command is the headless command line for a prompt and the model
 	// API's proxy URL.
 	command func(prompt, modelURL string) []string
-	// env is the CLI's environment for the model API's proxy URL.
-	env func(modelURL string) []string
-}
-
-// Invocation is how a preset's CLI is started in an agent's sandbox.
-type Invocation struct {
-	// Command is the argv, run in /workspace.
-	Command []string
-	// Env is added to the sandbox's environment (HTTP_PROXY and its
-	// kind): the model URL, the placeholder key, HOME, and the switches
-	// that keep the CLI from calling home or updating itself.
-	Env []string
+	// env is the CLI's own environment, beside what every agent gets
+	// (HOME=/tmp, the proxy, NO_PROXY for the relay, the model URL and a
+	// placeholder key): the switches that keep it from calling home or
+	// updating itself.
+	env []string
 }
 
 // claudeCodeVersion is the pinned @anthropic-ai/claude-code. 2.1.112 is
@@ -68,7 +57,7 @@ const codexVersion = "0.171.0"
 // ClaudeCode is the claude-code preset: Anthropic's CLI in print mode,
 // every tool allowed (the sandbox is the boundary), its transcript as
 // stream-json on stdout.
-var ClaudeCode = Preset{
+var ClaudeCode = CLI{
 	Name: PresetClaudeCode,
 	Tarballs: []NPMTarball{{
 		Spec:      "@anthropic-ai/claude-code@" + claudeCodeVersion,
@@ -83,25 +72,22 @@ var ClaudeCode = Preset{
 			"--no-session-persistence",
 			"--add-dir", "/out", "/task"}
 	},
-	env: func(modelURL string) []string {
-		return []string{
-			"ANTHROPIC_BASE_URL=" + modelURL,
-			"ANTHROPIC_API_KEY=" + PlaceholderKey,
-			// --dangerously-skip-permissions refuses root unless told it
-			// runs in a sandbox, which it does.
-			"IS_SANDBOX=1",
-			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-			"DISABLE_AUTOUPDATER=1",
-			"DISABLE_TELEMETRY=1",
-			"DISABLE_ERROR_REPORTING=1",
-		}
+	env: []string{
+		// --dangerously-skip-permissions refuses root unless told it runs
+		// in a sandbox, which it does (the runner runs it as a fresh
+		// unprivileged uid; a plain run may not).
+		"IS_SANDBOX=1",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_ERROR_REPORTING=1",
 	},
 }
 
 // Codex is the codex preset: OpenAI's CLI as codex exec, its own sandbox
 // and approvals off (the agent sandbox is the boundary), JSON events on
 // stdout.
-var Codex = Preset{
+var Codex = CLI{
 	Name: PresetCodex,
 	Tarballs: []NPMTarball{
 		{Spec: "@openai/codex@" + codexVersion, Integrity: "sha512-1IOFzL2Xg86tLdw6kDo3GoKbkQENgQi7TI6rlEvN132R7ngSw7SNOIQoTcnKzSZZ8kf9N9GynCweSoaFbqk2Eg=="},
@@ -128,84 +114,51 @@ var Codex = Preset{
 			"-c", "analytics.enabled=false",
 			prompt}
 	},
-	env: func(modelURL string) []string {
-		return []string{
-			"OPENAI_BASE_URL=" + modelURL + "/v1",
-			"OPENAI_API_KEY=" + PlaceholderKey,
-		}
-	},
+	// codex's switches are on its command line (-c).
+	env: nil,
 }
 
-// PresetFor returns the preset named name; ok is false for the command
-// preset and any unknown name.
-func PresetFor(name string) (p Preset, ok bool) {
+// CLIFor returns the CLI of the preset named name; ok is false for the
+// command preset and any unknown name.
+func CLIFor(name string) (c CLI, ok bool) {
 	switch name {
 	case PresetClaudeCode:
 		return ClaudeCode, true
 	case PresetCodex:
 		return Codex, true
 	}
-	return Preset{}, false
+	return CLI{}, false
 }
 
 // ModelURL is where a sandbox reaches the model API named name through
 // the egress proxy.
 func ModelURL(name string) string { return ProxyURL + "/model/" + name }
 
-// Invocation returns the command line and environment that run the CLI
-// headless on the task of role, against the model API named modelAPI.
-func (p Preset) Invocation(role Role, modelAPI string) Invocation {
-	env := append([]string{
-		"HOME=/tmp",
-		// The CLI calls the model URL on the relay itself; HTTP_PROXY,
-		// which the sandbox sets for everything else, must not apply.
-		"NO_PROXY=127.0.0.1,localhost",
-		"no_proxy=127.0.0.1,localhost",
-	}, p.env(ModelURL(modelAPI))...)
-	return Invocation{Command: p.command(Prompt(role), ModelURL(modelAPI)), Env: env}
+// Command is the command line that runs the CLI headless on the task of
+// role, against the model API named modelAPI.
+func (c CLI) Command(role Role, modelAPI string) []string {
+	return c.command(Prompt(role), ModelURL(modelAPI))
 }
 
-// Prompt is the prompt a preset's CLI is started with: the task itself is
-// in /task/TASK.md, which holds Instructions.
+// Env is what the CLI's environment adds to every agent's.
+func (c CLI) Env() []string { return append([]string(nil), c.env...) }
+
+// Prompt is what a preset's CLI is started with: TASK.md holds the issue
+// and what the role delivers; this says how to work, as nobody will
+// answer.
 func Prompt(role Role) string {
-	return fmt.Sprintf("You are the %s agent of testfirst. Read /task/TASK.md and /task/task.json, then do exactly what TASK.md asks. "+
-		"Nobody will answer questions: decide, do the work, and finish by writing /out/RESULT.md.", role)
-}
-
-// Instructions are what a preset's CLI is told, in TASK.md below the
-// issue, about the role it plays: where its results go and what is
-// graded.
-func Instructions(role Role) string {
 	var b strings.Builder
-	b.WriteString("## What you must deliver\n\n")
+	fmt.Fprintf(&b, "You are the %s agent of testfirst, running headless in a sandbox: nobody will answer questions, so decide and do the work. "+
+		"Read /task/TASK.md and /task/task.json first and do exactly what TASK.md asks. ", role)
 	switch role {
 	case RoleWriter:
-		b.WriteString(`You write the hidden acceptance tests for the issue above. An implementer who never sees them will
-change the code until they pass; a grader runs them with pytest against the implementer's tree.
-
-- /workspace holds the repository at the base commit. Read it; do not change it: your edits there are thrown away.
-- Write the tests as pytest files under /out/tests/ (for example /out/tests/test_issue.py). Import the code
-  as the repository's own tests do. Each test must fail on the base as it is and pass once the issue is done.
-- Write /out/criteria.json: a JSON object that maps each acceptance criterion of the issue, in a few words,
-  to the ids of the tests that check it, e.g. {"parses empty input": ["tests/test_issue.py::test_empty"]}.
-- Optionally write /out/reference.patch: a unified diff against the base (git diff format) that makes
-  every test pass. It is checked against your tests and never shown to the implementer.
-- Run your tests in /workspace (python3 -m pytest) to see them fail on the base.
-- Finish with /out/RESULT.md: what you tested and why, in a few lines.
-`)
+		b.WriteString("Read the code in /workspace but do not change it: only what you write to /out counts. " +
+			"Write pytest tests under /out/tests/ that fail on the base as it is (run them against /workspace with python3 -m pytest to see that) and pass once the issue is done, " +
+			"map each acceptance criterion to its test ids in /out/criteria.json, and finish with /out/RESULT.md.")
 	case RoleImplementer:
-		b.WriteString(`You implement the issue above. Hidden acceptance tests, which you cannot see, decide whether you did.
-
-- /workspace is a git repository at the base commit. Change the files there: testfirst takes the diff
-  against the base (.git excluded) and opens the pull request itself. Do not commit, push or add remotes.
-- If /task/task.json has feedback, it is the last grade: counts and the ids of hidden tests that failed.
-- Write or update the repository's own tests as a careful engineer would, and run them (python3 -m pytest).
-- Finish with /out/RESULT.md: what you changed and why, in a few lines.
-`)
+		b.WriteString("Change the files in /workspace so the issue is done; do not commit, push or add remotes: testfirst takes the diff. " +
+			"Hidden tests you cannot see grade it; if task.json has feedback, it names the hidden tests that failed last round. " +
+			"Run the repository's own tests (python3 -m pytest), and finish with /out/RESULT.md.")
 	}
-	b.WriteString(`
-You have no credentials, and the network is closed but for the model API and the package index through
-the proxy in HTTP_PROXY. GitHub is not reachable.
-`)
 	return b.String()
 }

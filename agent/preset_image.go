@@ -86,14 +86,14 @@ type installPlan struct {
 	Check        []string     `json:"check"`
 }
 
-func (p Preset) plan() installPlan {
+func (p CLI) plan() installPlan {
 	return installPlan{Tarballs: p.Tarballs, OmitOptional: p.OmitOptional, Check: p.Version}
 }
 
 // ImageRef is the reference of p's image on the base image baseID: a hash
 // of the base, the install script and the pinned tarballs, so a new pin or
 // a new Debian base is a new image and an unchanged one is reused.
-func (p Preset) ImageRef(baseID string) string {
+func (p CLI) ImageRef(baseID string) string {
 	plan, _ := json.Marshal(p.plan())
 	sum := sha256.Sum256(installScript)
 	h := sha256.New()
@@ -106,7 +106,7 @@ func (p Preset) ImageRef(baseID string) string {
 // then the pinned npm tarballs, fetched in a build sandbox through the
 // egress proxy and installed there. Nothing is installed when an agent
 // runs.
-func (p Preset) EnsureImage(ctx context.Context, eng ImageEngine, b ImageBuild) (ref, id string, err error) {
+func (p CLI) EnsureImage(ctx context.Context, eng ImageEngine, b ImageBuild) (ref, id string, err error) {
 	if len(p.Tarballs) == 0 || len(p.Version) == 0 {
 		return "", "", fmt.Errorf("preset %q installs no CLI: it has no image", p.Name)
 	}
@@ -162,6 +162,28 @@ func (p Preset) EnsureImage(ctx context.Context, eng ImageEngine, b ImageBuild) 
 	}
 	fmt.Fprintf(progress, "built agent image %s: %s\n", ref, bytes.TrimSpace(res.Stdout))
 	return ref, imageID, nil
+}
+
+// Preset is how the SandboxRunner runs p's harnesses: its image built on
+// first use (the runner keeps the id) through a proxy of its own that
+// allows NPMRegistry only, with extraCA as ImageBuild's; the command line
+// for the harness's role and model API; the CLI's environment.
+func (p CLI) Preset(eng ImageEngine, proxy EgressProxy, extraCA []byte, progress io.Writer) Preset {
+	return Preset{
+		Image: func(ctx context.Context) (string, error) {
+			sess, err := proxy.Serve(EgressPolicy{Allow: []string{NPMRegistry}, MaxRequestBytes: maxRequestBytes, MaxTunnelBytes: maxTunnelBytes})
+			if err != nil {
+				return "", fmt.Errorf("agent image %s: egress proxy: %w", p.Name, err)
+			}
+			_, id, err := p.EnsureImage(ctx, eng, ImageBuild{ProxySocket: sess.Socket(), ExtraCA: extraCA, Progress: progress})
+			if cerr := sess.Close(); err == nil && cerr != nil {
+				err = fmt.Errorf("agent image %s: egress proxy: %w", p.Name, cerr)
+			}
+			return id, err
+		},
+		Command: func(h Harness, t Task) []string { return p.Command(t.Role, h.ModelAPI) },
+		Env:     p.Env(),
+	}
 }
 
 func tarballSpecs(ts []NPMTarball) string {

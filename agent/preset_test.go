@@ -7,64 +7,60 @@ import (
 	"testing"
 )
 
-func TestPresetInvocation(t *testing.T) {
+func TestPresetCommand(t *testing.T) {
 	tests := []struct {
-		preset   Preset
+		cli      CLI
 		modelAPI string
 		program  string
-		env      []string
+		// has are arguments the command line must hold.
+		has []string
 	}{
-		{ClaudeCode, "anthropic", "claude", []string{
-			"HOME=/tmp",
-			"ANTHROPIC_BASE_URL=http://127.0.0.1:3128/model/anthropic",
-			"ANTHROPIC_API_KEY=" + PlaceholderKey,
-			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-			"DISABLE_AUTOUPDATER=1",
-			"NO_PROXY=127.0.0.1,localhost",
-		}},
-		{Codex, "openai", "codex", []string{
-			"HOME=/tmp",
-			"OPENAI_BASE_URL=http://127.0.0.1:3128/model/openai/v1",
-			"OPENAI_API_KEY=" + PlaceholderKey,
-			"NO_PROXY=127.0.0.1,localhost",
-		}},
+		{ClaudeCode, "anthropic", "claude", []string{"-p", "--dangerously-skip-permissions", "--output-format", "stream-json", "/out"}},
+		{Codex, "openai", "codex", []string{"exec", "--dangerously-bypass-approvals-and-sandbox", "--json", "/workspace",
+			`model_provider="testfirst"`,
+			`model_providers.testfirst={name="testfirst", base_url="http://127.0.0.1:3128/model/openai/v1", env_key="OPENAI_API_KEY", wire_api="responses"}`}},
 	}
 	for _, tt := range tests {
 		for _, role := range []Role{RoleWriter, RoleImplementer} {
-			inv := tt.preset.Invocation(role, tt.modelAPI)
-			if inv.Command[0] != tt.program {
-				t.Errorf("%s: command %q, want %s", tt.preset.Name, inv.Command, tt.program)
+			argv := tt.cli.Command(role, tt.modelAPI)
+			if argv[0] != tt.program {
+				t.Errorf("%s: command %q, want %s", tt.cli.Name, argv, tt.program)
 			}
-			if !slices.Contains(inv.Command, Prompt(role)) {
-				t.Errorf("%s %s: command %q lacks the role's prompt", tt.preset.Name, role, inv.Command)
+			if !slices.Contains(argv, Prompt(role)) {
+				t.Errorf("%s %s: command %q lacks the role's prompt", tt.cli.Name, role, argv)
 			}
-			for _, e := range tt.env {
-				if !slices.Contains(inv.Env, e) {
-					t.Errorf("%s: env %q lacks %s", tt.preset.Name, inv.Env, e)
+			for _, a := range tt.has {
+				if !slices.Contains(argv, a) {
+					t.Errorf("%s: command %q lacks %s", tt.cli.Name, argv, a)
 				}
 			}
-			for _, e := range inv.Env {
-				if strings.Contains(strings.ToLower(e), "github") {
-					t.Errorf("%s: env %s names GitHub", tt.preset.Name, e)
-				}
-			}
+		}
+	}
+	for _, e := range []string{"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1"} {
+		if !slices.Contains(ClaudeCode.Env(), e) {
+			t.Errorf("claude-code's environment %q lacks %s", ClaudeCode.Env(), e)
+		}
+	}
+	for _, e := range append(ClaudeCode.Env(), Codex.Env()...) {
+		if strings.Contains(strings.ToUpper(e), "KEY") || strings.Contains(strings.ToLower(e), "github") {
+			t.Errorf("a CLI's own environment names a key or GitHub: %s", e)
 		}
 	}
 }
 
-func TestPresetFor(t *testing.T) {
+func TestCLIFor(t *testing.T) {
 	for _, name := range []string{PresetClaudeCode, PresetCodex} {
-		if p, ok := PresetFor(name); !ok || p.Name != name {
-			t.Errorf("PresetFor(%q) = %q, %v", name, p.Name, ok)
+		if c, ok := CLIFor(name); !ok || c.Name != name {
+			t.Errorf("CLIFor(%q) = %q, %v", name, c.Name, ok)
 		}
 	}
-	if _, ok := PresetFor(PresetCommand); ok {
-		t.Error("the command preset has no CLI, yet PresetFor found one")
+	if _, ok := CLIFor(PresetCommand); ok {
+		t.Error("the command preset has no CLI, yet CLIFor found one")
 	}
 }
 
 func TestPresetPins(t *testing.T) {
-	for _, p := range []Preset{ClaudeCode, Codex} {
+	for _, p := range []CLI{ClaudeCode, Codex} {
 		for _, tb := range p.Tarballs {
 			name, version, ok := strings.Cut(strings.TrimPrefix(tb.Spec, "@"), "@")
 			if !ok || name == "" || version == "" || strings.ContainsAny(version, "^~*<> ") || version == "latest" {
@@ -98,19 +94,19 @@ func TestPresetImageRef(t *testing.T) {
 	}
 }
 
-func TestInstructions(t *testing.T) {
-	w, i := Instructions(RoleWriter), Instructions(RoleImplementer)
-	for _, s := range []string{"/out/tests/", "/out/criteria.json", "/out/reference.patch", "/out/RESULT.md", "pytest"} {
+func TestPrompt(t *testing.T) {
+	w, i := Prompt(RoleWriter), Prompt(RoleImplementer)
+	for _, s := range []string{"/task/TASK.md", "/out/tests/", "/out/criteria.json", "/out/RESULT.md", "pytest"} {
 		if !strings.Contains(w, s) {
-			t.Errorf("writer instructions lack %s", s)
+			t.Errorf("the writer's prompt lacks %s", s)
 		}
 	}
-	for _, s := range []string{"/workspace", "/out/RESULT.md", "feedback"} {
+	for _, s := range []string{"/task/TASK.md", "/workspace", "/out/RESULT.md", "feedback"} {
 		if !strings.Contains(i, s) {
-			t.Errorf("implementer instructions lack %s", s)
+			t.Errorf("the implementer's prompt lacks %s", s)
 		}
 	}
-	if strings.Contains(i, "/out/tests") || strings.Contains(i, "reference.patch") {
+	if strings.Contains(i, "/out/tests") || strings.Contains(i, "criteria") {
 		t.Error("the implementer is told about the writer's results")
 	}
 }
