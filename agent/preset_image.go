@@ -186,6 +186,17 @@ func (p CLI) Preset(eng ImageEngine, proxy EgressProxy, extraCA []byte, progress
 	}
 }
 
+// WithCLIs makes the claude-code and codex presets runnable: each CLI's
+// Preset on eng, its image built through proxy (extraCA and progress as
+// Preset takes them).
+func WithCLIs(eng ImageEngine, proxy EgressProxy, extraCA []byte, progress io.Writer) Option {
+	return func(r *SandboxRunner) {
+		for _, c := range []CLI{ClaudeCode, Codex} {
+			r.presets[c.Name] = c.Preset(eng, proxy, extraCA, progress)
+		}
+	}
+}
+
 func tarballSpecs(ts []NPMTarball) string {
 	var s []string
 	for _, t := range ts {

@@ -131,7 +131,7 @@ agents: {timeout: 5m, memory: 2GiB, cpus: 2, pids: 512}
 	var progress bytes.Buffer
 	proxies := egressproxy.New("", nil)
 	runner, err := agent.NewSandboxRunner(eng, proxies, cfg, wrapperBinary,
-		agent.WithPreset(pc.cli.Name, pc.cli.Preset(eng, proxies, hostCA(t), &progress)))
+		agent.WithCLIs(eng, proxies, hostCA(t), &progress))
 	if err != nil {
 		t.Fatal(err)
 	}
