@@ -46,7 +46,7 @@ test: image vet
 # against a scripted model API; their images are built from Debian packages and
 # the npm registry (registry.npmjs.org must be reachable) the first time
 test-agents: deps
-	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_AGENT_PRESETS=1 $(GO) test -count=1 -timeout 20m -run '^TestPresetsWriteTests$$' -v ./test/
+	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_AGENT_PRESETS=1 $(GO) test -count=1 -timeout 20m -run '^TestPreset(CLIs|ImagePins)$$' -v ./test/
 
 ## fuzz: every fuzz test for FUZZTIME each (intake, configuration, links)
 FUZZTIME ?= 10s
