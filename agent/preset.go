@@ -17,6 +17,9 @@ type NPMTarball struct {
 	// Integrity is the tarball's "sha512-<base64>", as the registry's
 	// dist.integrity: a tarball that does not match fails the build.
 	Integrity string `json:"integrity"`
+	// Arch, when set, is the Node.js process.arch ("x64", "arm64") the
+	// tarball is for: a build on another machine skips it.
+	Arch string `json:"arch,omitempty"`
 }
 
 // CLI is the agent command line a harness preset runs: the npm package
@@ -51,7 +54,8 @@ type CLI struct {
 const claudeCodeVersion = "2.1.112"
 
 // codexVersion is the pinned @openai/codex: a Node.js launcher (engines
-// node >= 16) and, from the same package name, the platform's binary.
+// node >= 16) and, from the same package name, the platform's binary
+// (linux-x64 or linux-arm64, whichever the engine runs).
 const codexVersion = "0.171.0"
 
 // ClaudeCode is the claude-code preset: Anthropic's CLI in print mode,
@@ -91,7 +95,8 @@ var Codex = CLI{
 	Name: PresetCodex,
 	Tarballs: []NPMTarball{
 		{Spec: "@openai/codex@" + codexVersion, Integrity: "sha512-1IOFzL2Xg86tLdw6kDo3GoKbkQENgQi7TI6rlEvN132R7ngSw7SNOIQoTcnKzSZZ8kf9N9GynCweSoaFbqk2Eg=="},
-		{Spec: "@openai/codex@" + codexVersion + "-linux-x64", Integrity: "sha512-l66NZkQgdk2C3pbcfULDz42yEUB581MVA6I+Y43Wp4OIqEy73HCdmZ0GTjeAHY2ycuH4N00d9VsLrwT1jxshTw=="},
+		{Spec: "@openai/codex@" + codexVersion + "-linux-x64", Integrity: "sha512-l66NZkQgdk2C3pbcfULDz42yEUB581MVA6I+Y43Wp4OIqEy73HCdmZ0GTjeAHY2ycuH4N00d9VsLrwT1jxshTw==", Arch: "x64"},
+		{Spec: "@openai/codex@" + codexVersion + "-linux-arm64", Integrity: "sha512-9z17t4bbUJ9UCIb49O4PoA+ki+45q3rd8nZ8PeH6sYnlKkBld/Xpo/OS3h3Ti954+foshX4o7k5TCU8N7zzqQA==", Arch: "arm64"},
 	},
 	Version: []string{"codex", "--version"},
 	command: func(prompt, modelURL string) []string {

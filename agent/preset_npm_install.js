@@ -3,12 +3,12 @@
 // egress proxy's unix socket mounted at /run/testfirst/egress.sock, which
 // this script relays to 127.0.0.1:3128 for npm.
 //
-// argv[2] is a JSON plan: {"tarballs": [{"spec", "integrity"}],
-// "omit_optional": bool, "check": [argv]}. Every tarball is fetched
-// with `npm pack` and refused unless its sha512 is the pinned integrity;
-// then the first is installed globally from npm's cache, offline, so
-// nothing the pin does not cover is fetched, and `check` proves the CLI
-// starts. The script and the build's certificates are removed before the
+// argv[2] is a JSON plan: {"tarballs": [{"spec", "integrity", "arch"}],
+// "omit_optional": bool, "check": [argv]}. Every tarball (but those for
+// another process.arch) is fetched with `npm pack` and refused unless its
+// sha512 is the pinned integrity; then the first is installed globally
+// from npm's cache, offline, so nothing the pin does not cover is fetched,
+// and `check` proves the CLI starts. The script and the build's certificates are removed before the
 // image is committed.
 'use strict';
 const net = require('net');
@@ -66,6 +66,7 @@ function serveRelay() {
 function install() {
   let first = '';
   for (const t of plan.tarballs) {
+    if (t.arch && t.arch !== process.arch) continue;
     const out = JSON.parse(npm(['pack', '--json', t.spec], false));
     const file = '/tmp/' + out[0].filename;
     const sum = 'sha512-' + crypto.createHash('sha512').update(fs.readFileSync(file)).digest('base64');
