@@ -15,10 +15,14 @@ import (
 	"github.com/testfirst-app/testfirst/agent"
 	"github.com/testfirst-app/testfirst/agent/egressproxy"
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/sandbox/docker"
 	"github.com/testfirst-app/testfirst/sandbox/egress"
 	"github.com/testfirst-app/testfirst/test/fakemodel"
 	"github.com/testfirst-app/testfirst/test/testenv"
 )
+
+// The Docker engine builds the presets' images.
+var _ agent.ImageEngine = (*docker.Engine)(nil)
 
 // hostCA is the host's certificate bundle, which a preset image's npm
 // install trusts beside Debian's: on a machine whose way to the registry
