@@ -9,7 +9,7 @@ RUNDIR  := var/run
 
 export TESTFIRST_WRAPPER := $(BIN)/testfirst-wrapper
 
-.PHONY: all build deps image docker test vet unit fuzz run demo bench clean
+.PHONY: all build deps image docker test test-agents vet unit fuzz run demo bench clean
 
 all: build
 
@@ -41,6 +41,12 @@ TEST_POSTGRES_URL ?= postgres://testfirst:testfirst@127.0.0.1:5432/testfirst?ssl
 test: image vet
 	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_TEST_POSTGRES_URL='$(TEST_POSTGRES_URL)' $(GO) test -count=1 -timeout 30m ./...
 	@$(MAKE) --no-print-directory fuzz
+
+## test-agents: the claude-code and codex presets' real CLIs in the agent sandbox
+# against a scripted model API; their images are built from Debian packages and
+# the npm registry (registry.npmjs.org must be reachable) the first time
+test-agents: deps
+	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_AGENT_PRESETS=1 $(GO) test -count=1 -timeout 20m -run '^TestPreset(CLIs|ImagePins)$$' -v ./test/
 
 ## fuzz: every fuzz test for FUZZTIME each (intake, configuration, links)
 FUZZTIME ?= 10s
