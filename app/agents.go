@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/url"
@@ -44,7 +45,14 @@ func openAgents(ctx context.Context, svc Config, g *Grading, log *slog.Logger) (
 	proxies := egressproxy.New(svc.EgressDir, func(e egress.Entry) {
 		log.InfoContext(ctx, "agent egress", "host", e.Host, "method", e.Method, "path", e.Path, "status", e.Status, "bytes", e.Bytes, "denied", e.Denied)
 	})
-	r, err := agent.NewSandboxRunner(g.Docker, proxies, svc.Agents, bin, agent.WithIndexHosts(hosts))
+	var extraCA []byte
+	if svc.AgentBuildCAFile != "" {
+		if extraCA, err = os.ReadFile(svc.AgentBuildCAFile); err != nil {
+			return nil, fmt.Errorf("agent_build_ca_file: %w", err)
+		}
+	}
+	r, err := agent.NewSandboxRunner(g.Docker, proxies, svc.Agents, bin, agent.WithIndexHosts(hosts),
+		agent.WithCLIs(g.Docker, proxies, extraCA, io.Discard))
 	if err != nil {
 		return nil, fmt.Errorf("agents: %w", err)
 	}

@@ -105,6 +105,10 @@ type Config struct {
 	// them by path: when testfirst runs in a container beside the host's
 	// engine, this must be a host directory mounted at the same path.
 	EgressDir string `yaml:"egress_dir"`
+	// AgentBuildCAFile is a PEM file of certificate authorities the agent
+	// images' npm install trusts besides Debian's, for a network that
+	// intercepts TLS to the npm registry; empty for none.
+	AgentBuildCAFile string `yaml:"agent_build_ca_file"`
 	// Sandbox says where sandboxes run (app/sandbox.go).
 	Sandbox SandboxConfig `yaml:"sandbox"`
 	// ModelAPIsFile, HarnessesFile and AgentsFile are the file's
@@ -153,6 +157,7 @@ var envKeys = []struct {
 	{"TESTFIRST_SESSION_KEY_FILE", func(c *Config, v string) error { c.SessionKeyFile = v; return nil }},
 	{"TESTFIRST_PACKAGE_INDEX", func(c *Config, v string) error { c.PackageIndex = strings.TrimSpace(v); return nil }},
 	{"TESTFIRST_EGRESS_DIR", func(c *Config, v string) error { c.EgressDir = v; return nil }},
+	{"TESTFIRST_AGENT_BUILD_CA_FILE", func(c *Config, v string) error { c.AgentBuildCAFile = v; return nil }},
 }
 
 // durationSetting parses a Go duration ("15s", "1h30m") into a setting.
@@ -239,7 +244,7 @@ func ParseConfigYAML(data []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, sandbox_sweep_interval, package_index, egress_dir, sandbox: provider, kubernetes: namespace, runtime_class, kubeconfig, image, model_apis, harnesses, agents)", err)
+		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, sandbox_sweep_interval, package_index, egress_dir, agent_build_ca_file, sandbox: provider, kubernetes: namespace, runtime_class, kubeconfig, image, model_apis, harnesses, agents)", err)
 	}
 	agents, err := agent.Parse(data)
 	if err != nil {
