@@ -364,6 +364,10 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 		CapPrm:     prRun.res.Isolation.CapPrm,
 		CapAmb:     prRun.res.Isolation.CapAmb,
 		NoNewPrivs: prRun.res.Isolation.NoNewPrivs,
+		DirsSealed: prRun.res.Isolation.DirsSealed,
+	}
+	for _, d := range prRun.res.Isolation.Dirs {
+		rep.Isolation.Dirs = append(rep.Isolation.Dirs, DirState(d))
 	}
 	rep.Contamination = append(rep.Contamination, runSightings(canaries, prRun.res)...)
 	if prRun.rerun != nil {
@@ -375,7 +379,7 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 	switch {
 	case req.Command != nil:
 		rep.Trust = TrustLow
-	case rep.Isolation.UIDSplit && !req.NoUIDSplit:
+	case rep.Isolation.UIDSplit && rep.Isolation.DirsSealed && !req.NoUIDSplit:
 		rep.Trust = TrustIsolated
 	default:
 		rep.Trust = TrustBestEffort
@@ -667,6 +671,9 @@ func (r *Report) normalize() {
 	}
 	if r.Tests == nil {
 		r.Tests = []TestResult{}
+	}
+	if r.Isolation.Dirs == nil {
+		r.Isolation.Dirs = []DirState{}
 	}
 	if r.TamperSignals == nil {
 		r.TamperSignals = []TamperSignal{}

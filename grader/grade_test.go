@@ -96,9 +96,30 @@ func gradeRun(failing ...string) *wrapper.Result {
 		ExitCode:  1,
 		JUnit:     junitReport(cases...),
 		Output:    []byte("===== 3 passed, 1 failed in 0.1s =====\n"),
-		Isolation: wrapper.Isolation{UID: testUIDBase, GID: testUIDBase, CapEff: "0000000000000000", CapPrm: "0000000000000000", CapAmb: "0000000000000000", NoNewPrivs: true, Proven: true},
-		Seconds:   0.1,
+		Isolation: wrapper.Isolation{UID: testUIDBase, GID: testUIDBase, CapEff: "0000000000000000", CapPrm: "0000000000000000", CapAmb: "0000000000000000", NoNewPrivs: true, Proven: true,
+			Dirs: sealedDirStates(), DirsSealed: true},
+		Seconds: 0.1,
 	})
+}
+
+// sealedDirStates are the wrapper's directories as it sees them in a
+// sealed sandbox under the uid split.
+func sealedDirStates() []wrapper.DirState {
+	return []wrapper.DirState{
+		{Path: wrapper.HiddenDir, Mode: "0755", Want: "owner 0, mode 0755", Sealed: true},
+		{Path: wrapper.TmpDir, Mode: "1777", Want: "owner 0, mode 1777", Sealed: true},
+		{Path: wrapper.RepoDir, UID: testUIDBase, GID: testUIDBase, Mode: "0755", Want: "owner 100000, mode 0755, or owner 0, mode 1777", Sealed: true},
+	}
+}
+
+// unsealedHidden is r with the hidden tests' directory as a Kubernetes
+// emptyDir leaves it: root-owned 0777, no sticky bit.
+func unsealedHidden(r *wrapper.Result) *wrapper.Result {
+	r.Isolation.Dirs = sealedDirStates()
+	r.Isolation.Dirs[0].Mode, r.Isolation.Dirs[0].Sealed = "0777", false
+	r.Isolation.Dirs[0].Problems = []string{"owner 0, mode 0777"}
+	r.Isolation.DirsSealed = false
+	return r
 }
 
 // tamperedRun is a run whose must-fail sentinel passed.
@@ -640,6 +661,13 @@ func TestGradeTrust(t *testing.T) {
 			wantMode:  wrapper.ModePytest,
 		},
 		{
+			name:      "uid split proven, hidden directory writable",
+			res:       unsealedHidden(gradeRun()),
+			want:      TrustBestEffort,
+			wantSplit: true,
+			wantMode:  wrapper.ModePytest,
+		},
+		{
 			name:      "uid split asked for but not proven",
 			res:       notProven,
 			want:      TrustBestEffort,
@@ -975,5 +1003,28 @@ func TestGradeLabelsEverySandbox(t *testing.T) {
 		if c.Spec.Labels[sandbox.LabelJob] != "42" {
 			t.Errorf("the %s sandbox has labels %v, want %s=42", c.Kind, c.Spec.Labels, sandbox.LabelJob)
 		}
+	}
+}
+
+// TestGradeUnsealedDirs: a run whose hidden tests' directory the test uid
+// could write keeps its verdict but is not isolated, and the report says
+// which directory was wrong, ranked with the other runtime evidence.
+func TestGradeUnsealedDirs(t *testing.T) {
+	sb := &fakeSandbox{results: results(map[string]*wrapper.Result{"pr": unsealedHidden(gradeRun())})}
+	req := Request{Repo: gradeRepo(t, "pr"), Hidden: gradeHidden(t)}
+	rep, err := New(sb, gradeImage, gradeImageID).Grade(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Grade: %v", err)
+	}
+	if rep.Trust != TrustBestEffort || rep.Verdict != VerdictPass {
+		t.Errorf("trust %s, verdict %s: want best_effort, and the verdict kept (pass)", rep.Trust, rep.Verdict)
+	}
+	if !rep.Isolation.UIDSplit || rep.Isolation.DirsSealed || len(rep.Isolation.Dirs) != 3 || rep.Isolation.Dirs[0].Mode != "0777" {
+		t.Errorf("isolation %+v: want the uid split proven and the directories as the wrapper saw them", rep.Isolation)
+	}
+	want := Evidence{Reason: ReasonDirsUnsealed, Strength: StrengthWeak, Count: 1,
+		Examples: []string{"/hidden: owner 0, mode 0777 (want owner 0, mode 0755)"}}
+	if len(rep.Evidence) != 1 || !cmp.Equal(rep.Evidence[0], want) {
+		t.Errorf("evidence %+v, want [%+v]", rep.Evidence, want)
 	}
 }

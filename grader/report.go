@@ -134,6 +134,28 @@ type Isolation struct {
 	CapAmb string `json:"cap_amb"`
 	// NoNewPrivs is the test process's no_new_privs flag.
 	NoNewPrivs bool `json:"no_new_privs"`
+	// DirsSealed is true when the hidden tests' directory (and everything
+	// in it), the temporary directory and the tree's directory had the
+	// owner and mode they must have just before the tests started; Dirs
+	// says what each was. A grade is isolated only with both UIDSplit and
+	// DirsSealed.
+	DirsSealed bool       `json:"dirs_sealed"`
+	Dirs       []DirState `json:"dirs"`
+}
+
+// DirState is one of the sandbox's directories as the wrapper saw it just
+// before the tests started.
+type DirState struct {
+	Path string `json:"path"`
+	UID  int    `json:"uid"`
+	GID  int    `json:"gid"`
+	// Mode is octal with the setuid, setgid and sticky bits ("1777").
+	Mode string `json:"mode"`
+	// Want is the owner and mode it must have.
+	Want   string `json:"want"`
+	Sealed bool   `json:"sealed"`
+	// Problems say what was not as it must be.
+	Problems []string `json:"problems,omitempty"`
 }
 
 // Report is the result of one grade. Its JSON field names are a stable

@@ -43,6 +43,13 @@ const (
 	ReasonSummaryMismatch = "summary_mismatch"
 	// ReasonSummaryMissing: the output, not cut, holds no summary line.
 	ReasonSummaryMissing = "summary_missing"
+	// ReasonDirsUnsealed: just before the tests started, the hidden tests'
+	// directory (or an entry in it), the temporary directory or the tree's
+	// directory did not have the owner and mode the wrapper gives them, so
+	// the test uid may have been able to replace hidden files. It is the
+	// sandbox's failure, not the tree's: weak, and the grade is not
+	// isolated.
+	ReasonDirsUnsealed = "dirs_unsealed"
 )
 
 // runtimeEvidence adds to set what the plugin's channel says about a pytest
@@ -52,6 +59,7 @@ func runtimeEvidence(res *wrapper.Result, set *evidenceSet) {
 	if len(res.Runner) == 0 {
 		return // the tests never ran
 	}
+	dirsEvidence(res, set)
 	ev := res.Evidence
 	if ev == nil || !ev.Started {
 		set.add(ReasonChannelClosed, StrengthStrong, "the runner's plugin sent no start record")
@@ -111,6 +119,24 @@ func runtimeEvidence(res *wrapper.Result, set *evidenceSet) {
 			if summary[k] != end.Tallies[k] {
 				set.add(ReasonSummaryMismatch, StrengthStrong, fmt.Sprintf("the summary line says %d %s, the plugin counted %d", summary[k], k, end.Tallies[k]))
 			}
+		}
+	}
+}
+
+// dirsEvidence adds ReasonDirsUnsealed to set when the wrapper did not see
+// its directories sealed just before the runner started.
+func dirsEvidence(res *wrapper.Result, set *evidenceSet) {
+	iso := res.Isolation
+	if iso.DirsSealed {
+		return
+	}
+	if len(iso.Dirs) == 0 {
+		set.add(ReasonDirsUnsealed, StrengthWeak, "the wrapper reported no state of its directories")
+		return
+	}
+	for _, d := range iso.Dirs {
+		if !d.Sealed {
+			set.add(ReasonDirsUnsealed, StrengthWeak, fmt.Sprintf("%s: %s (want %s)", d.Path, strings.Join(d.Problems, "; "), d.Want))
 		}
 	}
 }

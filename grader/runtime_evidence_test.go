@@ -93,6 +93,8 @@ func TestRuntimeEvidence(t *testing.T) {
 			}
 		}, map[string]Strength{"identity_mismatch": StrengthStrong, "frame_access": StrengthWeak}},
 		{"command job", func(r *wrapper.Result) { r.Runner = nil; r.Evidence = nil }, map[string]Strength{}},
+		{"hidden directory writable", func(r *wrapper.Result) { unsealedHidden(r) }, map[string]Strength{ReasonDirsUnsealed: StrengthWeak}},
+		{"no directory states", func(r *wrapper.Result) { r.Isolation.Dirs, r.Isolation.DirsSealed = nil, false }, map[string]Strength{ReasonDirsUnsealed: StrengthWeak}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,8 @@ package wrapper
 // Paths inside the container.
 const (
 	// HiddenDir holds the hidden tests: root-owned, dirs 0755, files 0644.
+	// The wrapper makes it so itself before it writes anything, whatever
+	// the provider mounted (see sealRootDirs).
 	HiddenDir = "/hidden"
 	// RepoDir holds the tree under test, owned by the test uid.
 	RepoDir = "/repo"
@@ -130,6 +132,12 @@ type Isolation struct {
 	// Proven is true when every uid and gid is TestUID, every capability
 	// set is empty and no_new_privs is set.
 	Proven bool `json:"proven"`
+	// Dirs are HiddenDir, TmpDir and RepoDir as the wrapper saw them just
+	// before the test process started; DirsSealed is true when each was
+	// what it must be (HiddenDir and every entry below it root-owned and
+	// not writable by the test uid, TmpDir root-owned 1777).
+	Dirs       []DirState `json:"dirs"`
+	DirsSealed bool       `json:"dirs_sealed"`
 	// Error says why the evidence could not be read.
 	Error string `json:"error,omitempty"`
 }

@@ -60,6 +60,12 @@ func Main(stdin io.Reader, stdout, stderr io.Writer) int {
 
 func run(stdin io.Reader) *Result {
 	res := &Result{}
+	// Before anything is written: the hidden tests' directory and the
+	// temporary one are root's, whatever the provider made them.
+	if err := sealRootDirs(); err != nil {
+		res.Error = err.Error()
+		return res
+	}
 	rp := newReaper()
 	sink := &archiveSink{began: time.Now()}
 	err := readArchive(stdin, sink)
@@ -198,7 +204,8 @@ func (a *archiveSink) job(j Job) error {
 	if !j.UIDSplit {
 		a.id.uid = os.Geteuid()
 	}
-	return nil
+	// Before the first file of the tree: RepoDir is the test uid's.
+	return sealRepoDir(a.id)
 }
 
 func (a *archiveSink) file(prefix, rel string, mode fs.FileMode, r io.Reader) error {
@@ -346,7 +353,8 @@ type finished struct {
 // junit is set, fd 3 copied to junit. When ev is set, fd 4 is copied to ev,
 // fd 5 holds ev's key and fd 6 is ev's tripwire. The pipes are created as the test identity so
 // the child may reopen them through /proc/self/fd. When iso is set it
-// receives the /proc evidence of the child's identity.
+// receives the /proc evidence of the child's identity and the state of
+// the wrapper's directories just before the child started.
 func start(rp *reaper, id identity, argv, env []string, dir string, out, junit io.Writer, ev *evidenceChannel, iso *Isolation) (*process, error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
@@ -398,6 +406,11 @@ func start(rp *reaper, id identity, argv, env []string, dir string, out, junit i
 		}
 		files = append(files, writers[2], key, writers[3])
 	}
+	var dirs []DirState
+	var sealed bool
+	if iso != nil {
+		dirs, sealed = inspectDirs(id)
+	}
 	p.pid, err = spawn(argv, env, dir, files, id)
 	for _, w := range writers {
 		w.Close()
@@ -408,6 +421,7 @@ func start(rp *reaper, id identity, argv, env []string, dir string, out, junit i
 	}
 	if iso != nil {
 		*iso = inspect(p.pid, id)
+		iso.Dirs, iso.DirsSealed = dirs, sealed
 	}
 	return p, nil
 }
