@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/jobs"
 	"github.com/testfirst-app/testfirst/sandbox/kubernetes"
 )
 
@@ -124,6 +125,9 @@ func OpenKubernetesGrading(ctx context.Context, cfg KubernetesSandboxConfig) (*K
 	return &KubernetesGrading{Grader: grader.New(engine, cfg.Image, id), Engine: engine, Image: cfg.Image, ImageID: id}, nil
 }
 
-// The Kubernetes adapter is what the grader runs its sandboxes on, as the
-// Docker adapter is.
-var _ grader.Sandbox = (*kubernetes.Engine)(nil)
+// The Kubernetes adapter is what the grader runs its sandboxes on, and what
+// the sweeper and a rescued job clear, as the Docker adapter is.
+var (
+	_ grader.Sandbox = (*kubernetes.Engine)(nil)
+	_ jobs.Sandboxes = (*kubernetes.Engine)(nil)
+)

@@ -382,6 +382,48 @@ func TestSweep(t *testing.T) {
 	}
 }
 
+// TestRemoveLabelled: a rescued job's pods go, running or not; other
+// jobs' pods, pods that are not sandboxes and pods of other namespaces stay;
+// Running counts the sandbox pods that have not ended.
+func TestRemoveLabelled(t *testing.T) {
+	pod := func(name, ns, job string, phase corev1.PodPhase, sb bool) *corev1.Pod {
+		l := map[string]string{sandbox.LabelJob: job}
+		if sb {
+			l[sandbox.LabelSandbox] = "1"
+		}
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: l}, Status: corev1.PodStatus{Phase: phase}}
+	}
+	cs := fake.NewClientset(
+		pod("job7-running", testNamespace, "7", corev1.PodRunning, true),
+		pod("job7-ended", testNamespace, "7", corev1.PodFailed, true),
+		pod("job8", testNamespace, "8", corev1.PodPending, true),
+		pod("job7-not-a-sandbox", testNamespace, "7", corev1.PodRunning, false),
+		pod("job7-elsewhere", "default", "7", corev1.PodRunning, true),
+	)
+	e, err := kubernetes.NewWithClient(kubernetes.Config{Namespace: testNamespace}, cs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.Running(context.Background()); err != nil || n != 2 {
+		t.Errorf("Running = %d, %v; want 2 (job7-running, job8)", n, err)
+	}
+	if n, err := e.RemoveLabelled(context.Background(), sandbox.LabelJob, "7"); err != nil || n != 2 {
+		t.Fatalf("RemoveLabelled = %d, %v; want 2", n, err)
+	}
+	left, _ := cs.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{})
+	var names []string
+	for _, p := range left.Items {
+		names = append(names, p.Name)
+	}
+	slices.Sort(names)
+	if got := strings.Join(names, " "); got != "job7-elsewhere job7-not-a-sandbox job8" {
+		t.Errorf("left %q", got)
+	}
+	if _, err := e.RemoveLabelled(context.Background(), sandbox.LabelJob, "7 or all"); err == nil {
+		t.Error("a label value that is no label value was taken")
+	}
+}
+
 func TestConfig(t *testing.T) {
 	for _, tt := range []struct {
 		cfg  kubernetes.Config
