@@ -42,6 +42,23 @@ const (
 	DefaultSessionKeyFile = "var/session-key"
 )
 
+// The roles serve can run in (Config.Role).
+const (
+	// RoleAll is the one-machine service: webhooks, the card, every job,
+	// grades included.
+	RoleAll = "all"
+	// RoleApp takes webhooks, serves the card and works every job but
+	// grades and base checks, which it enqueues for a grader. It holds the
+	// store's writer side and never the grader's identity.
+	RoleApp = "app"
+	// RoleGrader works only the grades and base checks; it holds the
+	// grader's identity and the sandbox engine, and answers /healthz,
+	// /readyz and /metrics only.
+	RoleGrader = "grader"
+	// DefaultRole is RoleAll, the one-machine service.
+	DefaultRole = RoleAll
+)
+
 // EnvConfigFile names the optional YAML configuration file.
 const EnvConfigFile = "TESTFIRST_CONFIG"
 
@@ -92,6 +109,9 @@ type Config struct {
 	// mirror may read; environment.DefaultIndex when empty. It is the
 	// operator's setting, never a repository's.
 	PackageIndex string `yaml:"package_index"`
+	// Role is what this service does: RoleAll (DefaultRole), RoleApp or
+	// RoleGrader. The split roles share one PostgreSQL database.
+	Role string `yaml:"role"`
 	// EgressDir is where the egress proxies' unix sockets are made (the
 	// system's temporary directory when empty). The engine bind-mounts
 	// them by path: when testfirst runs in a container beside the host's
@@ -135,6 +155,7 @@ var envKeys = []struct {
 	{"TESTFIRST_SESSION_KEY_FILE", func(c *Config, v string) error { c.SessionKeyFile = v; return nil }},
 	{"TESTFIRST_PACKAGE_INDEX", func(c *Config, v string) error { c.PackageIndex = strings.TrimSpace(v); return nil }},
 	{"TESTFIRST_EGRESS_DIR", func(c *Config, v string) error { c.EgressDir = v; return nil }},
+	{"TESTFIRST_ROLE", func(c *Config, v string) error { c.Role = strings.TrimSpace(v); return nil }},
 }
 
 // durationSetting parses a Go duration ("15s", "1h30m") into a setting.
@@ -160,6 +181,7 @@ func DefaultConfig() Config {
 		SyncInterval:   DefaultSyncInterval,
 		JobRescueAfter: DefaultJobRescueAfter,
 		GitHubAppFile:  DefaultGitHubAppFile,
+		Role:           DefaultRole,
 	}
 }
 
@@ -209,7 +231,7 @@ func ParseConfigYAML(data []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, package_index, egress_dir)", err)
+		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, package_index, egress_dir, role)", err)
 	}
 	return nil
 }
@@ -263,6 +285,15 @@ func (c *Config) validate() []error {
 	}
 	if c.EgressDir != "" && !filepath.IsAbs(c.EgressDir) {
 		bad("egress_dir %q: want an absolute path, the same on this machine and the engine's", c.EgressDir)
+	}
+	switch c.Role {
+	case RoleAll:
+	case RoleApp, RoleGrader:
+		if u, err := url.Parse(c.DatabaseURL); err == nil && u.Scheme == "sqlite" {
+			bad("role %s with database_url %q: the app and grader roles are separate services, usually on separate machines, that share one database over the network; a SQLite file lives on one machine's disk, and serve keeps it with one connection and no notifications between processes: use PostgreSQL (TESTFIRST_DATABASE_URL=postgres://...), or role all on SQLite", c.Role, c.DatabaseURL)
+		}
+	default:
+		bad("role %q: want all (one service does everything), app (webhooks, the card, every job but grades) or grader (grades and base checks only)", c.Role)
 	}
 	if c.SyncInterval < time.Second {
 		bad("store_sync_interval %s: want at least 1s, e.g. 15s", c.SyncInterval)

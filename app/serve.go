@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -44,7 +45,14 @@ func Migrate(ctx context.Context, cfg Config) error {
 // cfg.Listen. listening, when set, receives the bound address. Without app
 // credentials it serves the app's registration instead, and returns
 // ErrConfigured once they are stored.
+//
+// cfg.Role splits the service: RoleApp does all but grading, RoleGrader
+// only grades (see the constants); each refuses to start, saying why, when
+// it lacks what it needs or holds what it must not.
 func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(addr string)) error {
+	if err := checkRole(cfg, os.Getenv); err != nil {
+		return err
+	}
 	d, err := db.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
@@ -63,6 +71,14 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 			return *p
 		}
 		return nil
+	}
+	if cfg.Role == RoleGrader {
+		handlers.RegisterProbes(mux, handlers.ServiceConfig{Ready: d.Ready, Registry: reg, Log: log})
+		stop, err := startGrader(ctx, cfg, d, reg, log)
+		if err != nil {
+			return err
+		}
+		return serveHTTP(ctx, cfg, mux, log, listening, nil, stop)
 	}
 	handlers.RegisterService(mux, handlers.ServiceConfig{Ready: d.Ready, Degraded: degraded, Registry: reg, Secrets: cfg.WebhookSecrets,
 		Intake: jobs.NewIntake(d), Log: log})
@@ -105,7 +121,10 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 
 	// The store's keys are needed by the card and by grading; without
 	// them the service still takes deliveries.
-	st, storeErr := openServiceStore(ctx, cfg.StoreURL)
+	st, storeErr := openStoreSides(ctx, cfg.StoreURL, cfg.Role != RoleApp)
+	if storeErr != nil && cfg.Role == RoleApp {
+		return nil, fmt.Errorf("role app: %w", storeErr)
+	}
 	closeStore := func() {}
 	if storeErr == nil {
 		closeStore = func() { st.close() }
@@ -118,8 +137,11 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 	metrics := jobs.NewMetrics(reg, d)
 	jcfg := jobs.Config{DB: d, GitHub: clients, PublicURL: cfg.PublicURL, Log: log, Metrics: metrics,
 		RescueAfter: cfg.JobRescueAfter, SyncInterval: cfg.SyncInterval}
-	setup, closeGrading, err := jobsSetup(ctx, jcfg, cfg, st, storeErr, log, gradingOff)
-	if err != nil {
+	var setup jobs.Setup
+	var closeGrading func()
+	if cfg.Role == RoleApp {
+		setup = jobs.NewAppSetup(jcfg, st.writer)
+	} else if setup, closeGrading, err = jobsSetup(ctx, jcfg, cfg, st, storeErr, log, gradingOff); err != nil {
 		closeStore()
 		return nil, err
 	}
@@ -127,6 +149,12 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 		prevClose := closeStore
 		closeStore = func() { closeGrading(); prevClose() }
 	}
+	return startJobs(ctx, cfg, d, setup, metrics, closeStore)
+}
+
+// startJobs starts the job workers of setup; the returned function stops
+// them and then calls closeFn (which startJobs also calls when it fails).
+func startJobs(ctx context.Context, cfg Config, d *db.DB, setup jobs.Setup, metrics *jobs.Metrics, closeFn func()) (func(context.Context) error, error) {
 	client, err := d.NewJobClient(setup.Workers, setup.Queues, db.WithRiverConfig(func(c *river.Config) {
 		c.PeriodicJobs = append(c.PeriodicJobs, setup.Periodic...)
 		c.RescueStuckJobsAfter = cfg.JobRescueAfter
@@ -135,22 +163,85 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 		c.JobTimeout = min(time.Minute, cfg.JobRescueAfter/2)
 	}))
 	if err != nil {
-		closeStore()
+		closeFn()
 		return nil, err
 	}
 	events, stopEvents := client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled)
 	go metrics.Observe(events)
 	if err := client.Start(ctx); err != nil {
 		stopEvents()
-		closeStore()
+		closeFn()
 		return nil, fmt.Errorf("start job workers: %w", err)
 	}
 	return func(ctx context.Context) error {
 		err := client.Stop(ctx)
 		stopEvents()
-		closeStore()
+		closeFn()
 		return err
 	}, nil
+}
+
+// checkRole is the start-up check of the split roles that the
+// configuration alone cannot make: the app role refuses the grader's
+// identity, the grader role needs the app's credentials.
+func checkRole(cfg Config, getenv func(string) string) error {
+	switch cfg.Role {
+	case RoleApp:
+		return refuseGraderIdentity(getenv)
+	case RoleGrader:
+		if !cfg.HasApp() {
+			return errors.New("role grader: no GitHub App configured: the grader fetches trees and completes check runs as the app; set TESTFIRST_GITHUB_APP_ID and TESTFIRST_GITHUB_PRIVATE_KEY_FILE (register the app from the app role's setup page first)")
+		}
+	}
+	return nil
+}
+
+// startGrader starts the grader role: it proves the app's credentials,
+// opens the store's grader side and the sealed grader, and works the
+// grades and base checks. It refuses to start without any of them.
+func startGrader(ctx context.Context, cfg Config, d *db.DB, reg prometheus.Registerer, log *slog.Logger) (func(context.Context) error, error) {
+	clients, err := github.NewClients(github.AppConfig{AppID: cfg.GitHubAppID, PrivateKey: cfg.PrivateKey, BaseURL: cfg.GitHubAPIURL})
+	if err != nil {
+		return nil, err
+	}
+	app, err := clients.App(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("role grader: prove the GitHub App's credentials (GET /app): %w: check TESTFIRST_GITHUB_APP_ID and the key in TESTFIRST_GITHUB_PRIVATE_KEY_FILE", err)
+	}
+	log.InfoContext(ctx, "github app", "app", app.Slug, "id", app.ID, "role", cfg.Role)
+	r, closeStore, err := openGraderStore(ctx, cfg.StoreURL)
+	if err != nil {
+		return nil, err
+	}
+	g, err := OpenGrading(ctx, GradingConfig{Progress: io.Discard, Environments: true, PackageIndex: cfg.PackageIndex, EgressDir: cfg.EgressDir,
+		EgressLog: func(e egress.Entry) {
+			log.InfoContext(ctx, "egress", "host", e.Host, "method", e.Method, "path", e.Path, "status", e.Status, "bytes", e.Bytes, "denied", e.Denied)
+		}})
+	if err != nil {
+		closeStore()
+		return nil, fmt.Errorf("role grader: sealed grader: %w", err)
+	}
+	closeAll := func() {
+		if err := g.Close(); err != nil {
+			log.WarnContext(ctx, "stop egress proxies", "err", err)
+		}
+		closeStore()
+	}
+	sweep(ctx, g, log)
+	metrics := jobs.NewMetrics(reg, d)
+	jcfg := jobs.Config{DB: d, GitHub: clients, PublicURL: cfg.PublicURL, Log: log, Metrics: metrics,
+		RescueAfter: cfg.JobRescueAfter, SyncInterval: cfg.SyncInterval}
+	return startJobs(ctx, cfg, d, jobs.NewGraderSetup(jcfg, r, g.Grader), metrics, closeAll)
+}
+
+// sweep removes the sandboxes a crashed replica left behind, those past
+// their deadline.
+func sweep(ctx context.Context, g *Grading, log *slog.Logger) {
+	if n, err := g.Docker.Sweep(ctx, time.Now()); err != nil {
+		log.WarnContext(ctx, "sandbox sweep failed", "err", err)
+	} else if n > 0 {
+		log.InfoContext(ctx, "sandbox sweep", "removed", n)
+	}
 }
 
 // jobsSetup decides, once, whether this replica grades: with the store's
@@ -187,13 +278,7 @@ func jobsSetup(ctx context.Context, cfg jobs.Config, svc Config, st *serviceStor
 			log.WarnContext(ctx, "stop egress proxies", "err", err)
 		}
 	}
-	// A replica that crashed left its sandboxes behind; those past their
-	// deadline go now.
-	if n, err := g.Docker.Sweep(ctx, time.Now()); err != nil {
-		log.WarnContext(ctx, "sandbox sweep failed", "err", err)
-	} else if n > 0 {
-		log.InfoContext(ctx, "sandbox sweep", "removed", n)
-	}
+	sweep(ctx, g, log)
 	return jobs.NewGradingSetup(cfg, jobs.Sealed{Writer: st.writer, Reader: st.reader, Grader: g.Grader}), closeGrading, nil
 }
 

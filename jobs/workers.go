@@ -72,11 +72,7 @@ func NewGradingSetup(cfg Config, s Sealed) Setup {
 		rescueAfter: cfg.RescueAfter})
 	river.AddWorker(set.Workers, &SyncWorker{db: cfg.DB, github: cfg.GitHub, store: s.Writer, grades: q, publicURL: cfg.PublicURL, log: cfg.Log})
 	set.Queues[QueueSandbox] = river.QueueConfig{MaxWorkers: sandboxWorkers(cfg.DB.Engine())}
-	interval := cfg.SyncInterval
-	if interval <= 0 {
-		interval = DefaultSyncInterval
-	}
-	set.Periodic = append(set.Periodic, SyncPeriodicJob(interval))
+	set.Periodic = append(set.Periodic, SyncPeriodicJob(syncInterval(cfg)))
 	return set
 }
 

@@ -1,0 +1,105 @@
+package app
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestLoadConfigRole: the role comes from the file or the environment,
+// all by default; an unknown role, and a split role on SQLite, are refused
+// saying what to set.
+func TestLoadConfigRole(t *testing.T) {
+	const pg = "postgres://tf@db/testfirst"
+	tests := []struct {
+		name    string
+		file    string
+		env     map[string]string
+		want    string
+		wantErr []string
+	}{
+		{name: "default", want: RoleAll},
+		{name: "file", file: "role: grader\ndatabase_url: " + pg + "\n", want: RoleGrader},
+		{name: "environment wins", file: "role: grader\ndatabase_url: " + pg + "\n", env: map[string]string{"TESTFIRST_ROLE": "app"}, want: RoleApp},
+		{name: "all on SQLite", env: map[string]string{"TESTFIRST_ROLE": "all"}, want: RoleAll},
+		{name: "unknown", env: map[string]string{"TESTFIRST_ROLE": "web"}, wantErr: []string{`role "web"`, "want all", "app", "grader"}},
+		{name: "app on SQLite", env: map[string]string{"TESTFIRST_ROLE": "app"}, wantErr: []string{"role app", "sqlite://./var/testfirst.db", "PostgreSQL", "TESTFIRST_DATABASE_URL"}},
+		{name: "grader on SQLite", env: map[string]string{"TESTFIRST_ROLE": "grader", "TESTFIRST_DATABASE_URL": "sqlite:///tmp/x.db"}, wantErr: []string{"role grader", "sqlite:///tmp/x.db", "PostgreSQL"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := ""
+			if tt.file != "" {
+				path = writeFile(t, "testfirst.yml", tt.file)
+			}
+			c, err := LoadConfig(path, env(tt.env))
+			if tt.wantErr == nil {
+				if err != nil || c.Role != tt.want {
+					t.Fatalf("role %q, %v; want %q", c.Role, err, tt.want)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("role %q accepted; want an error", c.Role)
+			}
+			for _, w := range tt.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestServeRefusesRoles: Serve refuses a split role before it opens
+// anything: the app role given the grader's identity (by its setting, or
+// at the default path in its working directory) names it, and the grader
+// role without the app's credentials says which to set.
+func TestServeRefusesRoles(t *testing.T) {
+	t.Chdir(t.TempDir())
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// A database URL nothing listens on: a refusal must come before it is
+	// dialled.
+	base := DefaultConfig()
+	base.DatabaseURL = "postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=1"
+
+	app := base
+	app.Role = RoleApp
+	t.Setenv(EnvGraderIdentity, "/secrets/grader-identity.txt")
+	err := Serve(context.Background(), app, log, nil)
+	if err == nil || !strings.Contains(err.Error(), EnvGraderIdentity) || !strings.Contains(err.Error(), "/secrets/grader-identity.txt") || !strings.Contains(err.Error(), "role app") {
+		t.Errorf("app role with %s set: %v; want a refusal naming the setting", EnvGraderIdentity, err)
+	}
+
+	t.Setenv(EnvGraderIdentity, "")
+	if err := os.MkdirAll(filepath.Dir(DefaultGraderIdentity), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(DefaultGraderIdentity, []byte("AGE-SECRET-KEY-1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = Serve(context.Background(), app, log, nil)
+	if err == nil || !strings.Contains(err.Error(), DefaultGraderIdentity) || !strings.Contains(err.Error(), EnvGraderRecipients) {
+		t.Errorf("app role beside %s: %v; want a refusal naming the file and %s", DefaultGraderIdentity, err, EnvGraderRecipients)
+	}
+	if err := os.Remove(DefaultGraderIdentity); err != nil {
+		t.Fatal(err)
+	}
+	// Without the identity, the app role gets past the check to the
+	// database, which is not there.
+	err = Serve(context.Background(), app, log, nil)
+	if err == nil || strings.Contains(err.Error(), "role app") {
+		t.Errorf("app role without the grader's identity: %v; want it to reach the database and fail there", err)
+	}
+
+	grader := base
+	grader.Role = RoleGrader
+	err = Serve(context.Background(), grader, log, nil)
+	if err == nil || !strings.Contains(err.Error(), "role grader") || !strings.Contains(err.Error(), "TESTFIRST_GITHUB_APP_ID") {
+		t.Errorf("grader role without the app: %v; want a refusal naming TESTFIRST_GITHUB_APP_ID", err)
+	}
+}
