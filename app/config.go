@@ -109,6 +109,8 @@ type Config struct {
 	// mirror may read; environment.DefaultIndex when empty. It is the
 	// operator's setting, never a repository's.
 	PackageIndex string `yaml:"package_index"`
+	// Sandbox configures the sandboxes grades run in.
+	Sandbox SandboxConfig `yaml:"sandbox"`
 	// Role is what this service does: RoleAll (DefaultRole), RoleApp or
 	// RoleGrader. The split roles share one PostgreSQL database.
 	Role string `yaml:"role"`
@@ -123,6 +125,15 @@ type Config struct {
 	WebhookSecrets [][]byte `yaml:"-"`
 	ClientSecret   string   `yaml:"-"`
 	SessionKey     []byte   `yaml:"-"`
+}
+
+// SandboxConfig is the sandbox section of the configuration.
+type SandboxConfig struct {
+	// Runtime is the Docker engine's OCI runtime every grade's sandboxes
+	// run under, by the name the engine has for it (runsc: gVisor, see
+	// scripts/ensure-deps.sh); the engine's default when empty. Checked
+	// against the engine when grading starts.
+	Runtime string `yaml:"runtime"`
 }
 
 // envKeys maps each setting to its environment variable.
@@ -155,6 +166,7 @@ var envKeys = []struct {
 	{"TESTFIRST_SESSION_KEY_FILE", func(c *Config, v string) error { c.SessionKeyFile = v; return nil }},
 	{"TESTFIRST_PACKAGE_INDEX", func(c *Config, v string) error { c.PackageIndex = strings.TrimSpace(v); return nil }},
 	{"TESTFIRST_EGRESS_DIR", func(c *Config, v string) error { c.EgressDir = v; return nil }},
+	{"TESTFIRST_SANDBOX_RUNTIME", func(c *Config, v string) error { c.Sandbox.Runtime = strings.TrimSpace(v); return nil }},
 	{"TESTFIRST_ROLE", func(c *Config, v string) error { c.Role = strings.TrimSpace(v); return nil }},
 }
 
@@ -231,7 +243,7 @@ func ParseConfigYAML(data []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, package_index, egress_dir, role)", err)
+		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, package_index, egress_dir, role, sandbox.runtime)", err)
 	}
 	return nil
 }

@@ -213,7 +213,7 @@ func startGrader(ctx context.Context, cfg Config, d *db.DB, reg prometheus.Regis
 	if err != nil {
 		return nil, err
 	}
-	g, err := OpenGrading(ctx, GradingConfig{Progress: io.Discard, Environments: true, PackageIndex: cfg.PackageIndex, EgressDir: cfg.EgressDir,
+	g, err := OpenGrading(ctx, GradingConfig{Progress: io.Discard, Environments: true, PackageIndex: cfg.PackageIndex, EgressDir: cfg.EgressDir, Runtime: cfg.Sandbox.Runtime,
 		EgressLog: func(e egress.Entry) {
 			log.InfoContext(ctx, "egress", "host", e.Host, "method", e.Method, "path", e.Path, "status", e.Status, "bytes", e.Bytes, "denied", e.Denied)
 		}})
@@ -266,7 +266,7 @@ func jobsSetup(ctx context.Context, cfg jobs.Config, svc Config, st *serviceStor
 	if storeErr != nil {
 		return notGrading(storeErr), nil, nil
 	}
-	g, err := OpenGrading(ctx, GradingConfig{Progress: io.Discard, Environments: true, PackageIndex: svc.PackageIndex, EgressDir: svc.EgressDir,
+	g, err := OpenGrading(ctx, GradingConfig{Progress: io.Discard, Environments: true, PackageIndex: svc.PackageIndex, EgressDir: svc.EgressDir, Runtime: svc.Sandbox.Runtime,
 		EgressLog: func(e egress.Entry) {
 			log.InfoContext(ctx, "egress", "host", e.Host, "method", e.Method, "path", e.Path, "status", e.Status, "bytes", e.Bytes, "denied", e.Denied)
 		}})

@@ -134,6 +134,10 @@ type Isolation struct {
 	CapAmb string `json:"cap_amb"`
 	// NoNewPrivs is the test process's no_new_privs flag.
 	NoNewPrivs bool `json:"no_new_privs"`
+	// Inferred says which of these the runtime's /proc did not show and
+	// how the wrapper proved them instead (gVisor's lacks NoNewPrivs and
+	// CapAmb); empty when /proc showed them all.
+	Inferred string `json:"inferred,omitempty"`
 }
 
 // Report is the result of one grade. Its JSON field names are a stable
@@ -175,11 +179,14 @@ type Report struct {
 	// Sentinels is "ok" when every sentinel came out as expected,
 	// "wrong" when one did not, "absent" when the runner gave no evidence
 	// about them, and "none" when the runner does not use them.
-	Sentinels   string    `json:"sentinels"`
-	Isolation   Isolation `json:"isolation"`
-	Image       string    `json:"image"`
-	TestsDigest string    `json:"tests_digest"`
-	RepoDigest  string    `json:"repo_digest"`
+	Sentinels string    `json:"sentinels"`
+	Isolation Isolation `json:"isolation"`
+	Image     string    `json:"image"`
+	// Runtime is the OCI runtime the sandboxes ran under: runc, runsc
+	// (gVisor), or "default" (the engine's, unnamed).
+	Runtime     string `json:"runtime"`
+	TestsDigest string `json:"tests_digest"`
+	RepoDigest  string `json:"repo_digest"`
 	// Runner is the command that ran the tests inside the sandbox.
 	Runner          []string `json:"runner"`
 	ExitCode        int      `json:"exit_code"`

@@ -71,6 +71,10 @@ type Spec struct {
 	// StdoutLimit and StderrLimit bound what is kept of each stream.
 	StdoutLimit int64
 	StderrLimit int64
+	// Runtime is the OCI runtime the engine runs the sandbox with, by the
+	// name the engine knows it under (runsc: gVisor, a kernel of its own
+	// between the tests and the host's); the engine's default when empty.
+	Runtime string
 	// ProxySocket, when set, is the host path of the egress proxy's unix
 	// socket, mounted at ProxyMount: the one host mount a sandbox may have,
 	// and its only way to the package index. The network stays none.

@@ -128,6 +128,10 @@ type Isolation struct {
 	// Proven is true when every uid and gid is TestUID, every capability
 	// set is empty and no_new_privs is set.
 	Proven bool `json:"proven"`
+	// Inferred says which of these the runtime's /proc did not show and
+	// how they were proven instead (see proveIsolation); empty when /proc
+	// showed them all.
+	Inferred string `json:"inferred,omitempty"`
 	// Error says why the evidence could not be read.
 	Error string `json:"error,omitempty"`
 }
