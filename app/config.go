@@ -111,6 +111,10 @@ type Config struct {
 	PackageIndex string `yaml:"package_index"`
 	// Sandbox configures the sandboxes grades run in.
 	Sandbox SandboxConfig `yaml:"sandbox"`
+	// UIDSplit is "allowed" (the default), or "required": every grade
+	// whose uid split was not proven is refused, whatever the
+	// repository's grading.uid_split says.
+	UIDSplit string `yaml:"uid_split"`
 	// Role is what this service does: RoleAll (DefaultRole), RoleApp or
 	// RoleGrader. The split roles share one PostgreSQL database.
 	Role string `yaml:"role"`
@@ -167,6 +171,7 @@ var envKeys = []struct {
 	{"TESTFIRST_PACKAGE_INDEX", func(c *Config, v string) error { c.PackageIndex = strings.TrimSpace(v); return nil }},
 	{"TESTFIRST_EGRESS_DIR", func(c *Config, v string) error { c.EgressDir = v; return nil }},
 	{"TESTFIRST_SANDBOX_RUNTIME", func(c *Config, v string) error { c.Sandbox.Runtime = strings.TrimSpace(v); return nil }},
+	{"TESTFIRST_UID_SPLIT", func(c *Config, v string) error { c.UIDSplit = strings.TrimSpace(v); return nil }},
 	{"TESTFIRST_ROLE", func(c *Config, v string) error { c.Role = strings.TrimSpace(v); return nil }},
 }
 
@@ -243,7 +248,7 @@ func ParseConfigYAML(data []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, package_index, egress_dir, role, sandbox.runtime)", err)
+		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, package_index, egress_dir, role, sandbox.runtime, uid_split)", err)
 	}
 	return nil
 }
@@ -297,6 +302,9 @@ func (c *Config) validate() []error {
 	}
 	if c.EgressDir != "" && !filepath.IsAbs(c.EgressDir) {
 		bad("egress_dir %q: want an absolute path, the same on this machine and the engine's", c.EgressDir)
+	}
+	if c.UIDSplit != "" && c.UIDSplit != "allowed" && c.UIDSplit != "required" {
+		bad("uid_split %q: want allowed (the default: a grade without the uid split is posted with trust best_effort) or required (such a grade is refused), e.g. TESTFIRST_UID_SPLIT=required", c.UIDSplit)
 	}
 	switch c.Role {
 	case RoleAll:

@@ -103,3 +103,24 @@ func TestServeRefusesRoles(t *testing.T) {
 		t.Errorf("grader role without the app: %v; want a refusal naming TESTFIRST_GITHUB_APP_ID", err)
 	}
 }
+
+// TestLoadConfigUIDSplitAndRuntime: TESTFIRST_UID_SPLIT takes allowed or
+// required and nothing else; TESTFIRST_SANDBOX_RUNTIME and the file's
+// sandbox.runtime name the runtime, the environment winning.
+func TestLoadConfigUIDSplitAndRuntime(t *testing.T) {
+	c, err := LoadConfig("", env(map[string]string{"TESTFIRST_UID_SPLIT": "required"}))
+	if err != nil || c.UIDSplit != "required" {
+		t.Errorf("required: %q, %v", c.UIDSplit, err)
+	}
+	_, err = LoadConfig("", env(map[string]string{"TESTFIRST_UID_SPLIT": "strict"}))
+	if err == nil || !strings.Contains(err.Error(), `uid_split "strict"`) || !strings.Contains(err.Error(), "TESTFIRST_UID_SPLIT=required") {
+		t.Errorf("strict: %v; want an error naming the values", err)
+	}
+	file := writeFile(t, "testfirst.yml", "sandbox:\n  runtime: runsc\n")
+	if c, err := LoadConfig(file, env(nil)); err != nil || c.Sandbox.Runtime != "runsc" {
+		t.Errorf("file: %q, %v", c.Sandbox.Runtime, err)
+	}
+	if c, err := LoadConfig(file, env(map[string]string{"TESTFIRST_SANDBOX_RUNTIME": "runc"})); err != nil || c.Sandbox.Runtime != "runc" {
+		t.Errorf("environment: %q, %v", c.Sandbox.Runtime, err)
+	}
+}

@@ -136,7 +136,7 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 
 	metrics := jobs.NewMetrics(reg, d)
 	jcfg := jobs.Config{DB: d, GitHub: clients, PublicURL: cfg.PublicURL, Log: log, Metrics: metrics,
-		RescueAfter: cfg.JobRescueAfter, SyncInterval: cfg.SyncInterval}
+		RescueAfter: cfg.JobRescueAfter, SyncInterval: cfg.SyncInterval, RequireUIDSplit: cfg.UIDSplit == "required"}
 	var setup jobs.Setup
 	var closeGrading func()
 	if cfg.Role == RoleApp {
@@ -230,7 +230,7 @@ func startGrader(ctx context.Context, cfg Config, d *db.DB, reg prometheus.Regis
 	sweep(ctx, g, log)
 	metrics := jobs.NewMetrics(reg, d)
 	jcfg := jobs.Config{DB: d, GitHub: clients, PublicURL: cfg.PublicURL, Log: log, Metrics: metrics,
-		RescueAfter: cfg.JobRescueAfter, SyncInterval: cfg.SyncInterval}
+		RescueAfter: cfg.JobRescueAfter, SyncInterval: cfg.SyncInterval, RequireUIDSplit: cfg.UIDSplit == "required"}
 	return startJobs(ctx, cfg, d, jobs.NewGraderSetup(jcfg, r, g.Grader), metrics, closeAll)
 }
 

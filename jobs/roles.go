@@ -43,7 +43,7 @@ func NewGraderSetup(cfg Config, r *store.Reader, g *grader.Grader) Setup {
 	q := &gradeQueue{db: cfg.DB, publicURL: cfg.PublicURL, log: cfg.Log}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &GradeWorker{db: cfg.DB, github: cfg.GitHub, reader: r, grader: g, grades: q,
-		metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter})
+		metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter, requireUIDSplit: cfg.RequireUIDSplit})
 	river.AddWorker(workers, &VersionCheckWorker{db: cfg.DB, github: cfg.GitHub, store: r, grader: g, log: cfg.Log,
 		rescueAfter: cfg.RescueAfter})
 	river.AddWorker(workers, &workedElsewhere[DeliveryArgs]{role: "app"})

@@ -31,6 +31,9 @@ type Config struct {
 	// (no store keys, no Docker engine): its check runs and command
 	// replies say it.
 	GradingOff error
+	// RequireUIDSplit refuses every grade whose uid split was not proven
+	// (TESTFIRST_UID_SPLIT=required), whatever the repository says.
+	RequireUIDSplit bool
 }
 
 // Sealed is what grading needs: the hidden-test store opened as the web
@@ -67,7 +70,7 @@ func NewGradingSetup(cfg Config, s Sealed) Setup {
 	q := &gradeQueue{db: cfg.DB, store: s.Writer, publicURL: cfg.PublicURL, log: cfg.Log}
 	set := newSetup(cfg, q)
 	river.AddWorker(set.Workers, &GradeWorker{db: cfg.DB, github: cfg.GitHub, reader: s.Reader, grader: s.Grader, grades: q,
-		metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter})
+		metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter, requireUIDSplit: cfg.RequireUIDSplit})
 	river.AddWorker(set.Workers, &VersionCheckWorker{db: cfg.DB, github: cfg.GitHub, store: s.Reader, grader: s.Grader, log: cfg.Log,
 		rescueAfter: cfg.RescueAfter})
 	river.AddWorker(set.Workers, &SyncWorker{db: cfg.DB, github: cfg.GitHub, store: s.Writer, grades: q, publicURL: cfg.PublicURL, log: cfg.Log})

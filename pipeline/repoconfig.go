@@ -54,6 +54,10 @@ type RepoConfig struct {
 	// grade read the operator's package index, and nothing else
 	// (grading.network).
 	Network string
+	// UIDSplit is UIDSplitAllowed, or UIDSplitRequired to refuse a grade
+	// whose uid split was not proven instead of posting it best_effort
+	// (grading.uid_split).
+	UIDSplit string
 }
 
 // DefaultRepoConfig applies when a repository has no config file.
@@ -69,6 +73,7 @@ func DefaultRepoConfig() RepoConfig {
 		FastApproval:  3 * time.Minute,
 		Python:        grader.DefaultPython,
 		Network:       grader.NetworkNone,
+		UIDSplit:      UIDSplitAllowed,
 	}
 }
 
@@ -77,11 +82,12 @@ type repoConfigFile struct {
 	Label     *string  `yaml:"label"`
 	TestPaths []string `yaml:"test_paths"`
 	Grading   struct {
-		Timeout *string  `yaml:"timeout"`
-		Memory  *string  `yaml:"memory"`
-		CPUs    *float64 `yaml:"cpus"`
-		Pids    *int64   `yaml:"pids"`
-		Network *string  `yaml:"network"`
+		Timeout  *string  `yaml:"timeout"`
+		Memory   *string  `yaml:"memory"`
+		CPUs     *float64 `yaml:"cpus"`
+		Pids     *int64   `yaml:"pids"`
+		Network  *string  `yaml:"network"`
+		UIDSplit *string  `yaml:"uid_split"`
 	} `yaml:"grading"`
 	Environment struct {
 		Python *string `yaml:"python"`
@@ -173,6 +179,12 @@ func ParseRepoConfig(data []byte) (RepoConfig, error) {
 			bad("grading.network %q: want %s (the default) or %s (the grade may read the package index, nothing else)", *v, grader.NetworkNone, grader.NetworkMirror)
 		}
 		c.Network = *v
+	}
+	if v := f.Grading.UIDSplit; v != nil {
+		if *v != UIDSplitAllowed && *v != UIDSplitRequired {
+			bad("grading.uid_split %q: want %s (the default: a grade without the uid split is posted with trust best_effort) or %s (such a grade is refused)", *v, UIDSplitAllowed, UIDSplitRequired)
+		}
+		c.UIDSplit = *v
 	}
 	if v := f.Environment.Python; v != nil {
 		if _, err := grader.BaseRecipeFor(*v); err != nil {
