@@ -9,7 +9,7 @@ RUNDIR  := var/run
 
 export TESTFIRST_WRAPPER := $(BIN)/testfirst-wrapper
 
-.PHONY: all build deps image docker test vet unit fuzz run demo bench clean
+.PHONY: all build deps image docker test test-runsc vet unit fuzz run demo bench clean
 
 all: build
 
@@ -40,7 +40,14 @@ TEST_POSTGRES_URL ?= postgres://testfirst:testfirst@127.0.0.1:5432/testfirst?ssl
 
 test: image vet
 	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_TEST_POSTGRES_URL='$(TEST_POSTGRES_URL)' $(GO) test -count=1 -timeout 30m ./...
+	@$(MAKE) --no-print-directory test-runsc
 	@$(MAKE) --no-print-directory fuzz
+
+## test-runsc: the adversarial corpus and the honest sample cases again,
+# every sandbox under gVisor's runsc (registered by scripts/ensure-deps.sh);
+# about 4.5 minutes on 2 cores
+test-runsc: image
+	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_SANDBOX_RUNTIME=runsc $(GO) test -count=1 -timeout 30m -run '^(TestAttacks|TestSampleCases)$$' ./test/
 
 ## fuzz: every fuzz test for FUZZTIME each (intake, configuration, links)
 FUZZTIME ?= 10s
@@ -73,9 +80,9 @@ demo: image
 	$(BIN)/testfirst grade --repo $(RUNDIR)/pr --tests $(SAMPLE)/hidden \
 		--base $(SAMPLE)/base --reference $(SAMPLE)/reference.patch --format text
 
-## bench: sealed against bare pytest on a suite of about 2 s
+## bench: sealed (default runtime and gVisor's runsc) against bare pytest on a suite of about 2 s
 bench: image
-	$(BIN)/testfirst bench grade --repo test/testdata/bench/repo --tests test/testdata/bench/hidden --runs 10
+	$(BIN)/testfirst bench grade --repo test/testdata/bench/repo --tests test/testdata/bench/hidden --runs 10 --runtime runsc
 
 clean:
 	rm -rf $(BIN) var/run

@@ -137,8 +137,8 @@ func TestBenchGrade(t *testing.T) {
 	testenv.Grading(t)
 	t.Setenv("TESTFIRST_WRAPPER", testenv.Wrapper(t))
 	bench := filepath.Join(testenv.RepoRoot(), "test", "testdata", "bench")
-	code, stdout, stderr := runCLI(t, "bench", "grade", "--repo", filepath.Join(bench, "repo"), "--tests", filepath.Join(bench, "hidden"), "--runs", "1")
-	if code != exitPass || !strings.Contains(stdout, "median  sealed") {
+	code, stdout, stderr := runCLI(t, "bench", "grade", "--repo", filepath.Join(bench, "repo"), "--tests", filepath.Join(bench, "hidden"), "--runs", "1", "--runtime", "runsc")
+	if code != exitPass || !strings.Contains(stdout, "median  sealed") || !strings.Contains(stdout, "sealed under runsc") {
 		t.Errorf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
 }
