@@ -201,3 +201,19 @@ func TestHelp(t *testing.T) {
 		t.Errorf("help of an unknown command: %d %q", code, stdout)
 	}
 }
+
+// TestServeRoleFlag: --role is validated with the configuration and wins
+// over TESTFIRST_ROLE; a split role on the default SQLite database is
+// refused before anything starts.
+func TestServeRoleFlag(t *testing.T) {
+	t.Setenv("TESTFIRST_ROLE", "all")
+	t.Setenv("TESTFIRST_DATABASE_URL", "")
+	code, _, stderr := runCLI(t, "serve", "--role", "grader")
+	if code != exitUsage || !strings.Contains(stderr, "role grader") || !strings.Contains(stderr, "PostgreSQL") {
+		t.Errorf("serve --role grader on SQLite: exit %d\n%s", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "serve", "--role", "web")
+	if code != exitUsage || !strings.Contains(stderr, `role "web"`) {
+		t.Errorf("serve --role web: exit %d\n%s", code, stderr)
+	}
+}
