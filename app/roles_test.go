@@ -2,12 +2,19 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/testfirst-app/testfirst/test/fakegithub"
 )
 
 // TestLoadConfigRole: the role comes from the file or the environment,
@@ -122,5 +129,69 @@ func TestLoadConfigUIDSplitAndRuntime(t *testing.T) {
 	}
 	if c, err := LoadConfig(file, env(map[string]string{"TESTFIRST_SANDBOX_RUNTIME": "runc"})); err != nil || c.Sandbox.Runtime != "runc" {
 		t.Errorf("environment: %q, %v", c.Sandbox.Runtime, err)
+	}
+}
+
+// testPostgres returns TESTFIRST_TEST_POSTGRES_URL with a fresh schema as
+// its search path, dropped after the test; it skips without one.
+func testPostgres(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("TESTFIRST_TEST_POSTGRES_URL")
+	if base == "" {
+		t.Skip("TESTFIRST_TEST_POSTGRES_URL is not set")
+	}
+	conn, err := pgx.Connect(t.Context(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := fmt.Sprintf("app_roles_%d", time.Now().UnixNano())
+	if _, err := conn.Exec(t.Context(), "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		conn.Close(context.Background())
+	})
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	return base + sep + "search_path=" + schema
+}
+
+// TestServeRolesSayWhatIsMissing: past the checks of the configuration,
+// a split role that lacks what it needs refuses to start naming it: the
+// app without the store's writer side (the grader's recipients), the
+// grader without its identity.
+func TestServeRolesSayWhatIsMissing(t *testing.T) {
+	t.Chdir(t.TempDir())
+	gh := fakegithub.New(t)
+	key := writeFile(t, "app.pem", string(gh.PrivateKeyPEM()))
+	secret := writeFile(t, "secret", "s\n")
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, k := range []string{EnvGraderRecipients, EnvGraderIdentity, EnvCardRecipients, EnvCardIdentity} {
+		t.Setenv(k, "")
+	}
+	for _, tt := range []struct {
+		role string
+		want []string
+	}{
+		{RoleApp, []string{"role app", "hidden test store", EnvGraderRecipients}},
+		{RoleGrader, []string{"role grader", "hidden test store", "no identity", EnvGraderIdentity}},
+	} {
+		c, err := LoadConfig("", env(map[string]string{"TESTFIRST_ROLE": tt.role, "TESTFIRST_DATABASE_URL": testPostgres(t),
+			"TESTFIRST_GITHUB_API_URL": gh.URL(), "TESTFIRST_GITHUB_APP_ID": strconv.FormatInt(gh.AppID(), 10),
+			"TESTFIRST_GITHUB_PRIVATE_KEY_FILE": key, "TESTFIRST_WEBHOOK_SECRET_FILE": secret, "TESTFIRST_LISTEN": "127.0.0.1:0",
+			"TESTFIRST_STORE_URL": "file://" + filepath.Join(t.TempDir(), "hidden")}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = Serve(t.Context(), c, log, nil)
+		t.Logf("role %s: %v", tt.role, err)
+		for _, w := range tt.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("role %s without its keys: %v; want it to say %q", tt.role, err, w)
+			}
+		}
 	}
 }
