@@ -45,7 +45,7 @@ test: image vet
 
 ## test-runsc: the adversarial corpus and the honest sample cases again,
 # every sandbox under gVisor's runsc (registered by scripts/ensure-deps.sh);
-# about 4.5 minutes on 2 cores
+# 3 to 4.5 minutes on 2 cores (docs/benchmarks.md)
 test-runsc: image
 	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_SANDBOX_RUNTIME=runsc $(GO) test -count=1 -timeout 30m -run '^(TestAttacks|TestSampleCases)$$' ./test/
 
