@@ -9,7 +9,7 @@ RUNDIR  := var/run
 
 export TESTFIRST_WRAPPER := $(BIN)/testfirst-wrapper
 
-.PHONY: all build deps image docker test test-agents vet unit fuzz run demo bench clean
+.PHONY: all build deps image docker test test-agents test-runsc vet unit fuzz run demo bench clean
 
 all: build
 
@@ -40,6 +40,7 @@ TEST_POSTGRES_URL ?= postgres://testfirst:testfirst@127.0.0.1:5432/testfirst?ssl
 
 test: image vet
 	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_TEST_POSTGRES_URL='$(TEST_POSTGRES_URL)' $(GO) test -count=1 -timeout 30m ./...
+	@$(MAKE) --no-print-directory test-runsc
 	@$(MAKE) --no-print-directory fuzz
 
 ## test-agents: the claude-code and codex presets' real CLIs in the agent sandbox
@@ -47,6 +48,12 @@ test: image vet
 # the npm registry (registry.npmjs.org must be reachable) the first time
 test-agents: deps
 	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_AGENT_PRESETS=1 $(GO) test -count=1 -timeout 20m -run '^TestPreset(CLIs|ImagePins)$$' -v ./test/
+
+## test-runsc: the adversarial corpus and the honest sample cases again,
+# every sandbox under gVisor's runsc (registered by scripts/ensure-deps.sh);
+# 3 to 4.5 minutes on 2 cores (docs/benchmarks.md)
+test-runsc: image
+	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_SANDBOX_RUNTIME=runsc $(GO) test -count=1 -timeout 30m -run '^(TestAttacks|TestSampleCases)$$' ./test/
 
 ## fuzz: every fuzz test for FUZZTIME each (intake, configuration, links)
 FUZZTIME ?= 10s
@@ -79,9 +86,9 @@ demo: image
 	$(BIN)/testfirst grade --repo $(RUNDIR)/pr --tests $(SAMPLE)/hidden \
 		--base $(SAMPLE)/base --reference $(SAMPLE)/reference.patch --format text
 
-## bench: sealed against bare pytest on a suite of about 2 s
+## bench: sealed (default runtime and gVisor's runsc) against bare pytest on a suite of about 2 s
 bench: image
-	$(BIN)/testfirst bench grade --repo test/testdata/bench/repo --tests test/testdata/bench/hidden --runs 10
+	$(BIN)/testfirst bench grade --repo test/testdata/bench/repo --tests test/testdata/bench/hidden --runs 10 --runtime runsc
 
 clean:
 	rm -rf $(BIN) var/run

@@ -47,6 +47,23 @@ const (
 	DefaultSessionKeyFile = "var/session-key"
 )
 
+// The roles serve can run in (Config.Role).
+const (
+	// RoleAll is the one-machine service: webhooks, the card, every job,
+	// grades included.
+	RoleAll = "all"
+	// RoleApp takes webhooks, serves the card and works every job but
+	// grades and base checks, which it enqueues for a grader. It holds the
+	// store's writer side and never the grader's identity.
+	RoleApp = "app"
+	// RoleGrader works only the grades and base checks; it holds the
+	// grader's identity and the sandbox engine, and answers /healthz,
+	// /readyz and /metrics only.
+	RoleGrader = "grader"
+	// DefaultRole is RoleAll, the one-machine service.
+	DefaultRole = RoleAll
+)
+
 // EnvConfigFile names the optional YAML configuration file.
 const EnvConfigFile = "TESTFIRST_CONFIG"
 
@@ -100,6 +117,13 @@ type Config struct {
 	// mirror may read; environment.DefaultIndex when empty. It is the
 	// operator's setting, never a repository's.
 	PackageIndex string `yaml:"package_index"`
+	// UIDSplit is "allowed" (the default), or "required": every grade
+	// whose uid split was not proven is refused, whatever the
+	// repository's grading.uid_split says.
+	UIDSplit string `yaml:"uid_split"`
+	// Role is what this service does: RoleAll (DefaultRole), RoleApp or
+	// RoleGrader. The split roles share one PostgreSQL database.
+	Role string `yaml:"role"`
 	// EgressDir is where the egress proxies' unix sockets are made (the
 	// system's temporary directory when empty). The engine bind-mounts
 	// them by path: when testfirst runs in a container beside the host's
@@ -158,6 +182,9 @@ var envKeys = []struct {
 	{"TESTFIRST_PACKAGE_INDEX", func(c *Config, v string) error { c.PackageIndex = strings.TrimSpace(v); return nil }},
 	{"TESTFIRST_EGRESS_DIR", func(c *Config, v string) error { c.EgressDir = v; return nil }},
 	{"TESTFIRST_AGENT_BUILD_CA_FILE", func(c *Config, v string) error { c.AgentBuildCAFile = v; return nil }},
+	{"TESTFIRST_SANDBOX_RUNTIME", func(c *Config, v string) error { c.Sandbox.Runtime = strings.TrimSpace(v); return nil }},
+	{"TESTFIRST_UID_SPLIT", func(c *Config, v string) error { c.UIDSplit = strings.TrimSpace(v); return nil }},
+	{"TESTFIRST_ROLE", func(c *Config, v string) error { c.Role = strings.TrimSpace(v); return nil }},
 }
 
 // durationSetting parses a Go duration ("15s", "1h30m") into a setting.
@@ -186,6 +213,7 @@ func DefaultConfig() Config {
 
 		SandboxSweepInterval: DefaultSandboxSweepInterval,
 		Agents:               agent.DefaultConfig(),
+		Role:                 DefaultRole,
 	}
 }
 
@@ -244,7 +272,7 @@ func ParseConfigYAML(data []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, sandbox_sweep_interval, package_index, egress_dir, agent_build_ca_file, sandbox: provider, kubernetes: namespace, runtime_class, kubeconfig, image, model_apis, harnesses, agents)", err)
+		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, sandbox_sweep_interval, package_index, egress_dir, agent_build_ca_file, role, uid_split, sandbox: provider, runtime, kubernetes: namespace, runtime_class, kubeconfig, image, model_apis, harnesses, agents)", err)
 	}
 	agents, err := agent.Parse(data)
 	if err != nil {
@@ -303,6 +331,18 @@ func (c *Config) validate() []error {
 	}
 	if c.EgressDir != "" && !filepath.IsAbs(c.EgressDir) {
 		bad("egress_dir %q: want an absolute path, the same on this machine and the engine's", c.EgressDir)
+	}
+	if c.UIDSplit != "" && c.UIDSplit != "allowed" && c.UIDSplit != "required" {
+		bad("uid_split %q: want allowed (the default: a grade without the uid split is posted with trust best_effort) or required (such a grade is refused), e.g. TESTFIRST_UID_SPLIT=required", c.UIDSplit)
+	}
+	switch c.Role {
+	case RoleAll:
+	case RoleApp, RoleGrader:
+		if u, err := url.Parse(c.DatabaseURL); err == nil && u.Scheme == "sqlite" {
+			bad("role %s with database_url %q: the app and grader roles are separate services, usually on separate machines, that share one database over the network; a SQLite file lives on one machine's disk, and serve keeps it with one connection and no notifications between processes: use PostgreSQL (TESTFIRST_DATABASE_URL=postgres://...), or role all on SQLite", c.Role, c.DatabaseURL)
+		}
+	default:
+		bad("role %q: want all (one service does everything), app (webhooks, the card, every job but grades) or grader (grades and base checks only)", c.Role)
 	}
 	if c.SyncInterval < time.Second {
 		bad("store_sync_interval %s: want at least 1s, e.g. 15s", c.SyncInterval)

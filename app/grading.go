@@ -45,6 +45,10 @@ type GradingConfig struct {
 	// EgressDir is where the proxies' sockets are made; the system's
 	// temporary directory when empty.
 	EgressDir string
+	// Runtime is the engine's OCI runtime every grade's sandboxes run
+	// under (runsc: gVisor); the engine's default when empty. Dependency
+	// environments are built under the default runtime.
+	Runtime string
 }
 
 // Grading is a connected grader and the engine behind it.
@@ -53,6 +57,9 @@ type Grading struct {
 	Docker  *docker.Engine
 	Image   string
 	ImageID string
+	// Runtime is the name of the OCI runtime the grades run under, the
+	// engine's default resolved.
+	Runtime string
 	// Environments builds the dependency environments, when GradingConfig
 	// asked for them.
 	Environments *environment.Environments
@@ -89,13 +96,20 @@ func OpenGrading(ctx context.Context, cfg GradingConfig) (*Grading, error) {
 	if cfg.Progress == nil {
 		cfg.Progress = io.Discard
 	}
+	runtime, err := engine.Runtime(ctx, cfg.Runtime)
+	if err != nil {
+		return nil, err
+	}
 	ref, id, err := grader.EnsureImage(ctx, engine, cfg.BaseImage, bin, cfg.Progress)
 	if err != nil {
 		return nil, fmt.Errorf("grader image: %w", err)
 	}
-	g := &Grading{Docker: engine, Image: ref, ImageID: id}
+	g := &Grading{Docker: engine, Image: ref, ImageID: id, Runtime: runtime}
+	// The default runtime is the engine's choice: named in the report,
+	// never forced on the container.
+	opts := []grader.Option{grader.WithRuntime(cfg.Runtime), grader.WithDefaultRuntime(runtime)}
 	if !cfg.Environments {
-		g.Grader = grader.New(engine, ref, id)
+		g.Grader = grader.New(engine, ref, id, opts...)
 		return g, nil
 	}
 	if cfg.BaseImage != "" {
@@ -105,7 +119,7 @@ func OpenGrading(ctx context.Context, cfg GradingConfig) (*Grading, error) {
 		g.Close()
 		return nil, err
 	}
-	g.Grader = grader.New(engine, ref, id, grader.WithEnvironments(g.Environments))
+	g.Grader = grader.New(engine, ref, id, append(opts, grader.WithEnvironments(g.Environments))...)
 	return g, nil
 }
 

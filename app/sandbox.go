@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/jobs"
+	"github.com/testfirst-app/testfirst/sandbox/egress"
 	"github.com/testfirst-app/testfirst/sandbox/kubernetes"
 )
 
@@ -27,6 +30,12 @@ const (
 type SandboxConfig struct {
 	// Provider is ProviderDocker (also when empty) or ProviderKubernetes.
 	Provider string `yaml:"provider"`
+	// Runtime is the Docker engine's OCI runtime every grade's sandboxes
+	// run under, by the name the engine has for it (runsc: gVisor, see
+	// scripts/ensure-deps.sh); the engine's default when empty. Checked
+	// against the engine when grading starts. The Kubernetes provider's
+	// is Kubernetes.RuntimeClass.
+	Runtime string `yaml:"runtime"`
 	// Kubernetes configures ProviderKubernetes.
 	Kubernetes KubernetesSandboxConfig `yaml:"kubernetes"`
 }
@@ -78,6 +87,9 @@ func (s SandboxConfig) validate() []error {
 			errs = append(errs, errors.New("sandbox.kubernetes is set but sandbox.provider is not kubernetes: set sandbox.provider: kubernetes (TESTFIRST_SANDBOX_PROVIDER=kubernetes), or drop the kubernetes settings"))
 		}
 	case ProviderKubernetes:
+		if s.Runtime != "" {
+			errs = append(errs, fmt.Errorf("sandbox.runtime %q is the Docker provider's: on kubernetes set sandbox.kubernetes.runtime_class (TESTFIRST_SANDBOX_KUBERNETES_RUNTIME_CLASS) instead", s.Runtime))
+		}
 		if err := k.engineConfig().Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("sandbox.kubernetes: %w", err))
 		}
@@ -131,3 +143,41 @@ var (
 	_ grader.Sandbox = (*kubernetes.Engine)(nil)
 	_ jobs.Sandboxes = (*kubernetes.Engine)(nil)
 )
+
+// sealedGrading is the grader of a service, on the provider its
+// configuration names, with what the sweeper and a rescued job clear.
+type sealedGrading struct {
+	Grader    *grader.Grader
+	Sandboxes jobs.Sandboxes
+	// Docker is the Docker provider's grading (its engine, image and
+	// dependency environments); nil on Kubernetes.
+	Docker *Grading
+	Close  func()
+}
+
+// openSealedGrading opens the grader on svc's sandbox provider: the Docker
+// engine with its dependency environments and egress proxies, or the
+// cluster's sandbox namespace.
+func openSealedGrading(ctx context.Context, svc Config, log *slog.Logger) (*sealedGrading, error) {
+	if svc.Sandbox.Provider == ProviderKubernetes {
+		kg, err := OpenKubernetesGrading(ctx, svc.Sandbox.Kubernetes)
+		if err != nil {
+			return nil, err
+		}
+		log.InfoContext(ctx, "sandbox provider", "provider", ProviderKubernetes, "namespace", svc.Sandbox.Kubernetes.Namespace,
+			"runtime_class", svc.Sandbox.Kubernetes.RuntimeClass, "image", kg.Image)
+		return &sealedGrading{Grader: kg.Grader, Sandboxes: kg.Engine, Close: func() {}}, nil
+	}
+	g, err := OpenGrading(ctx, GradingConfig{Progress: io.Discard, Environments: true, PackageIndex: svc.PackageIndex, EgressDir: svc.EgressDir, Runtime: svc.Sandbox.Runtime,
+		EgressLog: func(e egress.Entry) {
+			log.InfoContext(ctx, "egress", "host", e.Host, "method", e.Method, "path", e.Path, "status", e.Status, "bytes", e.Bytes, "denied", e.Denied)
+		}})
+	if err != nil {
+		return nil, err
+	}
+	return &sealedGrading{Grader: g.Grader, Sandboxes: g.Docker, Docker: g, Close: func() {
+		if err := g.Close(); err != nil {
+			log.WarnContext(ctx, "stop egress proxies", "err", err)
+		}
+	}}, nil
+}

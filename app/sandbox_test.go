@@ -45,6 +45,7 @@ func TestLoadConfigSandboxErrors(t *testing.T) {
 		{map[string]string{"TESTFIRST_SANDBOX_PROVIDER": "kubernetes", "TESTFIRST_SANDBOX_KUBERNETES_NAMESPACE": "Bad_NS", "TESTFIRST_SANDBOX_KUBERNETES_IMAGE": image}, `sandbox namespace "Bad_NS" is not a Kubernetes namespace name`},
 		{map[string]string{"TESTFIRST_SANDBOX_PROVIDER": "kubernetes", "TESTFIRST_SANDBOX_KUBERNETES_NAMESPACE": "ns", "TESTFIRST_SANDBOX_KUBERNETES_RUNTIME_CLASS": "g visor", "TESTFIRST_SANDBOX_KUBERNETES_IMAGE": image}, `sandbox runtime class "g visor"`},
 		{map[string]string{"TESTFIRST_SANDBOX_PROVIDER": "kubernetes", "TESTFIRST_SANDBOX_KUBERNETES_NAMESPACE": "ns"}, "sandbox.kubernetes.image is not set"},
+		{map[string]string{"TESTFIRST_SANDBOX_PROVIDER": "kubernetes", "TESTFIRST_SANDBOX_KUBERNETES_NAMESPACE": "ns", "TESTFIRST_SANDBOX_KUBERNETES_IMAGE": image, "TESTFIRST_SANDBOX_RUNTIME": "runsc"}, `sandbox.runtime "runsc" is the Docker provider's: on kubernetes set sandbox.kubernetes.runtime_class`},
 		{map[string]string{"TESTFIRST_SANDBOX_PROVIDER": "kubernetes", "TESTFIRST_SANDBOX_KUBERNETES_NAMESPACE": "ns", "TESTFIRST_SANDBOX_KUBERNETES_IMAGE": "registry.example/testfirst-grader:latest"}, "want a reference pinned by digest"},
 	} {
 		_, err := LoadConfig("", env(tt.env))

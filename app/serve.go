@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -19,7 +19,6 @@ import (
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/handlers"
 	"github.com/testfirst-app/testfirst/jobs"
-	"github.com/testfirst-app/testfirst/sandbox/egress"
 )
 
 // shutdownGrace bounds how long serve waits for requests and jobs in
@@ -44,7 +43,14 @@ func Migrate(ctx context.Context, cfg Config) error {
 // cfg.Listen. listening, when set, receives the bound address. Without app
 // credentials it serves the app's registration instead, and returns
 // ErrConfigured once they are stored.
+//
+// cfg.Role splits the service: RoleApp does all but grading, RoleGrader
+// only grades (see the constants); each refuses to start, saying why, when
+// it lacks what it needs or holds what it must not.
 func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(addr string)) error {
+	if err := checkRole(cfg, os.Getenv); err != nil {
+		return err
+	}
 	d, err := db.Open(ctx, cfg.DatabaseURL)
 	if err != nil {
 		return err
@@ -63,6 +69,14 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 			return *p
 		}
 		return nil
+	}
+	if cfg.Role == RoleGrader {
+		handlers.RegisterProbes(mux, handlers.ServiceConfig{Ready: d.Ready, Registry: reg, Log: log})
+		stop, err := startGrader(ctx, cfg, d, reg, log)
+		if err != nil {
+			return err
+		}
+		return serveHTTP(ctx, cfg, mux, log, listening, nil, stop)
 	}
 	handlers.RegisterService(mux, handlers.ServiceConfig{Ready: d.Ready, Degraded: degraded, Registry: reg, Secrets: cfg.WebhookSecrets,
 		Intake: jobs.NewIntake(d), Log: log})
@@ -105,7 +119,10 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 
 	// The store's keys are needed by the card and by grading; without
 	// them the service still takes deliveries.
-	st, storeErr := openServiceStore(ctx, cfg.StoreURL)
+	st, storeErr := openStoreSides(ctx, cfg.StoreURL, cfg.Role != RoleApp)
+	if storeErr != nil && cfg.Role == RoleApp {
+		return nil, fmt.Errorf("role app: %w", storeErr)
+	}
 	closeStore := func() {}
 	if storeErr == nil {
 		closeStore = func() { st.close() }
@@ -117,9 +134,13 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 
 	metrics := jobs.NewMetrics(reg, d)
 	jcfg := jobs.Config{DB: d, GitHub: clients, PublicURL: cfg.PublicURL, Log: log, Metrics: metrics,
-		RescueAfter: cfg.JobRescueAfter, SyncInterval: cfg.SyncInterval, SandboxSweepInterval: cfg.SandboxSweepInterval}
-	setup, closeGrading, err := jobsSetup(ctx, jcfg, cfg, st, storeErr, log, gradingOff)
-	if err != nil {
+		RescueAfter: cfg.JobRescueAfter, SyncInterval: cfg.SyncInterval, SandboxSweepInterval: cfg.SandboxSweepInterval,
+		RequireUIDSplit: cfg.UIDSplit == "required"}
+	var setup jobs.Setup
+	var closeGrading func()
+	if cfg.Role == RoleApp {
+		setup = jobs.NewAppSetup(jcfg, st.writer)
+	} else if setup, closeGrading, err = jobsSetup(ctx, jcfg, cfg, st, storeErr, log, gradingOff); err != nil {
 		closeStore()
 		return nil, err
 	}
@@ -127,6 +148,12 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 		prevClose := closeStore
 		closeStore = func() { closeGrading(); prevClose() }
 	}
+	return startJobs(ctx, cfg, d, setup, metrics, closeStore)
+}
+
+// startJobs starts the job workers of setup; the returned function stops
+// them and then calls closeFn (which startJobs also calls when it fails).
+func startJobs(ctx context.Context, cfg Config, d *db.DB, setup jobs.Setup, metrics *jobs.Metrics, closeFn func()) (func(context.Context) error, error) {
 	client, err := d.NewJobClient(setup.Workers, setup.Queues, db.WithRiverConfig(func(c *river.Config) {
 		c.PeriodicJobs = append(c.PeriodicJobs, setup.Periodic...)
 		c.RescueStuckJobsAfter = cfg.JobRescueAfter
@@ -135,14 +162,14 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 		c.JobTimeout = min(time.Minute, cfg.JobRescueAfter/2)
 	}))
 	if err != nil {
-		closeStore()
+		closeFn()
 		return nil, err
 	}
 	events, stopEvents := client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed, river.EventKindJobCancelled)
 	go metrics.Observe(events)
 	if err := client.Start(ctx); err != nil {
 		stopEvents()
-		closeStore()
+		closeFn()
 		return nil, fmt.Errorf("start job workers: %w", err)
 	}
 	stopSweeper := startSweeper(ctx, setup.Sweeper)
@@ -150,7 +177,7 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 		err := client.Stop(ctx)
 		stopSweeper()
 		stopEvents()
-		closeStore()
+		closeFn()
 		return err
 	}, nil
 }
@@ -166,6 +193,57 @@ func startSweeper(ctx context.Context, s *jobs.SandboxSweeper) func() {
 	done := make(chan struct{})
 	go func() { defer close(done); s.Run(sctx) }()
 	return func() { cancel(); <-done }
+}
+
+// checkRole is the start-up check of the split roles that the
+// configuration alone cannot make: the app role refuses the grader's
+// identity, the grader role needs the app's credentials.
+func checkRole(cfg Config, getenv func(string) string) error {
+	if cfg.Role != RoleAll && len(cfg.Agents.Harnesses) > 0 {
+		return fmt.Errorf("role %s: harnesses are configured, and agents run only in role all: a writer's results go into the store through the app's create-only side while it runs in a sandbox on the grader's engine; serve with --role all, or drop model_apis, harnesses and agents", cfg.Role)
+	}
+	switch cfg.Role {
+	case RoleApp:
+		return refuseGraderIdentity(getenv)
+	case RoleGrader:
+		if !cfg.HasApp() {
+			return errors.New("role grader: no GitHub App configured: the grader fetches trees and completes check runs as the app; set TESTFIRST_GITHUB_APP_ID and TESTFIRST_GITHUB_PRIVATE_KEY_FILE (register the app from the app role's setup page first)")
+		}
+	}
+	return nil
+}
+
+// startGrader starts the grader role: it proves the app's credentials,
+// opens the store's grader side and the sealed grader, and works the
+// grades and base checks. It refuses to start without any of them.
+func startGrader(ctx context.Context, cfg Config, d *db.DB, reg prometheus.Registerer, log *slog.Logger) (func(context.Context) error, error) {
+	clients, err := github.NewClients(github.AppConfig{AppID: cfg.GitHubAppID, PrivateKey: cfg.PrivateKey, BaseURL: cfg.GitHubAPIURL})
+	if err != nil {
+		return nil, err
+	}
+	app, err := clients.App(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("role grader: prove the GitHub App's credentials (GET /app): %w: check TESTFIRST_GITHUB_APP_ID and the key in TESTFIRST_GITHUB_PRIVATE_KEY_FILE", err)
+	}
+	log.InfoContext(ctx, "github app", "app", app.Slug, "id", app.ID, "role", cfg.Role)
+	r, closeStore, err := openGraderStore(ctx, cfg.StoreURL)
+	if err != nil {
+		return nil, err
+	}
+	g, err := openSealedGrading(ctx, cfg, log)
+	if err != nil {
+		closeStore()
+		return nil, fmt.Errorf("role grader: sealed grader: %w", err)
+	}
+	closeAll := func() {
+		g.Close()
+		closeStore()
+	}
+	metrics := jobs.NewMetrics(reg, d)
+	jcfg := jobs.Config{DB: d, GitHub: clients, PublicURL: cfg.PublicURL, Log: log, Metrics: metrics,
+		RescueAfter: cfg.JobRescueAfter, SyncInterval: cfg.SyncInterval, SandboxSweepInterval: cfg.SandboxSweepInterval,
+		RequireUIDSplit: cfg.UIDSplit == "required"}
+	return startJobs(ctx, cfg, d, jobs.NewGraderSetup(jcfg, r, g.Grader, g.Sandboxes), metrics, closeAll)
 }
 
 // jobsSetup decides, once, whether this replica grades: with the store's
@@ -190,26 +268,24 @@ func jobsSetup(ctx context.Context, cfg jobs.Config, svc Config, st *serviceStor
 	if storeErr != nil {
 		return notGrading(storeErr), nil, nil
 	}
-	g, err := OpenGrading(ctx, GradingConfig{Progress: io.Discard, Environments: true, PackageIndex: svc.PackageIndex, EgressDir: svc.EgressDir,
-		EgressLog: func(e egress.Entry) {
-			log.InfoContext(ctx, "egress", "host", e.Host, "method", e.Method, "path", e.Path, "status", e.Status, "bytes", e.Bytes, "denied", e.Denied)
-		}})
+	g, err := openSealedGrading(ctx, svc, log)
 	if err != nil {
 		return notGrading(fmt.Errorf("sealed grader: %w", err)), nil, nil
 	}
-	closeGrading := func() {
-		if err := g.Close(); err != nil {
-			log.WarnContext(ctx, "stop egress proxies", "err", err)
-		}
+	// The agents run beside the grades, on the same Docker engine.
+	if len(svc.Agents.Harnesses) > 0 && g.Docker == nil {
+		g.Close()
+		return jobs.Setup{}, nil, errors.New("harnesses are configured but sandbox.provider is kubernetes: agents run on the Docker provider only; drop model_apis, harnesses and agents, or grade on docker")
 	}
-	// The agents run beside the grades, on the same engine.
-	if cfg.Agents, err = openAgents(ctx, svc, g, log); err != nil {
-		closeGrading()
-		return jobs.Setup{}, nil, err
+	if g.Docker != nil {
+		if cfg.Agents, err = openAgents(ctx, svc, g.Docker, log); err != nil {
+			g.Close()
+			return jobs.Setup{}, nil, err
+		}
 	}
 	// The sandboxes a crash left behind go once past their deadline: the
 	// setup's sweeper looks at once and then periodically.
-	return jobs.NewGradingSetup(cfg, jobs.Sealed{Writer: st.writer, Reader: st.reader, Grader: g.Grader, Sandboxes: g.Docker}), closeGrading, nil
+	return jobs.NewGradingSetup(cfg, jobs.Sealed{Writer: st.writer, Reader: st.reader, Grader: g.Grader, Sandboxes: g.Sandboxes}), g.Close, nil
 }
 
 // serveHTTP answers HTTP on cfg.Listen until ctx ends, the server fails,

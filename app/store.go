@@ -149,6 +149,12 @@ type serviceStore struct {
 // openServiceStore opens the store at url for serve. It fails when the web
 // side cannot be had; a missing grader identity leaves reader nil.
 func openServiceStore(ctx context.Context, url string) (*serviceStore, error) {
+	return openStoreSides(ctx, url, true)
+}
+
+// openStoreSides opens the store's web side, and its grader side when
+// withReader: the app role never opens the grader's identity.
+func openStoreSides(ctx context.Context, url string, withReader bool) (*serviceStore, error) {
 	blobs, closeFn, err := store.OpenBlobs(ctx, url)
 	if err != nil {
 		return nil, fmt.Errorf("hidden test store: %w", err)
@@ -159,8 +165,39 @@ func openServiceStore(ctx context.Context, url string) (*serviceStore, error) {
 		return nil, fmt.Errorf("hidden test store: %w", err)
 	}
 	s := &serviceStore{writer: w, close: closeFn}
+	if !withReader {
+		s.readerErr = errors.New("the app role holds no grader identity")
+		return s, nil
+	}
 	if s.reader, err = storeReader(blobs); err != nil {
 		s.readerErr = fmt.Errorf("hidden test store: %w", err)
 	}
 	return s, nil
+}
+
+// openGraderStore opens the store at url as the grader role does: the
+// grader's side only, with the grader's identity; no recipients, no card
+// identity.
+func openGraderStore(ctx context.Context, url string) (*store.Reader, func() error, error) {
+	r, closeFn, err := OpenStoreReader(ctx, url)
+	if err != nil {
+		return nil, nil, fmt.Errorf("role grader: hidden test store: %w", err)
+	}
+	return r, closeFn, nil
+}
+
+// refuseGraderIdentity is the app role's start-up check: the grader's
+// identity must not be within its reach, neither named by
+// TESTFIRST_GRADER_IDENTITY_FILE nor at the default path. It looks at the
+// setting and the path's existence only, and opens nothing.
+func refuseGraderIdentity(getenv func(string) string) error {
+	if p := getenv(EnvGraderIdentity); p != "" {
+		return fmt.Errorf("role app: %s is set (%s): the app role must never hold the grader's identity; unset it here and give it to the grader role only (the app seals with the grader's public recipients, %s)",
+			EnvGraderIdentity, p, EnvGraderRecipients)
+	}
+	if _, err := os.Lstat(DefaultGraderIdentity); err == nil {
+		return fmt.Errorf("role app: the grader's identity is at %s in this service's working directory: the app role must never hold it; move it to the grader role's machine, and give the app the grader's public recipients (%s)",
+			DefaultGraderIdentity, EnvGraderRecipients)
+	}
+	return nil
 }

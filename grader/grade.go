@@ -54,6 +54,9 @@ type Grader struct {
 	image   string
 	imageID string
 	envs    EnvironmentSource
+	runtime string
+	// defaultRuntime names the engine's default runtime in reports.
+	defaultRuntime string
 }
 
 // Option changes a Grader.
@@ -62,6 +65,20 @@ type Option func(*Grader)
 // WithEnvironments grades every request in the dependency environment src
 // prepares for it, instead of the one image New names.
 func WithEnvironments(src EnvironmentSource) Option { return func(g *Grader) { g.envs = src } }
+
+// WithRuntime runs every sandbox of a grade with the engine's OCI runtime
+// name (sandbox.Spec.Runtime) and reports it (Report.Runtime): runsc is
+// gVisor. Without it, sandboxes run under the engine's default.
+func WithRuntime(name string) Option { return func(g *Grader) { g.runtime = name } }
+
+// WithDefaultRuntime names the engine's default runtime (runc) for the
+// reports of a grader without WithRuntime; it is never asked of the
+// engine, which keeps its own choice.
+func WithDefaultRuntime(name string) Option { return func(g *Grader) { g.defaultRuntime = name } }
+
+// runtimeName is what a report says of g's runtime: "default" when
+// nothing names it.
+func (g *Grader) runtimeName() string { return cmp.Or(g.runtime, g.defaultRuntime, "default") }
 
 // New returns a Grader that runs image (by id or reference; imageID is
 // reported in every grade) through sb.
@@ -182,6 +199,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	if p.Failure != "" {
 		rep := ErrorReport(trustOf(req), p.Failure, p.FailureOutput)
 		rep.Environment, rep.Network, rep.Settings = p.Environment, NetworkNone, settingsOf(req)
+		rep.Runtime = g.runtimeName()
 		if req.Mirror {
 			rep.Network = NetworkMirror
 		}
@@ -190,7 +208,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 		return rep, nil
 	}
 	req.proxySocket = p.ProxySocket
-	in := &Grader{sb: g.sb, image: p.Image, imageID: p.ImageID}
+	in := &Grader{sb: g.sb, image: p.Image, imageID: p.ImageID, runtime: g.runtime, defaultRuntime: g.defaultRuntime}
 	stage(StageTests)
 	rep, err := in.grade(ctx, req)
 	if err != nil {
@@ -248,6 +266,7 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 	rep := &Report{
 		Settings:      settingsOf(req),
 		Image:         g.imageID,
+		Runtime:       g.runtimeName(),
 		TestsDigest:   cmp.Or(req.TestsDigest, req.Hidden.Digest()),
 		RepoDigest:    req.Repo.Digest(),
 		Contamination: ScanTree(req.Repo, canaries),
@@ -364,6 +383,7 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 		CapPrm:     prRun.res.Isolation.CapPrm,
 		CapAmb:     prRun.res.Isolation.CapAmb,
 		NoNewPrivs: prRun.res.Isolation.NoNewPrivs,
+		Inferred:   prRun.res.Isolation.Inferred,
 		DirsSealed: prRun.res.Isolation.DirsSealed,
 	}
 	for _, d := range prRun.res.Isolation.Dirs {
@@ -770,6 +790,7 @@ func (g *Grader) runWrapper(ctx context.Context, job wrapper.Job, hidden, tree *
 		StderrLimit: stderrLimit,
 		ProxySocket: proxySocket,
 		Labels:      labels,
+		Runtime:     g.runtime,
 	})
 	if err != nil {
 		return sandbox.Result{}, fmt.Errorf("run sandbox: %w", err)

@@ -134,6 +134,10 @@ type Isolation struct {
 	CapAmb string `json:"cap_amb"`
 	// NoNewPrivs is the test process's no_new_privs flag.
 	NoNewPrivs bool `json:"no_new_privs"`
+	// Inferred says which of these the runtime's /proc did not show and
+	// how the wrapper proved them instead (gVisor's lacks NoNewPrivs and
+	// CapAmb); empty when /proc showed them all.
+	Inferred string `json:"inferred,omitempty"`
 	// DirsSealed is true when the hidden tests' directory (and everything
 	// in it), the temporary directory and the tree's directory had the
 	// owner and mode they must have just before the tests started; Dirs
@@ -197,11 +201,14 @@ type Report struct {
 	// Sentinels is "ok" when every sentinel came out as expected,
 	// "wrong" when one did not, "absent" when the runner gave no evidence
 	// about them, and "none" when the runner does not use them.
-	Sentinels   string    `json:"sentinels"`
-	Isolation   Isolation `json:"isolation"`
-	Image       string    `json:"image"`
-	TestsDigest string    `json:"tests_digest"`
-	RepoDigest  string    `json:"repo_digest"`
+	Sentinels string    `json:"sentinels"`
+	Isolation Isolation `json:"isolation"`
+	Image     string    `json:"image"`
+	// Runtime is the OCI runtime the sandboxes ran under: runc, runsc
+	// (gVisor), or "default" (the engine's, unnamed).
+	Runtime     string `json:"runtime"`
+	TestsDigest string `json:"tests_digest"`
+	RepoDigest  string `json:"repo_digest"`
 	// Runner is the command that ran the tests inside the sandbox.
 	Runner          []string `json:"runner"`
 	ExitCode        int      `json:"exit_code"`

@@ -37,8 +37,15 @@ type ServiceConfig struct {
 // to mux: the routes are spelled here once, for serve and the intake
 // benchmark alike.
 func RegisterService(mux *http.ServeMux, cfg ServiceConfig) {
+	RegisterProbes(mux, cfg)
+	mux.Handle(WebhookPath, NewWebhook(cfg.Secrets, cfg.Intake, NewMetrics(cfg.Registry), cfg.Log))
+}
+
+// RegisterProbes adds health, readiness and metrics to mux, and nothing
+// else: all a service of the grader role answers. cfg's Secrets and
+// Intake are not used.
+func RegisterProbes(mux *http.ServeMux, cfg ServiceConfig) {
 	mux.Handle("GET "+HealthPath, Health())
 	mux.Handle("GET "+ReadyPath, Ready(cfg.Ready, cfg.Degraded))
 	mux.Handle("GET "+MetricsPath, MetricsHandler(cfg.Registry))
-	mux.Handle(WebhookPath, NewWebhook(cfg.Secrets, cfg.Intake, NewMetrics(cfg.Registry), cfg.Log))
 }

@@ -42,6 +42,20 @@ type GradeWorker struct {
 	log     *slog.Logger
 	// rescueAfter is the service's job rescue time; see sandboxJobTimeout.
 	rescueAfter time.Duration
+	// requireUIDSplit is the service's TESTFIRST_UID_SPLIT=required.
+	requireUIDSplit bool
+}
+
+// uidSplitRequiredBy names the setting that requires the uid split for a
+// repository's grades, the service's first; empty when none does.
+func (w *GradeWorker) uidSplitRequiredBy(cfg pipeline.RepoConfig) string {
+	switch {
+	case w.requireUIDSplit:
+		return "TESTFIRST_UID_SPLIT=required"
+	case cfg.UIDSplit == pipeline.UIDSplitRequired:
+		return "grading.uid_split: required"
+	}
+	return ""
 }
 
 // Timeout implements river.Worker; see sandboxJobTimeout.
@@ -194,8 +208,13 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 	if err != nil {
 		return err
 	}
-	cr := pipeline.CompletedCheckRun(g.HeadSHA, pipeline.Graded{Report: graded, Version: v.Number, Digest: g.Digest, Criteria: content.Criteria,
-		DetailsURL: w.grades.detailsURL(g.ID), Owner: repo.Owner, Repo: repo.Name, Issue: tk.IssueNumber, Warnings: warnings})
+	done := pipeline.Graded{Report: graded, Version: v.Number, Digest: g.Digest, Criteria: content.Criteria,
+		DetailsURL: w.grades.detailsURL(g.ID), Owner: repo.Owner, Repo: repo.Name, Issue: tk.IssueNumber, Warnings: warnings}
+	cr := pipeline.CompletedCheckRun(g.HeadSHA, done)
+	refusedBy := ""
+	if refused, ok := pipeline.RefusedCheckRun(g.HeadSHA, done, w.uidSplitRequiredBy(cfg)); ok {
+		cr, refusedBy = refused, w.uidSplitRequiredBy(cfg)
+	}
 	// The row first: once the check run says completed, the grade is.
 	var cancelled bool
 	if err := w.db.Tx(ctx, func(tx *db.Tx) error {
@@ -216,8 +235,12 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 		if err := tx.SetGradeReport(ctx, g.ID, report); err != nil {
 			return err
 		}
-		return audit(ctx, tx, "testfirst", tk.ID, "grade.completed", map[string]any{"grade": g.ID, "verdict": rep.Verdict, "trust": rep.Trust,
-			"head_sha": g.HeadSHA, "digest": g.Digest, "passed": c.Passed, "total": c.Total})
+		fields := map[string]any{"grade": g.ID, "verdict": rep.Verdict, "trust": rep.Trust,
+			"head_sha": g.HeadSHA, "digest": g.Digest, "passed": c.Passed, "total": c.Total}
+		if refusedBy != "" {
+			fields["refused"] = "uid split not proven; required by " + refusedBy
+		}
+		return audit(ctx, tx, "testfirst", tk.ID, "grade.completed", fields)
 	}); err != nil {
 		return err
 	}
@@ -228,6 +251,9 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 		return err
 	}
 	w.metrics.graded(string(rep.Verdict), string(rep.Trust), time.Since(g.StartedAt))
+	if refusedBy != "" {
+		log.WarnContext(ctx, "grade refused: uid split not proven", "required_by", refusedBy, "trust", rep.Trust, "runtime", rep.Runtime)
+	}
 	log.InfoContext(ctx, "graded", "verdict", rep.Verdict, "trust", rep.Trust, "passed", rep.Counts.Passed, "total", rep.Counts.Total)
 	if err := w.agents.afterGrade(context.WithoutCancel(ctx), tk, g, rep, run, cfg); err != nil {
 		// The grade stands; the round is started again by a Regrade.

@@ -38,6 +38,9 @@ type Config struct {
 	// runs none (a repository that names one is told its config is
 	// wrong). Only a grading service runs them.
 	Agents *Agents
+	// RequireUIDSplit refuses every grade whose uid split was not proven
+	// (TESTFIRST_UID_SPLIT=required), whatever the repository says.
+	RequireUIDSplit bool
 }
 
 // Sealed is what grading needs: the hidden-test store opened as the web
@@ -85,7 +88,7 @@ func NewGradingSetup(cfg Config, s Sealed) Setup {
 	}
 	set := newSetup(cfg, q, aq)
 	river.AddWorker(set.Workers, &GradeWorker{db: cfg.DB, github: cfg.GitHub, reader: s.Reader, grader: s.Grader, sandboxes: s.Sandboxes, grades: q, agents: aq,
-		metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter})
+		metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter, requireUIDSplit: cfg.RequireUIDSplit})
 	if aq != nil {
 		aw := &agentWorker{db: cfg.DB, github: cfg.GitHub, agents: aq, runner: cfg.Agents.Runner, store: s.Writer, canaries: s.Reader, grades: q,
 			metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter}
@@ -97,11 +100,7 @@ func NewGradingSetup(cfg Config, s Sealed) Setup {
 		metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter})
 	river.AddWorker(set.Workers, &SyncWorker{db: cfg.DB, github: cfg.GitHub, store: s.Writer, grades: q, agents: aq, publicURL: cfg.PublicURL, log: cfg.Log})
 	set.Queues[QueueSandbox] = river.QueueConfig{MaxWorkers: sandboxWorkers(cfg.DB.Engine())}
-	interval := cfg.SyncInterval
-	if interval <= 0 {
-		interval = DefaultSyncInterval
-	}
-	set.Periodic = append(set.Periodic, SyncPeriodicJob(interval))
+	set.Periodic = append(set.Periodic, SyncPeriodicJob(syncInterval(cfg)))
 	if s.Sandboxes != nil {
 		set.Sweeper = NewSandboxSweeper(s.Sandboxes, cfg.SandboxSweepInterval, cfg.Metrics, cfg.Log)
 		cfg.Metrics.countSandboxes(s.Sandboxes)

@@ -56,6 +56,11 @@ type RepoConfig struct {
 	// grade read the operator's package index, and nothing else
 	// (grading.network).
 	Network string
+	// UIDSplit is UIDSplitAllowed, or UIDSplitRequired to refuse a grade
+	// whose uid split was not proven instead of posting it best_effort
+	// (grading.uid_split).
+	UIDSplit string
+
 	// Writer and Implementer name the harnesses (of the service's
 	// configuration) that write the hidden tests and open the pull
 	// request; AgentNone (the default) leaves the role to people.
@@ -104,6 +109,7 @@ func DefaultRepoConfig() RepoConfig {
 		Writer:        AgentNone,
 		Implementer:   AgentNone,
 		MaxRounds:     3,
+		UIDSplit:      UIDSplitAllowed,
 	}
 }
 
@@ -112,11 +118,12 @@ type repoConfigFile struct {
 	Label     *string  `yaml:"label"`
 	TestPaths []string `yaml:"test_paths"`
 	Grading   struct {
-		Timeout *string  `yaml:"timeout"`
-		Memory  *string  `yaml:"memory"`
-		CPUs    *float64 `yaml:"cpus"`
-		Pids    *int64   `yaml:"pids"`
-		Network *string  `yaml:"network"`
+		Timeout  *string  `yaml:"timeout"`
+		Memory   *string  `yaml:"memory"`
+		CPUs     *float64 `yaml:"cpus"`
+		Pids     *int64   `yaml:"pids"`
+		Network  *string  `yaml:"network"`
+		UIDSplit *string  `yaml:"uid_split"`
 	} `yaml:"grading"`
 	Environment struct {
 		Python *string `yaml:"python"`
@@ -213,6 +220,12 @@ func ParseRepoConfig(data []byte) (RepoConfig, error) {
 			bad("grading.network %q: want %s (the default) or %s (the grade may read the package index, nothing else)", *v, grader.NetworkNone, grader.NetworkMirror)
 		}
 		c.Network = *v
+	}
+	if v := f.Grading.UIDSplit; v != nil {
+		if *v != UIDSplitAllowed && *v != UIDSplitRequired {
+			bad("grading.uid_split %q: want %s (the default: a grade without the uid split is posted with trust best_effort) or %s (such a grade is refused)", *v, UIDSplitAllowed, UIDSplitRequired)
+		}
+		c.UIDSplit = *v
 	}
 	if v := f.Environment.Python; v != nil {
 		if _, err := grader.BaseRecipeFor(*v); err != nil {

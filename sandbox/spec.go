@@ -80,6 +80,10 @@ type Spec struct {
 	// Dirs are further tmpfs mounts, beside the repo, hidden and tmp
 	// ones: an agent's workspace, task, harness files and results.
 	Dirs []Dir
+	// Runtime is the OCI runtime the engine runs the sandbox with, by the
+	// name the engine knows it under (runsc: gVisor, a kernel of its own
+	// between the tests and the host's); the engine's default when empty.
+	Runtime string
 	// ProxySocket, when set, is the host path of the egress proxy's unix
 	// socket, mounted at ProxyMount: the one host mount a sandbox may have,
 	// and its only way to the package index. The network stays none.

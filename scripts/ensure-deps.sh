@@ -18,6 +18,9 @@ command -v patch >/dev/null 2>&1 || need+=(patch)
 /usr/bin/python3 -c 'import setuptools, wheel' >/dev/null 2>&1 || need+=(python3-setuptools python3-wheel)
 # The approval card's browser test drives Debian's Chromium, headless.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# gVisor's runsc, the OCI runtime the sealed-grade suite and the corpus
+# also run under (sandbox.runtime: runsc).
+command -v runsc >/dev/null 2>&1 || need+=(runsc)
 
 if [ ${#need[@]} -gt 0 ]; then
 	if [ "$(id -u)" != 0 ]; then
@@ -51,6 +54,54 @@ if ! engine_up; then
 		tail -n 20 var/dockerd.log >&2
 		exit 1
 	fi
+fi
+
+# runsc registered with the engine as the runtime "runsc": merged into
+# /etc/docker/daemon.json (other settings kept), and the engine told to
+# reload its configuration (SIGHUP: runtimes are reloaded live, no restart,
+# no container stopped) only when the file changed. runsc gets
+# --network=none: every sandbox has network mode none, and runsc refuses a
+# network it would have to set up from the engine's namespace here. A
+# remote engine (DOCKER_HOST) is its operator's to configure.
+runsc_listed() { docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc"'; }
+if [ -z "${DOCKER_HOST:-}" ] && command -v runsc >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+	mkdir -p /etc/docker
+	changed=$(/usr/bin/python3 - "$(command -v runsc)" <<'PY'
+import json, os, sys
+path = "/etc/docker/daemon.json"
+try:
+    with open(path) as f:
+        cfg = json.load(f)
+except FileNotFoundError:
+    cfg = {}
+want = {"path": sys.argv[1], "runtimeArgs": ["--network=none"]}
+if cfg.get("runtimes", {}).get("runsc") == want:
+    print("no")
+    sys.exit(0)
+cfg.setdefault("runtimes", {})["runsc"] = want
+tmp = path + ".testfirst"
+with open(tmp, "w") as f:
+    json.dump(cfg, f, indent=2)
+    f.write("\n")
+os.replace(tmp, path)
+print("yes")
+PY
+)
+	if [ "$changed" = yes ] || ! runsc_listed; then
+		pid=$(pidof dockerd || true)
+		if [ -n "$pid" ]; then
+			echo "ensure-deps: registering runsc with dockerd (reloading /etc/docker/daemon.json, no restart)" >&2
+			kill -HUP $pid
+			for _ in $(seq 1 20); do
+				runsc_listed && break
+				sleep 0.5
+			done
+		fi
+	fi
+fi
+if [ -z "${DOCKER_HOST:-}" ] && ! runsc_listed; then
+	echo "ensure-deps: dockerd does not list the runtime runsc: run this script as root, or add runsc to /etc/docker/daemon.json's runtimes and restart dockerd" >&2
+	exit 1
 fi
 
 # PostgreSQL for the tests that run against it (TESTFIRST_TEST_POSTGRES_URL):

@@ -197,6 +197,12 @@ func gradeCase(t *testing.T, dir string) (caseSpec, *grader.Report) {
 		t.Fatalf("grade: %v", err)
 	}
 	checkReportInvariants(t, rep, hidden)
+	if want := testenv.SandboxRuntime(); want != "" && rep.Runtime != want {
+		t.Errorf("report says runtime %q; the grade ran under %q", rep.Runtime, want)
+	}
+	if rep.Runtime == "" {
+		t.Error("the report names no runtime")
+	}
 	return c, rep
 }
 

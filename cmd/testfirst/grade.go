@@ -37,6 +37,7 @@ type gradeFlags struct {
 	reproduce                    int64
 	config                       string
 	strength                     bool
+	runtime                      string
 	indexURL, python, network    string
 }
 
@@ -54,6 +55,7 @@ func (f *gradeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.wrapper, "wrapper", "", "path of the testfirst-wrapper binary (default: beside testfirst, then PATH)")
 	fs.StringVar(&f.format, "format", "text", "report format: json or text")
 	fs.StringVar(&f.command, "command", "", "a non-pytest test command, run in the repo (trust: low)")
+	fs.StringVar(&f.runtime, "runtime", "", "OCI runtime of the engine the sandboxes run under, e.g. runsc (gVisor); the engine's default when empty (also $TESTFIRST_SANDBOX_RUNTIME)")
 	fs.BoolVar(&f.noUIDSplit, "no-uid-split", false, "run tests as the wrapper's uid, for runtimes without SETUID (trust: best_effort)")
 	fs.StringVar(&f.store, "store", app.DefaultStoreURL, "hidden test store, with --ticket and --digest instead of --tests")
 	fs.StringVar(&f.ticket, "ticket", "", "ticket owner/repo#N whose approved tests to grade against (with --digest)")
@@ -212,7 +214,11 @@ func gradeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if index == "" {
 		index = os.Getenv("TESTFIRST_PACKAGE_INDEX")
 	}
-	g, err := app.OpenGrading(ctx, app.GradingConfig{Wrapper: f.wrapper, BaseImage: f.image, Progress: stderr,
+	runtime := f.runtime
+	if runtime == "" {
+		runtime = os.Getenv("TESTFIRST_SANDBOX_RUNTIME")
+	}
+	g, err := app.OpenGrading(ctx, app.GradingConfig{Wrapper: f.wrapper, BaseImage: f.image, Progress: stderr, Runtime: runtime,
 		Environments: f.image == "", PackageIndex: index, EgressLog: func(e egress.Entry) {
 			fmt.Fprintf(stderr, "egress: %s %s%s %d %d bytes%s\n", e.Method, e.Host, e.Path, e.Status, e.Bytes, deniedNote(e.Denied))
 		}})

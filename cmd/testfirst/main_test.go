@@ -137,8 +137,8 @@ func TestBenchGrade(t *testing.T) {
 	testenv.Grading(t)
 	t.Setenv("TESTFIRST_WRAPPER", testenv.Wrapper(t))
 	bench := filepath.Join(testenv.RepoRoot(), "test", "testdata", "bench")
-	code, stdout, stderr := runCLI(t, "bench", "grade", "--repo", filepath.Join(bench, "repo"), "--tests", filepath.Join(bench, "hidden"), "--runs", "1")
-	if code != exitPass || !strings.Contains(stdout, "median  sealed") {
+	code, stdout, stderr := runCLI(t, "bench", "grade", "--repo", filepath.Join(bench, "repo"), "--tests", filepath.Join(bench, "hidden"), "--runs", "1", "--runtime", "runsc")
+	if code != exitPass || !strings.Contains(stdout, "median  sealed") || !strings.Contains(stdout, "sealed under runsc") {
 		t.Errorf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
 }
@@ -199,5 +199,21 @@ func TestHelp(t *testing.T) {
 	}
 	if code, stdout, _ := runCLI(t, "help", "frobnicate"); code != exitUsage || !strings.Contains(stdout, `unknown command "frobnicate"`) {
 		t.Errorf("help of an unknown command: %d %q", code, stdout)
+	}
+}
+
+// TestServeRoleFlag: --role is validated with the configuration and wins
+// over TESTFIRST_ROLE; a split role on the default SQLite database is
+// refused before anything starts.
+func TestServeRoleFlag(t *testing.T) {
+	t.Setenv("TESTFIRST_ROLE", "all")
+	t.Setenv("TESTFIRST_DATABASE_URL", "")
+	code, _, stderr := runCLI(t, "serve", "--role", "grader")
+	if code != exitUsage || !strings.Contains(stderr, "role grader") || !strings.Contains(stderr, "PostgreSQL") {
+		t.Errorf("serve --role grader on SQLite: exit %d\n%s", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "serve", "--role", "web")
+	if code != exitUsage || !strings.Contains(stderr, `role "web"`) {
+		t.Errorf("serve --role web: exit %d\n%s", code, stderr)
 	}
 }

@@ -15,10 +15,22 @@ import (
 func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlags("serve", stderr)
 	config := fs.String("config", "", "YAML configuration file (also $TESTFIRST_CONFIG)")
+	role := fs.String("role", "", "what this service does: all (default), app (webhooks, the card, every job but grades) or grader (grades and base checks only); also $TESTFIRST_ROLE, role in the config file")
 	if err := parse(fs, args); err != nil {
 		return exitUsage, err
 	}
-	cfg, err := app.LoadConfig(*config, os.Getenv)
+	// The flag wins over the file and the environment, and is validated
+	// with them.
+	getenv := os.Getenv
+	if *role != "" {
+		getenv = func(k string) string {
+			if k == "TESTFIRST_ROLE" {
+				return *role
+			}
+			return os.Getenv(k)
+		}
+	}
+	cfg, err := app.LoadConfig(*config, getenv)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -31,7 +43,7 @@ func serveCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if errors.Is(err, app.ErrConfigured) && ctx.Err() == nil {
 		// The app was registered from the setup page: serve as it, on the
 		// address the admin's browser (and a :0 port) already knows.
-		if cfg, err = app.LoadConfig(*config, os.Getenv); err != nil {
+		if cfg, err = app.LoadConfig(*config, getenv); err != nil {
 			return exitUsage, err
 		}
 		if !cfg.HasApp() {
@@ -70,6 +82,10 @@ func announce(stdout io.Writer, cfg app.Config, addr string) {
 	home := strings.TrimSuffix(cfg.PublicURL, "/") + "/"
 	if !cfg.HasApp() {
 		fmt.Fprintf(stdout, "testfirst serves on %s. Open %s to register the GitHub App.\n", addr, home)
+		return
+	}
+	if cfg.Role == app.RoleGrader {
+		fmt.Fprintf(stdout, "testfirst serves on %s as the grader of GitHub App %d: grades and base checks; health, readiness and metrics only.\n", addr, cfg.GitHubAppID)
 		return
 	}
 	fmt.Fprintf(stdout, "testfirst serves on %s as GitHub App %d. Open %s for the approval card and the app's install link.\n", addr, cfg.GitHubAppID, home)

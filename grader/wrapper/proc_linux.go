@@ -222,6 +222,30 @@ func inspect(pid int, id identity) Isolation {
 	if err != nil {
 		return Isolation{Error: fmt.Sprintf("read /proc/%d/status: %v", pid, err)}
 	}
+	return proveIsolation(st, id, selfNoNewPrivs)
+}
+
+// selfNoNewPrivs reports the wrapper's own no_new_privs flag, by prctl.
+func selfNoNewPrivs() (bool, error) {
+	r, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, prGetNoNewPrivs, 0, 0, 0, 0, 0)
+	if errno != 0 {
+		return false, errno
+	}
+	return r == 1, nil
+}
+
+// prGetNoNewPrivs is PR_GET_NO_NEW_PRIVS.
+const prGetNoNewPrivs = 39
+
+// proveIsolation judges the test process's status lines st. A runtime
+// whose /proc omits lines Linux has (gVisor's has no NoNewPrivs and no
+// CapAmb line) is judged by what the kernel guarantees instead, and
+// Inferred says so: no_new_privs is inherited across fork and execve and
+// can never be cleared, so the test process, the wrapper's child, has it
+// when the wrapper has it (ownNNP, asked of the kernel by prctl); and an
+// ambient capability must be permitted, so an empty permitted set proves
+// an empty ambient one. A missing line is never taken for a good value.
+func proveIsolation(st map[string]string, id identity, ownNNP func() (bool, error)) Isolation {
 	iso := Isolation{
 		CapEff:     st["CapEff"],
 		CapPrm:     st["CapPrm"],
@@ -240,10 +264,31 @@ func inspect(pid int, id identity) Isolation {
 		return len(f) == 4
 	}
 	zero := func(s string) bool { return strings.Trim(s, "0") == "" && s != "" }
+	ambientEmpty := zero(iso.CapAmb)
+	var inferred []string
+	if _, ok := st["CapAmb"]; !ok && zero(iso.CapPrm) {
+		ambientEmpty = true
+		inferred = append(inferred, "cap_amb from cap_prm (an ambient capability must be permitted)")
+	}
+	if _, ok := st["NoNewPrivs"]; !ok {
+		nnp, err := ownNNP()
+		switch {
+		case err != nil:
+			inferred = append(inferred, fmt.Sprintf("no_new_privs unknown: the status has no NoNewPrivs line and prctl failed: %v", err))
+		case nnp:
+			iso.NoNewPrivs = true
+			inferred = append(inferred, "no_new_privs from the wrapper's own (inherited, never cleared)")
+		default:
+			inferred = append(inferred, "no_new_privs not set on the wrapper, so not on its child")
+		}
+	}
+	if len(inferred) > 0 {
+		iso.Inferred = "the runtime's /proc/<pid>/status lacks lines: " + strings.Join(inferred, "; ")
+	}
 	want := strconv.Itoa(id.uid)
 	iso.Proven = id.split && id.uid != 0 &&
 		all(st["Uid"], want) && all(st["Gid"], want) && st["Groups"] == "" &&
-		zero(iso.CapEff) && zero(iso.CapPrm) && zero(iso.CapAmb) && iso.NoNewPrivs
+		zero(iso.CapEff) && zero(iso.CapPrm) && ambientEmpty && iso.NoNewPrivs
 	return iso
 }
 

@@ -138,6 +138,10 @@ type Isolation struct {
 	// not writable by the test uid, TmpDir root-owned 1777).
 	Dirs       []DirState `json:"dirs"`
 	DirsSealed bool       `json:"dirs_sealed"`
+	// Inferred says which of these the runtime's /proc did not show and
+	// how they were proven instead (see proveIsolation); empty when /proc
+	// showed them all.
+	Inferred string `json:"inferred,omitempty"`
 	// Error says why the evidence could not be read.
 	Error string `json:"error,omitempty"`
 }

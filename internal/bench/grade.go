@@ -18,6 +18,20 @@ const BareInterpreter = "/usr/bin/python3"
 // BenchResult holds the timings of a grading benchmark.
 type BenchResult struct {
 	Sealed, Bare []time.Duration
+	// Alt holds the sealed grades under the other runtime, when the
+	// benchmark was given one.
+	Alt []time.Duration
+}
+
+// AltRatio is the other runtime's median sealed grade over the default's.
+func (r BenchResult) AltRatio() float64 {
+	return Median(r.Alt).Seconds() / Median(r.Sealed).Seconds()
+}
+
+// AltOverhead is the other runtime's median sealed grade minus the
+// default's.
+func (r BenchResult) AltOverhead() time.Duration {
+	return Median(r.Alt) - Median(r.Sealed)
 }
 
 // Median returns the median of d.
@@ -44,9 +58,11 @@ func (r BenchResult) Overhead() time.Duration {
 }
 
 // BenchGrade grades repo against hidden sealed and runs the same tests
-// bare on the host, alternately, runs times each. A sealed grade must pass:
-// the benchmark measures a working grade, not a failing one.
-func BenchGrade(ctx context.Context, g *grader.Grader, repoDir, hiddenDir string, runs int, progress io.Writer) (BenchResult, error) {
+// bare on the host, alternately, runs times each; with alt, each round
+// also grades sealed with alt (the same grader under another runtime)
+// between the two. A sealed grade must pass: the benchmark measures a
+// working grade, not a failing one.
+func BenchGrade(ctx context.Context, g, alt *grader.Grader, repoDir, hiddenDir string, runs int, progress io.Writer) (BenchResult, error) {
 	var res BenchResult
 	if _, err := exec.LookPath(BareInterpreter); err != nil {
 		return res, fmt.Errorf("bare runs need %s with pytest: apt-get install python3-pytest", BareInterpreter)
@@ -61,14 +77,18 @@ func BenchGrade(ctx context.Context, g *grader.Grader, repoDir, hiddenDir string
 		if err != nil {
 			return res, err
 		}
-		rep, err := g.Grade(ctx, grader.Request{Repo: repo, Hidden: hidden})
+		sealed, err := gradeOnce(ctx, g, repoDir, hiddenDir, repo, hidden, began, i)
 		if err != nil {
 			return res, err
 		}
-		if rep.Verdict != grader.VerdictPass {
-			return res, fmt.Errorf("sealed run %d: verdict %s (%v): the benchmark needs a passing suite", i+1, rep.Verdict, rep.Reasons)
+		var altTime time.Duration
+		if alt != nil {
+			began = time.Now()
+			if altTime, err = gradeOnce(ctx, alt, repoDir, hiddenDir, nil, nil, began, i); err != nil {
+				return res, err
+			}
+			res.Alt = append(res.Alt, altTime)
 		}
-		sealed := time.Since(began)
 
 		began = time.Now()
 		cmd := exec.CommandContext(ctx, BareInterpreter, "-I", "-m", "pytest", "-c", "/dev/null", "-p", "no:cacheprovider",
@@ -80,7 +100,37 @@ func BenchGrade(ctx context.Context, g *grader.Grader, repoDir, hiddenDir string
 		bare := time.Since(began)
 		res.Sealed = append(res.Sealed, sealed)
 		res.Bare = append(res.Bare, bare)
+		if alt != nil {
+			fmt.Fprintf(progress, "run %2d  sealed %6.3fs  other runtime %6.3fs  bare %6.3fs\n", i+1, sealed.Seconds(), altTime.Seconds(), bare.Seconds())
+			continue
+		}
 		fmt.Fprintf(progress, "run %2d  sealed %6.3fs  bare %6.3fs\n", i+1, sealed.Seconds(), bare.Seconds())
 	}
 	return res, nil
+}
+
+// gradeOnce grades the trees (loaded from their directories when nil)
+// with g and returns the time since began; the grade must pass and, when
+// the grader names a runtime, run under it.
+func gradeOnce(ctx context.Context, g *grader.Grader, repoDir, hiddenDir string, repo, hidden *grader.Tree, began time.Time, i int) (time.Duration, error) {
+	var err error
+	if repo == nil {
+		if repo, err = grader.LoadTree(repoDir); err != nil {
+			return 0, err
+		}
+		if hidden, err = grader.LoadTree(hiddenDir); err != nil {
+			return 0, err
+		}
+	}
+	rep, err := g.Grade(ctx, grader.Request{Repo: repo, Hidden: hidden})
+	if err != nil {
+		return 0, err
+	}
+	if rep.Verdict != grader.VerdictPass {
+		return 0, fmt.Errorf("sealed run %d (runtime %s): verdict %s (%v): the benchmark needs a passing suite", i+1, rep.Runtime, rep.Verdict, rep.Reasons)
+	}
+	if rep.Trust != grader.TrustIsolated {
+		return 0, fmt.Errorf("sealed run %d (runtime %s): trust %s (isolation %+v): the benchmark measures isolated grades", i+1, rep.Runtime, rep.Trust, rep.Isolation)
+	}
+	return time.Since(began), nil
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/testfirst-app/testfirst/app"
+	"github.com/testfirst-app/testfirst/grader"
 )
 
 // GradeBench is the outcome of BenchGradeLocal.
@@ -13,12 +14,19 @@ type GradeBench struct {
 	BenchResult
 	// ImageID is the grader image the sealed runs used.
 	ImageID string
+	// Runtime is the runtime of the sealed runs (the engine's default),
+	// AltRuntime that of the other sealed runs, if any.
+	Runtime, AltRuntime string
 }
 
 // BenchGradeLocal connects to the sandbox engine as cfg says and runs
 // BenchGrade on the trees at repoDir and hiddenDir of this host: runs
 // sealed and bare grades, alternated, each timing written to progress.
-func BenchGradeLocal(ctx context.Context, cfg app.GradingConfig, repoDir, hiddenDir string, runs int, progress io.Writer) (GradeBench, error) {
+//
+// With altRuntime, every round also grades sealed under that runtime of
+// the engine (runsc: gVisor), so the two runtimes and bare are measured in
+// one run, alternated.
+func BenchGradeLocal(ctx context.Context, cfg app.GradingConfig, altRuntime, repoDir, hiddenDir string, runs int, progress io.Writer) (GradeBench, error) {
 	repoAbs, err := filepath.Abs(repoDir)
 	if err != nil {
 		return GradeBench{}, err
@@ -31,9 +39,23 @@ func BenchGradeLocal(ctx context.Context, cfg app.GradingConfig, repoDir, hidden
 	if err != nil {
 		return GradeBench{}, err
 	}
-	res, err := BenchGrade(ctx, g.Grader, repoAbs, hiddenAbs, runs, progress)
-	if err != nil {
+	out := GradeBench{ImageID: g.ImageID, Runtime: g.Runtime}
+	var alt *app.Grading
+	if altRuntime != "" {
+		altCfg := cfg
+		altCfg.Runtime = altRuntime
+		if alt, err = app.OpenGrading(ctx, altCfg); err != nil {
+			return GradeBench{}, err
+		}
+		defer alt.Close()
+		out.AltRuntime = alt.Runtime
+	}
+	var altGrader *grader.Grader
+	if alt != nil {
+		altGrader = alt.Grader
+	}
+	if out.BenchResult, err = BenchGrade(ctx, g.Grader, altGrader, repoAbs, hiddenAbs, runs, progress); err != nil {
 		return GradeBench{}, err
 	}
-	return GradeBench{BenchResult: res, ImageID: g.ImageID}, nil
+	return out, nil
 }

@@ -49,6 +49,7 @@ func containerConfig(spec sandbox.Spec, deadline time.Time) (*container.Config, 
 	pids := spec.Limits.Pids
 	host := &container.HostConfig{
 		NetworkMode:    "none",
+		Runtime:        spec.Runtime,
 		Privileged:     false,
 		CapDrop:        []string{"ALL"},
 		CapAdd:         capAdd,

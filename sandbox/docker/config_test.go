@@ -31,6 +31,12 @@ func TestContainerConfigSealed(t *testing.T) {
 			spec: sandbox.Spec{Image: "img", Limits: sandbox.DefaultLimits},
 		},
 		{
+			name:    "gVisor",
+			spec:    sandbox.Spec{Image: "img", UIDSplit: true, TestUID: 1000, Limits: sandbox.DefaultLimits, Runtime: "runsc"},
+			capAdd:  []string{"SETUID", "SETGID"},
+			repoOwn: "uid=1000,gid=1000",
+		},
+		{
 			name:    "small limits and labels",
 			spec:    sandbox.Spec{Image: "img", UIDSplit: true, TestUID: 4242, Labels: map[string]string{"grade": "7", sandbox.LabelSandbox: "0"}, Limits: sandbox.Limits{Memory: 64 << 20, NanoCPUs: 5e8, Pids: 32, RepoSize: 1 << 20, HiddenSize: 1 << 20, TmpSize: 1 << 20}},
 			capAdd:  []string{"SETUID", "SETGID"},
@@ -80,6 +86,9 @@ func TestContainerConfigSealed(t *testing.T) {
 				if !strings.Contains(mnt, "nosuid") || !strings.Contains(mnt, "nodev") || !strings.Contains(mnt, "size=") {
 					t.Errorf("tmpfs %q lacks nosuid, nodev or a size", mnt)
 				}
+			}
+			if host.Runtime != tt.spec.Runtime {
+				t.Errorf("Runtime = %q, want %q (empty: the engine's default)", host.Runtime, tt.spec.Runtime)
 			}
 			if !cfg.OpenStdin || !cfg.StdinOnce || cfg.Tty {
 				t.Error("input must go in on stdin, once, without a tty")

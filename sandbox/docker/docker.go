@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/system"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/errdefs"
 	"github.com/docker/docker/pkg/stdcopy"
@@ -347,4 +349,39 @@ func randomID() string {
 	b := make([]byte, 8)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// infoClient is the part of the engine's client that describes the engine.
+type infoClient interface {
+	Info(ctx context.Context) (system.Info, error)
+}
+
+// Runtime checks that the engine knows the OCI runtime name and returns
+// it, or, for an empty name, the engine's default runtime's name: what a
+// sandbox run with Spec.Runtime name runs under.
+func (e *Engine) Runtime(ctx context.Context, name string) (string, error) {
+	ic, ok := e.eng.(infoClient)
+	if !ok {
+		if name == "" {
+			return "", nil
+		}
+		return "", fmt.Errorf("sandbox runtime %q: this engine client cannot list its runtimes", name)
+	}
+	info, err := ic.Info(ctx)
+	if err != nil {
+		return "", fmt.Errorf("engine info: %w", err)
+	}
+	if name == "" {
+		return info.DefaultRuntime, nil
+	}
+	if _, ok := info.Runtimes[name]; !ok {
+		known := make([]string, 0, len(info.Runtimes))
+		for k := range info.Runtimes {
+			known = append(known, k)
+		}
+		sort.Strings(known)
+		return "", fmt.Errorf("sandbox runtime %q is not registered with the Docker engine at %s (it has %s): for gVisor install runsc and add it to the runtimes of /etc/docker/daemon.json (scripts/ensure-deps.sh does both), or choose one of those",
+			name, e.eng.DaemonHost(), strings.Join(known, ", "))
+	}
+	return name, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/api/types/system"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 
 	"github.com/testfirst-app/testfirst/sandbox"
@@ -21,6 +22,9 @@ import (
 // applied and checks the sealing invariants on it.
 type inspectingEngine struct {
 	docker.Client
+	// runtime is the OCI runtime every sandbox must run under; the
+	// engine's default when empty.
+	runtime    string
 	mu         sync.Mutex
 	created    int
 	violations []string
@@ -41,6 +45,9 @@ func (e *inspectingEngine) ContainerCreate(ctx context.Context, cfg *container.C
 	}
 	for _, v := range SealViolations(info.Config, info.HostConfig) {
 		e.violations = append(e.violations, name+": "+v)
+	}
+	if e.runtime != "" && info.HostConfig.Runtime != e.runtime && host.ReadonlyRootfs {
+		e.violations = append(e.violations, fmt.Sprintf("%s: runtime %q, want %q", name, info.HostConfig.Runtime, e.runtime))
 	}
 	return resp, err
 }
@@ -136,4 +143,16 @@ func CheckSandboxes(t testing.TB) int {
 		t.Errorf("sandbox not sealed: %s", v)
 	}
 	return recorder.created
+}
+
+// Info passes the engine's description through, so the grader can check
+// the runtime it is asked for.
+func (e *inspectingEngine) Info(ctx context.Context) (system.Info, error) {
+	ic, ok := e.Client.(interface {
+		Info(context.Context) (system.Info, error)
+	})
+	if !ok {
+		return system.Info{}, fmt.Errorf("the engine client cannot describe the engine")
+	}
+	return ic.Info(ctx)
 }

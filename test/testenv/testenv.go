@@ -56,8 +56,14 @@ func Wrapper(t testing.TB) string {
 	return p
 }
 
+// SandboxRuntime is the OCI runtime the tests' grades run under:
+// TESTFIRST_SANDBOX_RUNTIME (runsc: gVisor), or the engine's default when
+// it is empty. make test runs the corpus under both.
+func SandboxRuntime() string { return os.Getenv("TESTFIRST_SANDBOX_RUNTIME") }
+
 // Grading returns a grader connected to the local Docker engine, building
-// the grader image on first use.
+// the grader image on first use, whose sandboxes run under
+// SandboxRuntime.
 func Grading(t testing.TB) *app.Grading {
 	t.Helper()
 	once.Do(func() {
@@ -75,7 +81,8 @@ func Grading(t testing.TB) *app.Grading {
 			openErr = err
 			return
 		}
-		grading, openErr = app.OpenGrading(ctx, app.GradingConfig{Wrapper: wrapper, Progress: os.Stderr, Docker: engine})
+		recorder.runtime = SandboxRuntime()
+		grading, openErr = app.OpenGrading(ctx, app.GradingConfig{Wrapper: wrapper, Progress: os.Stderr, Docker: engine, Runtime: recorder.runtime})
 	})
 	if openErr != nil {
 		Unavailable(t, openErr)
