@@ -152,6 +152,24 @@ func TestLoadConfigErrors(t *testing.T) {
 	}
 }
 
+// TestLoadConfigGraderNeedsNoWebhookSecret: the grader role takes no
+// webhook, so its app credentials come without the webhook secret (the
+// chart mounts none into it); the other roles still need it.
+func TestLoadConfigGraderNeedsNoWebhookSecret(t *testing.T) {
+	key := writeFile(t, "app.pem", rsaKeyPEM(t))
+	e := map[string]string{"TESTFIRST_GITHUB_APP_ID": "7", "TESTFIRST_GITHUB_PRIVATE_KEY_FILE": key,
+		"TESTFIRST_DATABASE_URL": "postgres://testfirst@127.0.0.1:5432/testfirst", "TESTFIRST_ROLE": RoleGrader}
+	if _, err := LoadConfig("", env(e)); err != nil {
+		t.Errorf("grader role without a webhook secret: %v", err)
+	}
+	for _, role := range []string{RoleApp, RoleAll} {
+		e["TESTFIRST_ROLE"] = role
+		if _, err := LoadConfig("", env(e)); err == nil || !strings.Contains(err.Error(), "webhook_secret_file is not set") {
+			t.Errorf("role %s without a webhook secret: %v", role, err)
+		}
+	}
+}
+
 // FuzzParseConfigYAML: any input gives a config or an error, never a
 // panic, and a parsed config validates without panicking.
 func FuzzParseConfigYAML(f *testing.F) {

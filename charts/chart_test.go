@@ -33,7 +33,7 @@ const (
 // sandboxEnv are the grader's sandbox settings: read by the Kubernetes
 // provider, which no other part of the binary knows, so they are not in
 // app's configuration.
-var sandboxEnv = []string{"TESTFIRST_SANDBOX_PROVIDER", "TESTFIRST_SANDBOX_NAMESPACE", "TESTFIRST_SANDBOX_RUNTIME_CLASS"}
+var sandboxEnv = []string{"TESTFIRST_SANDBOX_PROVIDER", "TESTFIRST_SANDBOX_KUBERNETES_NAMESPACE", "TESTFIRST_SANDBOX_KUBERNETES_RUNTIME_CLASS", "TESTFIRST_SANDBOX_KUBERNETES_IMAGE"}
 
 // binaryEnv are the variables of app's configuration the chart sets.
 var binaryEnv = []string{app.EnvConfigFile, "TESTFIRST_DATABASE_URL", app.EnvGraderRecipients, app.EnvGraderIdentity,
@@ -302,9 +302,11 @@ func TestSandboxNamespace(t *testing.T) {
 				}
 			}
 			grader := get[*appsv1.Deployment](t, r, "Deployment", graderName).Spec.Template.Spec.Containers[0]
-			wantEnv := map[string]string{"TESTFIRST_SANDBOX_PROVIDER": "kubernetes", "TESTFIRST_SANDBOX_NAMESPACE": sandboxNamespace}
+			wantEnv := map[string]string{"TESTFIRST_SANDBOX_PROVIDER": "kubernetes", "TESTFIRST_SANDBOX_KUBERNETES_NAMESPACE": sandboxNamespace,
+				"TESTFIRST_SANDBOX_KUBERNETES_IMAGE": testImage}
 			if name == "gke" {
-				wantEnv["TESTFIRST_SANDBOX_RUNTIME_CLASS"] = "gvisor"
+				wantEnv["TESTFIRST_SANDBOX_KUBERNETES_RUNTIME_CLASS"] = "gvisor"
+				wantEnv["TESTFIRST_SANDBOX_KUBERNETES_IMAGE"] = gkeImage
 			}
 			gotEnv := map[string]string{}
 			for _, e := range grader.Env {
@@ -625,6 +627,8 @@ func TestBadValues(t *testing.T) {
 		values map[string]any
 		want   string
 	}{
+		{"no sandbox image", map[string]any{"sandbox": map[string]any{"image": ""}}, `sandbox.image "": want the grader image the cluster pulls, pinned by digest`},
+		{"a sandbox image by tag", map[string]any{"sandbox": map[string]any{"image": "registry.example/testfirst-grader:latest"}}, "pinned by digest"},
 		{"kubernetes provider without a namespace", map[string]any{"sandbox": map[string]any{"provider": "kubernetes", "namespace": ""}},
 			"sandbox.namespace is required with sandbox.provider kubernetes"},
 		{"sandboxes in the release's namespace", map[string]any{"sandbox": map[string]any{"namespace": releaseNamespace}},

@@ -93,12 +93,20 @@ func readValues(t *testing.T, name string) map[string]any {
 	return v.AsMap()
 }
 
+// testImage and gkeImage are the sandbox images of the default values'
+// tests and of values-gke.yaml.
+const (
+	testImage = "registry.example/testfirst-grader@sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	gkeImage  = "europe-west1-docker.pkg.dev/example-project/testfirst/grader@sha256:0000000000000000000000000000000000000000000000000000000000000000"
+)
+
 // required is what the default values leave to the operator: the chart
 // renders nothing without them.
 func required() map[string]any {
 	return map[string]any{
 		"publicURL": "https://testfirst.example.com",
 		"github":    map[string]any{"appID": 4242},
+		"sandbox":   map[string]any{"image": testImage},
 		"store": map[string]any{
 			"url":              "gs://example-testfirst-hidden/tests",
 			"graderRecipients": "age15d855hxddsq6sp4n6m9dt968379mzkgd7aquhyu05xw7ru4q6vpswdeay4",

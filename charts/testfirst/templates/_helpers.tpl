@@ -119,6 +119,9 @@ message saying what to set. Included once, by the app's Deployment.
 {{- if not .Values.sandbox.namespace -}}
 {{- fail "sandbox.namespace is required with sandbox.provider kubernetes: the namespace the sandbox pods run in, holding nothing else, e.g. testfirst-sandbox" -}}
 {{- end -}}
+{{- if not (regexMatch "^[a-z0-9][a-z0-9._:/-]*@sha256:[0-9a-f]{64}$" (.Values.sandbox.image | default "")) -}}
+{{- fail (printf "sandbox.image %q: want the grader image the cluster pulls, pinned by digest (registry.example/testfirst-grader@sha256:<64 hex digits>), pushed from testfirst image build's output" (.Values.sandbox.image | default "")) -}}
+{{- end -}}
 {{- if eq .Values.sandbox.namespace .Release.Namespace -}}
 {{- fail (printf "sandbox.namespace %q is the release's own namespace: sandbox pods need a namespace of their own, where the grader may manage pods and nothing else may talk to them" .Values.sandbox.namespace) -}}
 {{- end -}}
