@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -122,6 +123,52 @@ func (q *agentQueue) startWriter(ctx context.Context, tx *db.Tx, tk db.Ticket, c
 	}
 	return q.record(ctx, tx, db.AgentRun{TicketID: tk.ID, Role: pipeline.RoleWriter, Harness: cfg.Writer, Round: round, Feedback: feedback,
 		ModelAPI: q.cfg.Harnesses[cfg.Writer].ModelAPI, State: pipeline.AgentQueued}, q.runWarnings(cfg.Writer))
+}
+
+// retryInvalid starts the writer's next round after the base check found
+// version v, which the writer wrote, not a valid task: its feedback is the
+// problems the issue was told, in counts. A writer gets cfg.MaxRounds
+// invalid versions in a row; then people must push the tests. It returns
+// the line the issue's comment ends with ("" for a version a person
+// pushed), and is idempotent: a retried announcement finds its round.
+func (q *agentQueue) retryInvalid(ctx context.Context, tx *db.Tx, tk db.Ticket, cfg pipeline.RepoConfig, v store.Version, check pipeline.VersionCheck) (string, error) {
+	harness, ok := pipeline.AgentHarnessOf(v.Author)
+	if q == nil || !ok || cfg.Writer == pipeline.AgentNone {
+		return "", nil
+	}
+	runs, err := tx.AgentRuns(ctx, tk.ID)
+	if err != nil {
+		return "", err
+	}
+	var writers []db.AgentRun
+	for _, r := range runs {
+		if r.Role == pipeline.RoleWriter {
+			writers = append(writers, r)
+		}
+	}
+	slices.SortFunc(writers, func(a, b db.AgentRun) int { return cmp.Compare(a.Round, b.Round) })
+	feedback := pipeline.InvalidFeedback(v.Number, check)
+	inARow := 1 // v itself
+	for i := len(writers) - 1; i >= 0; i-- {
+		if writers[i].Feedback == feedback {
+			return pipeline.WriterRetryNote(cfg.Writer, writers[i].Round, cfg.MaxRounds), nil
+		}
+		if !strings.HasPrefix(writers[i].Feedback, pipeline.InvalidFeedbackPrefix) {
+			break
+		}
+		inARow++
+	}
+	if inARow >= cfg.MaxRounds {
+		return pipeline.WriterRetryNote(harness, 0, cfg.MaxRounds), nil
+	}
+	round := 1
+	if len(writers) > 0 {
+		round = writers[len(writers)-1].Round + 1
+	}
+	if err := q.startWriter(ctx, tx, tk, cfg, feedback); err != nil {
+		return "", err
+	}
+	return pipeline.WriterRetryNote(cfg.Writer, round, cfg.MaxRounds), nil
 }
 
 // startImplementer records an implementer round against approved version

@@ -467,3 +467,44 @@ func TestWriterAfterImplementation(t *testing.T) {
 		t.Errorf("writer after the issue was reopened: %+v", again)
 	}
 }
+
+// TestWriterRetriesInvalid: a writer's version that the base check finds
+// invalid goes back to the writer as its next round, with the problems in
+// counts (what the issue is told, never more); a second sync starts no
+// second round; after agents.max_rounds invalid versions in a row the
+// issue says people must push the tests, and no round starts.
+func TestWriterRetriesInvalid(t *testing.T) {
+	f := newAgentFixture(t, "writer: scribe\nagents:\n  max_rounds: 2\n", agent.IndependenceWarn)
+	f.runner.answer = func(agent.Request) agent.Result {
+		return agent.Result{Tests: []grader.File{testFile}, Criteria: map[string][]string{"counts": {"tests/test_count.py::test_count"}}}
+	}
+	const allPass = `{"tests":["tests/test_count.py::test_count"],"base":{"all_pass":true},"trust":"isolated"}`
+	if w1 := f.work(t, f.startWriter(t)); w1.VersionNumber != 1 {
+		t.Fatalf("round 1 = %+v", w1)
+	}
+	f.run(t)
+	setCheck(t, f.syncFixture, 1, allPass)
+	f.run(t)
+	f.run(t)
+	runs := f.runs(t)
+	if len(runs) != 2 || runs[1].Round != 2 || runs[1].State != pipeline.AgentQueued ||
+		runs[1].Feedback != pipeline.InvalidFeedbackPrefix+" (v1)\n- all 1 tests already pass on the base commit\n" {
+		t.Fatalf("after v1 was found invalid: %+v; want round 2 queued with the problems", runs)
+	}
+	last := func() string { c := f.comments(); return c[len(c)-1] }
+	if c := last(); !strings.Contains(c, "**v1** are not a valid task") || !strings.Contains(c, "The writer `scribe` takes this up in round 2.") {
+		t.Errorf("the issue was told:\n%s", c)
+	}
+	if w2 := f.work(t, runs[1]); w2.VersionNumber != 2 || f.runner.requests[1].Task.Feedback != runs[1].Feedback {
+		t.Fatalf("round 2 = %+v, its task's feedback %q", w2, f.runner.requests[1].Task.Feedback)
+	}
+	f.run(t)
+	setCheck(t, f.syncFixture, 2, allPass)
+	f.run(t)
+	if runs := f.runs(t); len(runs) != 2 {
+		t.Errorf("after the second invalid version in a row (agents.max_rounds 2): %d runs, want no third", len(runs))
+	}
+	if c := last(); !strings.Contains(c, "**v2** are not a valid task") || !strings.Contains(c, "wrote 2 versions in a row that were not valid") {
+		t.Errorf("the issue was told:\n%s", c)
+	}
+}

@@ -370,6 +370,26 @@ func (w *SyncWorker) act(ctx context.Context, t ticketView, vv versionView, to p
 				return err
 			}
 		}
+		// A writer's invalid tests go back to it, with the problems.
+		if to == pipeline.AnnouncedInvalid && active && vv.status.Check != nil {
+			if _, ok := pipeline.AgentHarnessOf(v.Author); ok {
+				fc := w.agents.withHarnesses(pipeline.FetchConfig(ctx, t.gi, owner, name, t.repo.DefaultBranch))
+				if fc.LoadError != nil {
+					return fc.LoadError
+				}
+				if fc.ParseError == nil {
+					var note string
+					if err := w.db.Tx(ctx, func(tx *db.Tx) error {
+						var err error
+						note, err = w.agents.retryInvalid(ctx, tx, t.tk, fc.Config, v, *vv.status.Check)
+						return err
+					}); err != nil {
+						return err
+					}
+					body += note
+				}
+			}
+		}
 	}
 	_, err := t.gi.CreateComment(ctx, owner, name, issue, body)
 	return err

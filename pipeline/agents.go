@@ -65,6 +65,36 @@ func AgentBranch(issue int) string { return fmt.Sprintf("testfirst/issue-%d", is
 // AgentAuthor is the store author of a version a writer harness wrote.
 func AgentAuthor(harness string) string { return "writer:" + harness }
 
+// AgentHarnessOf is the writer harness that wrote a version of author,
+// and false for a version a person pushed.
+func AgentHarnessOf(author string) (string, bool) { return strings.CutPrefix(author, "writer:") }
+
+// InvalidFeedbackPrefix starts the feedback of a writer round that
+// follows an invalid base check, so the rounds it takes can be counted.
+const InvalidFeedbackPrefix = "The base check found your last tests not a valid task:"
+
+// InvalidFeedback is a writer's feedback after version k's base check
+// found it invalid: the same problems, in counts, that the issue was told.
+func InvalidFeedback(k int, c VersionCheck) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (v%d)\n", InvalidFeedbackPrefix, k)
+	for _, p := range c.Problems() {
+		fmt.Fprintf(&b, "- %s\n", p)
+	}
+	return b.String()
+}
+
+// WriterRetryNote ends the issue's comment on an invalid version a writer
+// wrote: whether the writer takes it up again, and in which round, or has
+// had its rounds (max, agents.max_rounds) and people must push the tests.
+func WriterRetryNote(harness string, round, max int) string {
+	if round > 0 {
+		return fmt.Sprintf("\n\nThe writer `%s` takes this up in round %d.", harness, round)
+	}
+	return fmt.Sprintf("\n\nThe writer `%s` wrote %s in a row that were not valid, its limit (`agents.max_rounds`): push tests with `testfirst tests push` or Upload tests on the card.",
+		harness, plural(max, "version", "versions"))
+}
+
 // EgressGitHubWarning is said on every grade of a ticket whose agents'
 // egress could reach GitHub.
 const EgressGitHubWarning = "agent egress could reach GitHub: results may not be valid"
