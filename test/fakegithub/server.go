@@ -28,10 +28,12 @@ const (
 // Server is a running fake of the GitHub REST API. All state is in memory
 // behind one mutex; every method is safe for concurrent use.
 type Server struct {
-	t      testing.TB
-	ts     *httptest.Server
-	key    *rsa.PrivateKey
-	keyPEM []byte
+	t  testing.TB
+	ts *httptest.Server
+	// listener can be stopped and started again (Stop, Start).
+	listener *outageListener
+	key      *rsa.PrivateKey
+	keyPEM   []byte
 
 	mu            sync.Mutex
 	app           appSettings
@@ -79,7 +81,15 @@ func New(t testing.TB) *Server {
 		links:         map[string]*archiveLink{},
 		rates:         map[string]*rateWindow{},
 	}
-	s.ts = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
+	l, err := newOutageListener()
+	if err != nil {
+		t.Fatalf("fakegithub: listen: %v", err)
+	}
+	s.listener = l
+	s.ts = httptest.NewUnstartedServer(http.HandlerFunc(s.serveHTTP))
+	s.ts.Listener.Close()
+	s.ts.Listener = l
+	s.ts.Start()
 	t.Cleanup(s.ts.Close)
 	return s
 }
