@@ -65,6 +65,8 @@ func classify(op string, resp *gh.Response, err error, now time.Time) error {
 		e.RetryAfter = max(rate.Rate.Reset.Time.Sub(now), time.Second)
 	case errors.As(err, &abuse):
 		e.Retryable = true
+		// GitHub's advice without a Retry-After: wait at least a minute.
+		e.RetryAfter = secondaryDefaultWait
 		if d := abuse.GetRetryAfter(); d > 0 {
 			e.RetryAfter = d
 		}
