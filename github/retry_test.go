@@ -203,3 +203,15 @@ testfirst_github_secondary_rate_limits_total 1
 		t.Errorf("waited %v s in all; GitHub asked for 1 s", w)
 	}
 }
+
+// TestServerErrorIgnoresRateReset: a 502 that carries the rate-limit
+// window's reset (GitHub sends it on every answer) is retryable at once,
+// not after the window resets an hour later.
+func TestServerErrorIgnoresRateReset(t *testing.T) {
+	s, _, in := setup(t)
+	s.FailNextN(github.DefaultRetryAttempts, "GET", "/repos/octo-org/widgets", http.StatusBadGateway, nil)
+	_, err := in.Repository(context.Background(), "octo-org", "widgets")
+	if ok, after := github.IsRetryable(err); !ok || after != 0 {
+		t.Errorf("502 with X-RateLimit-Reset an hour ahead: %v, retry after %v; want retryable with no wait", err, after)
+	}
+}
