@@ -64,7 +64,7 @@ func (w *GradeWorker) Work(ctx context.Context, job *river.Job[GradeArgs]) error
 		return w.grades.completeCheckRuns(ctx, gi, repo, g, pipeline.CancelledCheckRun("This grade was cancelled before it ran."))
 	}
 	if g.State == pipeline.GradeCompleted {
-		return nil // a job that ran twice
+		return w.finishCheckRuns(ctx, log, gi, g, tk, repo)
 	}
 	err = w.work(ctx, log, gi, g, tk, repo)
 	var cancel *river.JobCancelError

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 )
 
 // FailNextN makes the next n requests that match method and pathPrefix
@@ -13,6 +14,20 @@ import (
 func (s *Server) FailNextN(n int, method, pathPrefix string, status int, header http.Header) {
 	for range n {
 		s.FailNext(method, pathPrefix, status, header)
+	}
+}
+
+// FailNextWhere makes the next n requests that match method and
+// pathPrefix and whose body contains bodyContains (e.g. a check-run update
+// that completes the run: `"status":"completed"`) fail with status.
+func (s *Server) FailNextWhere(n int, method, pathPrefix, bodyContains string, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !strings.HasPrefix(pathPrefix, "/") {
+		pathPrefix = "/" + pathPrefix
+	}
+	for range n {
+		s.faults = append(s.faults, fault{method: method, prefix: pathPrefix, status: status, body: bodyContains})
 	}
 }
 
@@ -75,6 +90,41 @@ func CallsByRoute(reqs []Request) map[string]int {
 func (s *Server) Stop() {
 	s.listener.stop()
 	s.ts.CloseClientConnections()
+}
+
+// StopOnNext makes the fake go away at the next request whose method
+// matches (any when "") and whose path starts with pathPrefix: that
+// request's connection is cut without an answer and the fake stops, as
+// Stop does, until Start. The request is recorded with status 0.
+func (s *Server) StopOnNext(method, pathPrefix string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopOn = append(s.stopOn, fault{method: method, prefix: pathPrefix})
+}
+
+// takeStop removes and reports the first stop trigger r matches.
+func (s *Server) takeStop(r *http.Request) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, f := range s.stopOn {
+		if (f.method == "" || strings.EqualFold(f.method, r.Method)) && strings.HasPrefix(r.URL.Path, f.prefix) {
+			s.stopOn = append(s.stopOn[:i:i], s.stopOn[i+1:]...)
+			s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Header: r.Header.Clone(), At: time.Now()})
+			return true
+		}
+	}
+	return false
+}
+
+// cut answers nothing: the connection is closed and the fake stops.
+func (s *Server) cut(w http.ResponseWriter) {
+	s.listener.stop()
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			conn.Close()
+		}
+	}
+	go s.ts.CloseClientConnections()
 }
 
 // Start makes a stopped fake reachable again, on the same address.

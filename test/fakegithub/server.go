@@ -51,6 +51,7 @@ type Server struct {
 	deliveries    []*Delivery
 	redeliveries  []int64
 	faults        []fault
+	stopOn        []fault // StopOnNext's triggers
 	requests      []Request
 	rates         map[string]*rateWindow
 	oauthFlow     *oauthState // the OAuth web flow, made on first use
@@ -146,6 +147,10 @@ type response struct {
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.takeStop(r) {
+		s.cut(w)
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
 	var resp *response
 	if err != nil {
@@ -179,6 +184,7 @@ func (s *Server) handle(r *http.Request, body []byte, early *response) *response
 		Header: r.Header.Clone(),
 		Body:   body,
 		Status: resp.status,
+		At:     time.Now(),
 	})
 	return resp
 }
@@ -190,13 +196,13 @@ func (s *Server) handle(r *http.Request, body []byte, early *response) *response
 func (s *Server) dispatch(r *http.Request, body []byte) *response {
 	segs := splitPath(r.URL.EscapedPath())
 	if len(segs) > 0 && (segs[0] == codeloadPrefix || segs[0] == rawPrefix) {
-		if resp := s.takeFault(r, "anonymous", nil); resp != nil {
+		if resp := s.takeFault(r, body, "anonymous", nil); resp != nil {
 			return resp
 		}
 		return s.serveArchive(r, segs)
 	}
 	if len(segs) > 0 && segs[0] == oauthPrefix {
-		if resp := s.takeFault(r, "anonymous", nil); resp != nil {
+		if resp := s.takeFault(r, body, "anonymous", nil); resp != nil {
 			return resp
 		}
 		return s.serveOAuth(r, body, segs)
@@ -212,7 +218,7 @@ func (s *Server) dispatch(r *http.Request, body []byte) *response {
 	if authErr != nil {
 		rateKey = "anonymous"
 	}
-	if resp := s.takeFault(r, rateKey, base); resp != nil {
+	if resp := s.takeFault(r, body, rateKey, base); resp != nil {
 		return resp
 	}
 	resp := s.serveAPI(r, body, rt, params, who, authErr, doc)
