@@ -235,4 +235,3 @@ func fillDisk(t *testing.T, path string) {
 		}
 	}
 }
-
