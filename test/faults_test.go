@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -298,5 +299,27 @@ func disruptive(t *testing.T) {
 	t.Helper()
 	if os.Getenv("TESTFIRST_FAULTS_DISRUPTIVE") == "" {
 		t.Skip("restarts a daemon the machine shares: set TESTFIRST_FAULTS_DISRUPTIVE=1")
+	}
+}
+
+// TestFaultsReplicaKilledSQLite: the one replica on SQLite is killed
+// (SIGKILL) mid-grade and started again on the same database: the grade
+// runs again (River rescues the job after job_rescue_after, here its
+// minimum of 60 s) and its check run completes; no second run appears.
+func TestFaultsReplicaKilledSQLite(t *testing.T) {
+	p := newPipelineEnv(t)
+	p.gh.SetPermission(pipeOwner, pipeRepo, "alice", "write")
+	url := "sqlite://" + filepath.Join(p.dir, "testfirst.db")
+	env := []string{"TESTFIRST_JOB_RESCUE_AFTER=60s"}
+	r := &faultRig{p: p, s: p.serve(t, url, env...), pr: 1}
+	r.approve(t)
+	head := r.openPR(t, "kill-sqlite")
+	r.grading(t, head)
+	mark, start := p.gh.RequestCount(), time.Now()
+	r.s.kill(t)
+	r.s = p.serve(t, url, env...)
+	r.settled(t, "replica killed (-9) mid-grade, SQLite (job_rescue_after 60 s)", head, "success", start, mark)
+	if !strings.Contains(r.s.log(), `"msg":"graded"`) {
+		t.Errorf("the restarted replica did not grade:\n%s", r.s.log())
 	}
 }
