@@ -9,7 +9,7 @@ RUNDIR  := var/run
 
 export TESTFIRST_WRAPPER := $(BIN)/testfirst-wrapper
 
-.PHONY: all build deps image docker test vet unit fuzz run demo bench clean
+.PHONY: all build deps image docker test vet unit fuzz run demo bench soak clean
 
 all: build
 
@@ -41,6 +41,17 @@ TEST_POSTGRES_URL ?= postgres://testfirst:testfirst@127.0.0.1:5432/testfirst?ssl
 test: image vet
 	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_TEST_POSTGRES_URL='$(TEST_POSTGRES_URL)' $(GO) test -count=1 -timeout 30m ./...
 	@$(MAKE) --no-print-directory fuzz
+
+## soak: SOAK_DURATION (1h) of realistic load on two replicas on PostgreSQL:
+# a delivery a second, a grade a minute, a replica killed every ten minutes;
+# logs RSS, goroutines and containers every 30 s and checks at the end that
+# every check run completed. Not part of make test. A short run:
+# make soak SOAK_DURATION=5m
+SOAK_DURATION ?= 1h
+
+soak: image
+	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_TEST_POSTGRES_URL='$(TEST_POSTGRES_URL)' TESTFIRST_SOAK_DURATION=$(SOAK_DURATION) \
+		$(GO) test -count=1 -v -timeout 3h -run '^TestSoak$$' ./test/
 
 ## fuzz: every fuzz test for FUZZTIME each (intake, configuration, links)
 FUZZTIME ?= 10s

@@ -43,7 +43,7 @@ func (w *GradeWorker) finishCheckRuns(ctx context.Context, log *slog.Logger, gi 
 		if err != nil {
 			return fmt.Errorf("grade %d: recorded report: %w", g.ID, err)
 		}
-		content, v, err := w.reader.Open(ctx, storeTicket(repo, tk.IssueNumber), g.Digest)
+		content, v, err := w.openApproved(ctx, repo, tk, g)
 		if err != nil {
 			return fmt.Errorf("grade %d: open the approved tests for the check run: %w", g.ID, err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/pipeline"
 )
 
@@ -116,7 +117,7 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 	ctx, stop := w.watch(ctx, g.ID)
 	defer stop()
 
-	content, v, err := w.reader.Open(ctx, storeTicket(repo, tk.IssueNumber), g.Digest)
+	content, v, err := w.openApproved(ctx, repo, tk, g)
 	if err != nil {
 		if context.Cause(ctx) == errCancelled {
 			return errCancelled
@@ -242,6 +243,25 @@ func (w *GradeWorker) watch(ctx context.Context, id int64) (context.Context, fun
 		}
 	}()
 	return ctx, func() { close(done); cancel(nil) }
+}
+
+// storeOpenTimeout bounds opening the approved version. The store's client
+// retries a store that does not answer meanwhile; past it the grade fails
+// saying so, instead of holding its check run in progress until the job's
+// own timeout (an hour or more) while the store is down.
+const storeOpenTimeout = time.Minute
+
+// openApproved opens the grade's approved version from the store (its
+// digest checked by the store's reader), within storeOpenTimeout.
+func (w *GradeWorker) openApproved(ctx context.Context, repo db.Repository, tk db.Ticket, g db.Grade) (*store.Content, store.Version, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, storeOpenTimeout,
+		fmt.Errorf("the hidden-test store did not answer within %s", storeOpenTimeout))
+	defer cancel()
+	content, v, err := w.reader.Open(ctx, storeTicket(repo, tk.IssueNumber), g.Digest)
+	if err != nil && context.Cause(ctx) != nil && context.Cause(ctx) != errCancelled {
+		err = fmt.Errorf("%w: %w", context.Cause(ctx), err)
+	}
+	return content, v, err
 }
 
 // cancelledOr returns errCancelled when the grade was cancelled, else err.

@@ -54,6 +54,7 @@ func newFaultRig(t *testing.T, databaseURL string, env ...string) *faultRig {
 // approve opens the ticket on s and approves the sample's tests.
 func (r *faultRig) approve(t *testing.T) {
 	t.Helper()
+	r.p.gh.AddIssue(pipeOwner, pipeRepo, 1, "alice", "Count words")
 	labeled := patchFixture(t, "issues/labeled.payload.json", map[string]any{"label.name": "test-first", "installation.id": 1, "sender.login": "alice"})
 	if code := r.s.deliver(t, pipeSecret, "issues", "fault-label", labeled); code != http.StatusAccepted {
 		t.Fatalf("labeled: %d", code)

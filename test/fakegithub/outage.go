@@ -102,6 +102,36 @@ func (s *Server) StopOnNext(method, pathPrefix string) {
 	s.stopOn = append(s.stopOn, fault{method: method, prefix: pathPrefix})
 }
 
+// OnNextWhere calls fn (outside the fake's lock, before the answer) at the
+// next request whose method matches (any when ""), whose path starts with
+// pathPrefix and whose body contains bodyContains: a test's cue that the
+// service reached a given step, e.g. a check run set in progress.
+func (s *Server) OnNextWhere(method, pathPrefix, bodyContains string, fn func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hooks = append(s.hooks, hook{match: fault{method: method, prefix: pathPrefix, body: bodyContains}, fn: fn})
+}
+
+// hook is OnNextWhere's cue.
+type hook struct {
+	match fault
+	fn    func()
+}
+
+// takeHook removes and returns the first hook r with body matches.
+func (s *Server) takeHook(r *http.Request, body []byte) func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, h := range s.hooks {
+		f := h.match
+		if (f.method == "" || strings.EqualFold(f.method, r.Method)) && strings.HasPrefix(r.URL.Path, f.prefix) && strings.Contains(string(body), f.body) {
+			s.hooks = append(s.hooks[:i:i], s.hooks[i+1:]...)
+			return h.fn
+		}
+	}
+	return nil
+}
+
 // takeStop removes and reports the first stop trigger r matches.
 func (s *Server) takeStop(r *http.Request) bool {
 	s.mu.Lock()

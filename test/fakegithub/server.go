@@ -52,6 +52,7 @@ type Server struct {
 	redeliveries  []int64
 	faults        []fault
 	stopOn        []fault // StopOnNext's triggers
+	hooks         []hook  // OnNextWhere's cues
 	requests      []Request
 	rates         map[string]*rateWindow
 	oauthFlow     *oauthState // the OAuth web flow, made on first use
@@ -155,6 +156,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	var resp *response
 	if err != nil {
 		resp = errorResponse(http.StatusRequestEntityTooLarge, "Request body too large", docsRoot)
+	}
+	if fn := s.takeHook(r, body); fn != nil {
+		fn()
 	}
 	resp = s.handle(r, body, resp)
 	for k, v := range resp.header {
