@@ -254,12 +254,12 @@ const storeOpenTimeout = time.Minute
 // openApproved opens the grade's approved version from the store (its
 // digest checked by the store's reader), within storeOpenTimeout.
 func (w *GradeWorker) openApproved(ctx context.Context, repo db.Repository, tk db.Ticket, g db.Grade) (*store.Content, store.Version, error) {
-	ctx, cancel := context.WithTimeoutCause(ctx, storeOpenTimeout,
-		fmt.Errorf("the hidden-test store did not answer within %s", storeOpenTimeout))
+	ctx, cancel := context.WithTimeout(ctx, storeOpenTimeout)
 	defer cancel()
 	content, v, err := w.reader.Open(ctx, storeTicket(repo, tk.IssueNumber), g.Digest)
-	if err != nil && context.Cause(ctx) != nil && context.Cause(ctx) != errCancelled {
-		err = fmt.Errorf("%w: %w", context.Cause(ctx), err)
+	// Past this bound or the job's own deadline, whichever came first.
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("the hidden-test store did not answer in time (at most %s): %w", storeOpenTimeout, err)
 	}
 	return content, v, err
 }

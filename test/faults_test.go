@@ -190,10 +190,27 @@ func (s *service) metric(t *testing.T, sample string) float64 {
 	return 0
 }
 
-// TestFaultsGitHub: GitHub's faults while one service grades on SQLite.
-func TestFaultsGitHub(t *testing.T) {
-	r := newFaultRig(t, "")
+// TestFaultsGrading: the faults of a grading service's neighbours, one
+// after another on one service (SQLite, the hidden tests in a GCS bucket
+// of the emulator), each on a pull request of its own: GitHub's, the
+// store's, and at the end the service itself killed.
+func TestFaultsGrading(t *testing.T) {
+	relay := startGCSEmulator(t)
+	p := newPipelineEnv(t)
+	p.storeURL = "gs://" + gcsBucket + "/faults"
+	p.gh.SetPermission(pipeOwner, pipeRepo, "alice", "write")
+	url := "sqlite://" + filepath.Join(p.dir, "testfirst.db")
+	env := []string{"TESTFIRST_JOB_RESCUE_AFTER=60s"}
+	r := &faultRig{p: p, s: p.serve(t, url, env...), pr: 1}
+	r.approve(t)
 	gh := r.p.gh
+
+	t.Run("no fault", func(t *testing.T) {
+		// The baseline: what one grade takes and calls without a fault.
+		mark, start := gh.RequestCount(), time.Now()
+		head := r.openPR(t, "baseline")
+		r.settled(t, "none (baseline: one grade from the delivery)", head, "success", start, mark)
+	})
 
 	t.Run("5xx on check-run create and update", func(t *testing.T) {
 		// More 502s than one call's attempts: the call fails, the job is
@@ -284,13 +301,21 @@ func TestFaultsGitHub(t *testing.T) {
 		}
 	})
 
-	if t.Failed() {
-		return
-	}
-	t.Run("delivered once", func(t *testing.T) {
-		log := r.s.log()
-		if n := strings.Count(log, `"msg":"graded"`); n != r.pr-1 {
-			t.Errorf("%d grades completed for %d pull requests", n, r.pr-1)
+	storeDown(t, r, relay)
+	storeGone(t, r, relay)
+
+	t.Run("replica killed (-9) mid-grade, SQLite", func(t *testing.T) {
+		// The one replica on SQLite is killed while grading and started
+		// again on the same file: River rescues the job after
+		// job_rescue_after (60 s, its minimum) and the grade runs again.
+		head := r.openPR(t, "kill-sqlite")
+		r.grading(t, head)
+		mark, start := gh.RequestCount(), time.Now()
+		r.s.kill(t)
+		r.s = p.serve(t, url, env...)
+		r.settled(t, "replica killed (-9) mid-grade, SQLite (job_rescue_after 60 s)", head, "success", start, mark)
+		if !strings.Contains(r.s.log(), `"msg":"graded"`) {
+			t.Errorf("the restarted replica did not grade:\n%s", r.s.log())
 		}
 	})
 }
@@ -300,27 +325,5 @@ func disruptive(t *testing.T) {
 	t.Helper()
 	if os.Getenv("TESTFIRST_FAULTS_DISRUPTIVE") == "" {
 		t.Skip("restarts a daemon the machine shares: set TESTFIRST_FAULTS_DISRUPTIVE=1")
-	}
-}
-
-// TestFaultsReplicaKilledSQLite: the one replica on SQLite is killed
-// (SIGKILL) mid-grade and started again on the same database: the grade
-// runs again (River rescues the job after job_rescue_after, here its
-// minimum of 60 s) and its check run completes; no second run appears.
-func TestFaultsReplicaKilledSQLite(t *testing.T) {
-	p := newPipelineEnv(t)
-	p.gh.SetPermission(pipeOwner, pipeRepo, "alice", "write")
-	url := "sqlite://" + filepath.Join(p.dir, "testfirst.db")
-	env := []string{"TESTFIRST_JOB_RESCUE_AFTER=60s"}
-	r := &faultRig{p: p, s: p.serve(t, url, env...), pr: 1}
-	r.approve(t)
-	head := r.openPR(t, "kill-sqlite")
-	r.grading(t, head)
-	mark, start := p.gh.RequestCount(), time.Now()
-	r.s.kill(t)
-	r.s = p.serve(t, url, env...)
-	r.settled(t, "replica killed (-9) mid-grade, SQLite (job_rescue_after 60 s)", head, "success", start, mark)
-	if !strings.Contains(r.s.log(), `"msg":"graded"`) {
-		t.Errorf("the restarted replica did not grade:\n%s", r.s.log())
 	}
 }

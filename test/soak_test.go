@@ -129,8 +129,17 @@ func TestSoak(t *testing.T) {
 	if replies != commands {
 		t.Errorf("%d replies to %d commands; want one each", replies, commands)
 	}
+	// The replicas stop as an operator stops them (SIGINT); what they
+	// leave in TMPDIR then is left for good. A killed replica's files are
+	// among them.
+	for _, s := range reps {
+		s.proc.Signal(os.Interrupt)
+	}
+	for _, s := range reps {
+		waitFor(t, "a replica to stop", 60*time.Second, func() bool { return exited(s.proc.Pid) }, s.log)
+	}
 	left, _ := filepath.Glob(filepath.Join(tmp, "*"))
-	t.Logf("soak: ran %s: %d deliveries (%d commands, %d replies), %d grades, %d check runs completed (%d not success), %d replicas killed; %d sandbox containers on the engine at the end (every user's), %d temporary files left in the replicas' TMPDIR %v",
+	t.Logf("soak: ran %s: %d deliveries (%d commands, %d replies), %d grades, %d check runs completed (%d not success), %d replicas killed; %d sandbox containers on the engine at the end (every user's), %d temporary files left in the replicas' TMPDIR after they stopped %v",
 		time.Since(start).Round(time.Second), deliveries, commands, replies, len(heads), completed, failed, kills, end.containers, len(left), left)
 }
 
@@ -160,6 +169,13 @@ func soakSample(t *testing.T, at time.Duration, reps []*service, p *pipelineEnv)
 	}
 	t.Logf("soak: %8s %10.1f %10.1f %8.0f %8.0f %10d %9d", at.Round(time.Second), f.rss[0], f.rss[1], f.goroutines[0], f.goroutines[1], f.containers, done)
 	return f
+}
+
+// exited reports whether a process ended (gone, or a zombie not yet
+// waited for).
+func exited(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	return err != nil || strings.Contains(string(data), "State:\tZ")
 }
 
 // rssMiB reads a process's resident set size from /proc.
