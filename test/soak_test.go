@@ -42,7 +42,7 @@ func TestSoak(t *testing.T) {
 	p := newPipelineEnv(t)
 	p.gh.SetPermission(pipeOwner, pipeRepo, "alice", "write")
 	reps := []*service{p.serve(t, url, env...), p.serve(t, url, env...)}
-	r := &faultRig{p: p, s: reps[0], pr: 1}
+	r := &faultRig{p: p, s: reps[0], pr: 1, logs: func() string { return reps[0].log() + reps[1].log() }}
 	r.approve(t)
 	const commandIssue = 9
 	p.gh.AddIssue(pipeOwner, pipeRepo, commandIssue, "octocat", "issue")
