@@ -2,6 +2,7 @@ package test
 
 import (
 	"bytes"
+	"database/sql"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/testfirst-app/testfirst/github"
+	"github.com/testfirst-app/testfirst/jobs"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
 )
 
@@ -315,6 +318,30 @@ func TestFaultsGrading(t *testing.T) {
 	storeDown(t, r, relay)
 	storeGone(t, r, relay)
 
+	t.Run("archive downloads failing for good", func(t *testing.T) {
+		// The archive host answers 502 to every download while the API
+		// works. River would retry the grade 5 times over about 6
+		// minutes; the case moves its job to the last attempt once the
+		// first has failed (the row's attempt count, as if the other
+		// retries had happened) and checks the run completes as failed,
+		// saying why.
+		gh.FailNextN(100, "GET", codeloadPath, http.StatusBadGateway, nil)
+		defer gh.ClearFaults()
+		mark, start := gh.RequestCount(), time.Now()
+		head := r.openPR(t, "archive-gone")
+		waitFor(t, "the grade's first attempt to fail", 120*time.Second, func() bool {
+			return logLineHas(r.s.log(), `"msg":"grade failed; River retries"`, "archive download answered 502")
+		}, r.s.log)
+		lastAttempt(t, filepath.Join(p.dir, "testfirst.db"))
+		run := r.settled(t, "archive downloads failing for good (final attempt)", head, "failure", start, mark)
+		if run.Title != "not graded" || !strings.Contains(run.Summary, "could not be completed after 5 attempts") || !strings.Contains(run.Summary, "archive download answered 502") {
+			t.Errorf("the failed run does not say what happened: %q\n%s", run.Title, run.Summary)
+		}
+		if n := fakegithub.CallsTo(gh.RequestsSince(mark), "GET", codeloadPath); n > 2*github.DefaultRetryAttempts*2 {
+			t.Errorf("%d archive downloads for two attempts of one grade: a storm", n)
+		}
+	})
+
 	t.Run("replica killed (-9) mid-grade, SQLite", func(t *testing.T) {
 		// The one replica on SQLite is killed while grading and started
 		// again on the same file: River rescues the job after
@@ -329,6 +356,26 @@ func TestFaultsGrading(t *testing.T) {
 			t.Errorf("the restarted replica did not grade:\n%s", r.s.log())
 		}
 	})
+}
+
+// lastAttempt makes the retryable grade job of a SQLite database run
+// now as its last attempt.
+func lastAttempt(t *testing.T, path string) {
+	t.Helper()
+	c, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var res sql.Result
+	waitFor(t, "the grade job to wait for its retry", 60*time.Second, func() bool {
+		res, err = c.Exec("UPDATE river_job SET attempt = max_attempts - 1, scheduled_at = created_at WHERE kind = ? AND state = 'retryable'", jobs.GradeArgs{}.Kind())
+		if err != nil {
+			return false
+		}
+		n, _ := res.RowsAffected()
+		return n == 1
+	}, func() string { return fmt.Sprint(err) })
 }
 
 // disruptive skips a case that restarts a daemon others share.
