@@ -17,7 +17,7 @@ import (
 // Disruptive: every test on the machine loses its containers.
 func TestFaultsDockerRestart(t *testing.T) {
 	disruptive(t)
-	r := newFaultRig(t, "")
+	r := newFaultRig(t, "", "TESTFIRST_JOB_RESCUE_AFTER=60s")
 	gh := r.p.gh
 	mark := gh.RequestCount()
 	cue := make(chan time.Time, 1)
@@ -59,6 +59,7 @@ func restartDockerd(t *testing.T) {
 		}
 	}
 	start := exec.Command("setsid", "sh", "-c", "nohup dockerd >>/var/log/dockerd-restarted.log 2>&1 &")
+	start.Dir = "/"
 	if out, err := start.CombinedOutput(); err != nil {
 		t.Fatalf("start dockerd: %v %s", err, out)
 	}
@@ -76,7 +77,7 @@ func restartDockerd(t *testing.T) {
 // job is lost. Disruptive: every test on the machine loses its database.
 func TestFaultsPostgresRestart(t *testing.T) {
 	disruptive(t)
-	r := newFaultRig(t, postgresSchema(t))
+	r := newFaultRig(t, postgresSchema(t), "TESTFIRST_JOB_RESCUE_AFTER=60s")
 	gh := r.p.gh
 	gh.AddIssue(pipeOwner, pipeRepo, 9, "octocat", "issue")
 	mark := gh.RequestCount()
