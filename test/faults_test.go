@@ -310,7 +310,7 @@ func TestFaultsGrading(t *testing.T) {
 		time.Sleep(6 * time.Second)
 		gh.Start()
 		r.settled(t, "GitHub unreachable during the tree download (6 s)", head, "success", start, mark)
-		if !strings.Contains(r.s.log(), "grade failed; River retries") {
+		if !logLineHas(r.s.log(), `"msg":"grade failed; River retries"`, "download tarball of", "connection refused") {
 			t.Errorf("the grade was not retried after GitHub went away:\n%s", r.s.log())
 		}
 	})
