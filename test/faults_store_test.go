@@ -143,6 +143,11 @@ func storeDown(t *testing.T, r *faultRig, relay *tcpRelay) {
 		if !strings.Contains(run.Title, "10/10") {
 			t.Errorf("check run %q", run.Title)
 		}
+		if logLineHas(r.s.log(), `"msg":"grade failed; River retries"`, "list versions") {
+			t.Log("the store's client gave up; River retried the grade")
+		} else {
+			t.Log("the store's client retried within the call")
+		}
 	})
 }
 
