@@ -9,7 +9,7 @@ RUNDIR  := var/run
 
 export TESTFIRST_WRAPPER := $(BIN)/testfirst-wrapper
 
-.PHONY: all build deps image docker test test-agents test-runsc vet unit fuzz run demo bench clean
+.PHONY: all build deps image docker test test-agents test-runsc vet unit fuzz run demo bench soak clean
 
 all: build
 
@@ -54,6 +54,17 @@ test-agents: deps
 # 3 to 4.5 minutes on 2 cores (docs/benchmarks.md)
 test-runsc: image
 	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_SANDBOX_RUNTIME=runsc $(GO) test -count=1 -timeout 30m -run '^(TestAttacks|TestSampleCases)$$' ./test/
+
+## soak: SOAK_DURATION (1h) of realistic load on two replicas on PostgreSQL:
+# a delivery a second, a grade a minute, a replica killed every ten minutes;
+# logs RSS, goroutines and containers every 30 s and checks at the end that
+# every check run completed. Not part of make test. A short run:
+# make soak SOAK_DURATION=5m
+SOAK_DURATION ?= 1h
+
+soak: image
+	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_TEST_POSTGRES_URL='$(TEST_POSTGRES_URL)' TESTFIRST_SOAK_DURATION=$(SOAK_DURATION) \
+		$(GO) test -count=1 -v -timeout 3h -run '^TestSoak$$' ./test/
 
 ## fuzz: every fuzz test for FUZZTIME each (intake, configuration, links)
 FUZZTIME ?= 10s

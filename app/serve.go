@@ -107,7 +107,8 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 // for the card and the workers, mounts the card and starts the job
 // workers. The returned function stops the workers and closes the store.
 func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg prometheus.Registerer, log *slog.Logger, gradingOff *atomic.Pointer[error]) (func(context.Context) error, error) {
-	clients, err := github.NewClients(github.AppConfig{AppID: cfg.GitHubAppID, PrivateKey: cfg.PrivateKey, BaseURL: cfg.GitHubAPIURL})
+	clients, err := github.NewClients(github.AppConfig{AppID: cfg.GitHubAppID, PrivateKey: cfg.PrivateKey, BaseURL: cfg.GitHubAPIURL,
+		Metrics: github.NewMetrics(reg)})
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,11 @@ type AppConfig struct {
 	BaseURL string
 	// Transport carries every request; http.DefaultTransport when nil.
 	Transport http.RoundTripper
+	// Retry says how calls GitHub refused for a passing reason are tried
+	// again; the zero value takes the defaults.
+	Retry RetryPolicy
+	// Metrics counts those retries; nil counts nothing.
+	Metrics *Metrics
 }
 
 // Clients makes GitHub clients for the app and its installations. One
@@ -39,6 +44,8 @@ type Clients struct {
 	mu     sync.Mutex
 	byInst map[int64]*Installation
 	now    func() time.Time
+	retry  RetryPolicy
+	m      *Metrics
 }
 
 // NewClients checks cfg and returns the app's clients. It makes no
@@ -66,11 +73,13 @@ func NewClients(cfg AppConfig) (*Clients, error) {
 		return nil, fmt.Errorf("github app: private key: %w (want the PEM file GitHub gave for the app)", err)
 	}
 	appTr.BaseURL = strings.TrimSuffix(base, "/")
-	app, err := newClient(&http.Client{Transport: appTr}, base)
+	app, err := newClient(&http.Client{Transport: newRetryTransport(appTr, nil, cfg.Retry, cfg.Metrics)}, base)
 	if err != nil {
 		return nil, err
 	}
-	return &Clients{base: base, plain: &http.Client{Transport: tr}, appTr: appTr, app: app, byInst: map[int64]*Installation{}, now: time.Now}, nil
+	plain := &http.Client{Transport: newRetryTransport(tr, nil, cfg.Retry, cfg.Metrics)}
+	return &Clients{base: base, plain: plain, appTr: appTr, app: app, byInst: map[int64]*Installation{}, now: time.Now,
+		retry: cfg.Retry, m: cfg.Metrics}, nil
 }
 
 func newClient(hc *http.Client, base string) (*gh.Client, error) {
@@ -109,9 +118,15 @@ func (c *Clients) Installation(id int64) (*Installation, error) {
 	if in, ok := c.byInst[id]; ok {
 		return in, nil
 	}
-	tr := ghinstallation.NewFromAppsTransport(c.appTr, id)
-	tr.BaseURL = strings.TrimSuffix(c.base, "/")
-	client, err := newClient(&http.Client{Transport: tr}, c.base)
+	// A token GitHub stops taking before its time is dropped and a new
+	// one minted: the auth makes a fresh transport, with no token yet.
+	auth := &installationAuth{make: func() *ghinstallation.Transport {
+		tr := ghinstallation.NewFromAppsTransport(c.appTr, id)
+		tr.BaseURL = strings.TrimSuffix(c.base, "/")
+		return tr
+	}}
+	auth.cur = auth.make()
+	client, err := newClient(&http.Client{Transport: newRetryTransport(nil, auth, c.retry, c.m)}, c.base)
 	if err != nil {
 		return nil, err
 	}

@@ -72,7 +72,9 @@ func TestRecentDeliveriesErrors(t *testing.T) {
 		t.Run(http.StatusText(tc.status), func(t *testing.T) {
 			s, c, _ := setup(t)
 			s.AddDelivery(fakegithub.Delivery{GUID: "g", Event: "ping", StatusCode: 500})
-			s.FailNext("GET", "/app/hook/deliveries", tc.status, nil)
+			// A server error is tried again inside the call; one that
+			// lasts through every attempt is the caller's.
+			s.FailNextN(github.DefaultRetryAttempts, "GET", "/app/hook/deliveries", tc.status, nil)
 			_, err := c.RecentDeliveries(context.Background(), time.Now().Add(-time.Hour))
 			var apiErr *github.APIError
 			if !errors.As(err, &apiErr) || apiErr.Status != tc.status {

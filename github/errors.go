@@ -65,6 +65,8 @@ func classify(op string, resp *gh.Response, err error, now time.Time) error {
 		e.RetryAfter = max(rate.Rate.Reset.Time.Sub(now), time.Second)
 	case errors.As(err, &abuse):
 		e.Retryable = true
+		// GitHub's advice without a Retry-After: wait at least a minute.
+		e.RetryAfter = secondaryDefaultWait
 		if d := abuse.GetRetryAfter(); d > 0 {
 			e.RetryAfter = d
 		}
@@ -85,13 +87,18 @@ func classify(op string, resp *gh.Response, err error, now time.Time) error {
 	return e
 }
 
-// retryAfter reads retry-after (seconds) or x-ratelimit-reset (Unix time).
+// retryAfter reads retry-after (seconds) or, when the rate limit is spent,
+// x-ratelimit-reset (Unix time). GitHub sends the reset on every answer;
+// while calls remain it says nothing about when to try again.
 func retryAfter(resp *http.Response, now time.Time) time.Duration {
 	if resp == nil {
 		return 0
 	}
 	if s, err := strconv.Atoi(resp.Header.Get("retry-after")); err == nil && s >= 0 {
 		return time.Duration(s) * time.Second
+	}
+	if resp.Header.Get("x-ratelimit-remaining") != "0" {
+		return 0
 	}
 	if reset, err := strconv.ParseInt(resp.Header.Get("x-ratelimit-reset"), 10, 64); err == nil {
 		if d := time.Unix(reset, 0).Sub(now); d > 0 {

@@ -187,10 +187,10 @@ func TestCheckRunsCommentsLabels(t *testing.T) {
 func TestErrorsAreClassified(t *testing.T) {
 	s, c, in := setup(t)
 	ctx := context.Background()
-	s.FailNext("GET", "/repos/octo-org/widgets", http.StatusBadGateway, nil)
+	s.FailNextN(github.DefaultRetryAttempts, "GET", "/repos/octo-org/widgets", http.StatusBadGateway, nil)
 	_, err := in.Repository(ctx, "octo-org", "widgets")
 	if ok, _ := github.IsRetryable(err); !ok {
-		t.Errorf("502: %v, want retryable", err)
+		t.Errorf("502 through every attempt: %v, want retryable", err)
 	}
 	s.FailNext("GET", "/repos/octo-org/widgets", http.StatusTooManyRequests, http.Header{"Retry-After": {"42"}})
 	_, err = in.Repository(ctx, "octo-org", "widgets")

@@ -14,6 +14,7 @@ import (
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/pipeline"
 	"github.com/testfirst-app/testfirst/sandbox"
 )
@@ -88,7 +89,7 @@ func (w *GradeWorker) Work(ctx context.Context, job *river.Job[GradeArgs]) error
 		return w.grades.completeCheckRuns(ctx, gi, repo, g, pipeline.CancelledCheckRun("This grade was cancelled before it ran."))
 	}
 	if g.State == pipeline.GradeCompleted {
-		return nil // a job that ran twice
+		return w.finishCheckRuns(ctx, log, gi, g, tk, repo)
 	}
 	labels := jobLabels(job.JobRow, map[string]string{sandbox.LabelGrade: strconv.FormatInt(g.ID, 10)})
 	err = w.work(ctx, log, gi, g, tk, repo, labels)
@@ -142,7 +143,7 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 	ctx, stop := w.watch(ctx, g.ID)
 	defer stop()
 
-	content, v, err := w.reader.Open(ctx, storeTicket(repo, tk.IssueNumber), g.Digest)
+	content, v, err := w.openApproved(ctx, repo, tk, g)
 	if err != nil {
 		if context.Cause(ctx) == errCancelled {
 			return errCancelled
@@ -291,6 +292,25 @@ func (w *GradeWorker) watch(ctx context.Context, id int64) (context.Context, fun
 		}
 	}()
 	return ctx, func() { close(done); cancel(nil) }
+}
+
+// storeOpenTimeout bounds opening the approved version. The store's client
+// retries a store that does not answer meanwhile; past it the grade fails
+// saying so, instead of holding its check run in progress until the job's
+// own timeout (an hour or more) while the store is down.
+const storeOpenTimeout = time.Minute
+
+// openApproved opens the grade's approved version from the store (its
+// digest checked by the store's reader), within storeOpenTimeout.
+func (w *GradeWorker) openApproved(ctx context.Context, repo db.Repository, tk db.Ticket, g db.Grade) (*store.Content, store.Version, error) {
+	ctx, cancel := context.WithTimeout(ctx, storeOpenTimeout)
+	defer cancel()
+	content, v, err := w.reader.Open(ctx, storeTicket(repo, tk.IssueNumber), g.Digest)
+	// Past this bound or the job's own deadline, whichever came first.
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("the hidden-test store did not answer in time (at most %s): %w", storeOpenTimeout, err)
+	}
+	return content, v, err
 }
 
 // cancelledOr returns errCancelled when the grade was cancelled, else err.

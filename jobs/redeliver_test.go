@@ -225,17 +225,20 @@ func TestRedeliverSweepGitHubErrors(t *testing.T) {
 		// redelivered is how many attempts were redelivered before the
 		// failure stopped the sweep.
 		redelivered int
+		// times is how often the fault is answered: a read is tried
+		// again inside the call, so its 502 must outlast every attempt.
+		times int
 	}{
-		{"list 502", http.MethodGet, "/app/hook/deliveries", http.StatusBadGateway, true, 0},
-		{"list 401", http.MethodGet, "/app/hook/deliveries", http.StatusUnauthorized, false, 0},
-		{"redeliver 502", http.MethodPost, "/app/hook/deliveries/", http.StatusBadGateway, true, 0},
-		{"redeliver 422", http.MethodPost, "/app/hook/deliveries/", http.StatusUnprocessableEntity, false, 0},
+		{"list 502", http.MethodGet, "/app/hook/deliveries", http.StatusBadGateway, true, 0, github.DefaultRetryAttempts},
+		{"list 401", http.MethodGet, "/app/hook/deliveries", http.StatusUnauthorized, false, 0, 1},
+		{"redeliver 502", http.MethodPost, "/app/hook/deliveries/", http.StatusBadGateway, true, 0, 1},
+		{"redeliver 422", http.MethodPost, "/app/hook/deliveries/", http.StatusUnprocessableEntity, false, 0, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, _, w, _ := redeliverSetup(t)
 			s.AddDelivery(fakegithub.Delivery{GUID: "a", Event: "issues", StatusCode: 502, DeliveredAt: time.Now().Add(-2 * time.Hour)})
 			s.AddDelivery(fakegithub.Delivery{GUID: "b", Event: "issues", StatusCode: 502, DeliveredAt: time.Now().Add(-time.Hour)})
-			s.FailNext(tc.method, tc.path, tc.status, nil)
+			s.FailNextN(tc.times, tc.method, tc.path, tc.status, nil)
 			err := w.Work(t.Context(), sweepJob())
 			if err == nil {
 				t.Fatal("Work: nil error, want the GitHub failure")

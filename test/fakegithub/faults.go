@@ -12,6 +12,8 @@ type fault struct {
 	prefix string
 	status int
 	header http.Header
+	// body, when set, must appear in the request's body.
+	body string
 }
 
 // FailNext makes the next request whose method matches (any method when
@@ -34,9 +36,12 @@ func (s *Server) FailNext(method, pathPrefix string, status int, header http.Hea
 
 // takeFault removes and answers the first pending fault that matches the
 // request, or returns nil. Callers hold s.mu.
-func (s *Server) takeFault(r *http.Request, rateKey string, base http.Header) *response {
+func (s *Server) takeFault(r *http.Request, body []byte, rateKey string, base http.Header) *response {
 	for i, f := range s.faults {
 		if f.method != "" && !strings.EqualFold(f.method, r.Method) {
+			continue
+		}
+		if f.body != "" && !strings.Contains(string(body), f.body) {
 			continue
 		}
 		if !strings.HasPrefix(r.URL.Path, f.prefix) {

@@ -3,6 +3,7 @@ package fakegithub
 import (
 	"net/http"
 	"net/url"
+	"time"
 )
 
 // Request is one request the fake received, with the status it answered.
@@ -13,6 +14,8 @@ type Request struct {
 	Header http.Header
 	Body   []byte
 	Status int
+	// At is when the fake answered it.
+	At time.Time
 }
 
 // Requests returns a copy of every request received so far, in order,

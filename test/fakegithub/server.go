@@ -28,10 +28,12 @@ const (
 // Server is a running fake of the GitHub REST API. All state is in memory
 // behind one mutex; every method is safe for concurrent use.
 type Server struct {
-	t      testing.TB
-	ts     *httptest.Server
-	key    *rsa.PrivateKey
-	keyPEM []byte
+	t  testing.TB
+	ts *httptest.Server
+	// listener can be stopped and started again (Stop, Start).
+	listener *outageListener
+	key      *rsa.PrivateKey
+	keyPEM   []byte
 
 	mu            sync.Mutex
 	app           appSettings
@@ -49,6 +51,8 @@ type Server struct {
 	deliveries    []*Delivery
 	redeliveries  []int64
 	faults        []fault
+	stopOn        []fault // StopOnNext's triggers
+	hooks         []hook  // OnNextWhere's cues
 	requests      []Request
 	rates         map[string]*rateWindow
 	oauthFlow     *oauthState // the OAuth web flow, made on first use
@@ -79,7 +83,15 @@ func New(t testing.TB) *Server {
 		links:         map[string]*archiveLink{},
 		rates:         map[string]*rateWindow{},
 	}
-	s.ts = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
+	l, err := newOutageListener()
+	if err != nil {
+		t.Fatalf("fakegithub: listen: %v", err)
+	}
+	s.listener = l
+	s.ts = httptest.NewUnstartedServer(http.HandlerFunc(s.serveHTTP))
+	s.ts.Listener.Close()
+	s.ts.Listener = l
+	s.ts.Start()
 	t.Cleanup(s.ts.Close)
 	return s
 }
@@ -136,10 +148,17 @@ type response struct {
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.takeStop(r) {
+		s.cut(w)
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
 	var resp *response
 	if err != nil {
 		resp = errorResponse(http.StatusRequestEntityTooLarge, "Request body too large", docsRoot)
+	}
+	if fn := s.takeHook(r, body); fn != nil {
+		fn()
 	}
 	resp = s.handle(r, body, resp)
 	for k, v := range resp.header {
@@ -169,6 +188,7 @@ func (s *Server) handle(r *http.Request, body []byte, early *response) *response
 		Header: r.Header.Clone(),
 		Body:   body,
 		Status: resp.status,
+		At:     time.Now(),
 	})
 	return resp
 }
@@ -180,13 +200,13 @@ func (s *Server) handle(r *http.Request, body []byte, early *response) *response
 func (s *Server) dispatch(r *http.Request, body []byte) *response {
 	segs := splitPath(r.URL.EscapedPath())
 	if len(segs) > 0 && (segs[0] == codeloadPrefix || segs[0] == rawPrefix) {
-		if resp := s.takeFault(r, "anonymous", nil); resp != nil {
+		if resp := s.takeFault(r, body, "anonymous", nil); resp != nil {
 			return resp
 		}
 		return s.serveArchive(r, segs)
 	}
 	if len(segs) > 0 && segs[0] == oauthPrefix {
-		if resp := s.takeFault(r, "anonymous", nil); resp != nil {
+		if resp := s.takeFault(r, body, "anonymous", nil); resp != nil {
 			return resp
 		}
 		return s.serveOAuth(r, body, segs)
@@ -202,7 +222,7 @@ func (s *Server) dispatch(r *http.Request, body []byte) *response {
 	if authErr != nil {
 		rateKey = "anonymous"
 	}
-	if resp := s.takeFault(r, rateKey, base); resp != nil {
+	if resp := s.takeFault(r, body, rateKey, base); resp != nil {
 		return resp
 	}
 	resp := s.serveAPI(r, body, rt, params, who, authErr, doc)

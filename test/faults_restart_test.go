@@ -1,0 +1,127 @@
+package test
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestFaultsDockerRestart: the Docker engine restarts while a grade runs
+// in it (its containers die with it). The grade fails on the engine, River
+// retries it once the engine is back, and the check run completes.
+// Disruptive: every test on the machine loses its containers.
+func TestFaultsDockerRestart(t *testing.T) {
+	disruptive(t)
+	r := newFaultRig(t, "", "TESTFIRST_JOB_RESCUE_AFTER=60s")
+	gh := r.p.gh
+	mark := gh.RequestCount()
+	cue := make(chan time.Time, 1)
+	gh.OnNextWhere("PATCH", checkRunsPath, `"status":"in_progress"`, func() { cue <- time.Now() })
+	head := r.openPR(t, "docker-restart")
+	var start time.Time
+	select {
+	case start = <-cue:
+	case <-time.After(120 * time.Second):
+		t.Fatalf("the grade never set its run in progress:\n%s", r.s.log())
+	}
+	time.Sleep(3 * time.Second) // inside the sandboxes
+	restartDockerd(t)
+	r.settled(t, "Docker engine restarted mid-grade", head, "success", start, mark)
+	if !strings.Contains(r.s.log(), "grade failed; River retries") {
+		t.Logf("the grade was not retried: the engine restarted outside its sandboxes")
+	}
+}
+
+// restartDockerd stops the engine (SIGTERM, as its service would) and
+// starts it again detached, as scripts/ensure-deps.sh does.
+func restartDockerd(t *testing.T) {
+	t.Helper()
+	out, err := exec.Command("pidof", "dockerd").Output()
+	if err != nil {
+		t.Fatalf("pidof dockerd: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.Fields(string(out))[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc, _ := os.FindProcess(pid)
+	if err := proc.Signal(os.Interrupt); err != nil {
+		t.Fatalf("stop dockerd: %v", err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); exec.Command("kill", "-0", strconv.Itoa(pid)).Run() == nil; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("dockerd did not stop within 60 s")
+		}
+	}
+	start := exec.Command("setsid", "sh", "-c", "nohup dockerd >>/var/log/dockerd-restarted.log 2>&1 &")
+	start.Dir = "/"
+	if out, err := start.CombinedOutput(); err != nil {
+		t.Fatalf("start dockerd: %v %s", err, out)
+	}
+	for deadline := time.Now().Add(60 * time.Second); exec.Command("docker", "version").Run() != nil; time.Sleep(500 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("dockerd did not come back within 60 s")
+		}
+	}
+}
+
+// TestFaultsPostgresRestart: the PostgreSQL server goes down while a grade
+// runs on it and comes back. Meanwhile the intake answers 503 (GitHub
+// keeps the delivery and redelivers it); once the server is back, the
+// redelivery is recorded and processed once, the grade completes, and no
+// job is lost. Disruptive: every test on the machine loses its database.
+func TestFaultsPostgresRestart(t *testing.T) {
+	disruptive(t)
+	r := newFaultRig(t, postgresSchema(t), "TESTFIRST_JOB_RESCUE_AFTER=60s")
+	gh := r.p.gh
+	gh.AddIssue(pipeOwner, pipeRepo, 9, "octocat", "issue")
+	mark := gh.RequestCount()
+	cue := make(chan time.Time, 1)
+	gh.OnNextWhere("PATCH", checkRunsPath, `"status":"in_progress"`, func() { cue <- time.Now() })
+	head := r.openPR(t, "pg-restart")
+	var start time.Time
+	select {
+	case start = <-cue:
+	case <-time.After(120 * time.Second):
+		t.Fatalf("the grade never set its run in progress:\n%s", r.s.log())
+	}
+	pgctl(t, "stop")
+	cmd := commentPayload(t, 9, "/testfirst frobnicate")
+	if code := r.s.deliver(t, pipeSecret, "issue_comment", "pg-down", cmd); code != http.StatusServiceUnavailable {
+		t.Errorf("a delivery while the database is down answered %d; want 503", code)
+	}
+	time.Sleep(5 * time.Second)
+	pgctl(t, "start")
+	var code int
+	waitFor(t, "the intake to take deliveries again", 60*time.Second, func() bool {
+		code = r.s.deliver(t, pipeSecret, "issue_comment", "pg-down", cmd)
+		return code == http.StatusAccepted
+	}, r.s.log)
+	r.settled(t, "PostgreSQL restarted (down 5 s) mid-grade", head, "success", start, mark)
+	r.p.comment(t, r.s, 9, "testfirst knows two commands")
+	time.Sleep(2 * time.Second)
+	replies := 0
+	for _, c := range gh.Comments(pipeOwner, pipeRepo, 9) {
+		if strings.Contains(c.Body, "testfirst knows two commands") {
+			replies++
+		}
+	}
+	if replies != 1 {
+		t.Errorf("%d replies to the command delivered during the outage; want one", replies)
+	}
+}
+
+// pgctl runs pg_ctlcluster on the test cluster.
+func pgctl(t *testing.T, action string) {
+	t.Helper()
+	out, err := exec.Command("pg_ctlcluster", "15", "main", action).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pg_ctlcluster 15 main %s: %v %s", action, err, out)
+	}
+	t.Log(fmt.Sprintf("pg_ctlcluster 15 main %s", action))
+}

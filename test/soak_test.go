@@ -1,0 +1,194 @@
+package test
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/testfirst-app/testfirst/sandbox"
+)
+
+// TestSoak runs `make soak`: two replicas on PostgreSQL for
+// TESTFIRST_SOAK_DURATION (make soak: 1h) at 1 delivery a second (plain
+// comments, an unknown command every tenth), a pull request to grade every
+// minute, and one replica killed (SIGKILL) and started again every ten
+// minutes (every half of the run when it is shorter than 20 minutes). Every
+// 30 s it logs each replica's RSS and goroutines and the sandbox containers
+// on the engine; at the end, after a drain, it checks that every check run
+// completed and every command was answered once, and reports the
+// temporary files the replicas left in their TMPDIR. Not part of make test.
+func TestSoak(t *testing.T) {
+	raw := os.Getenv("TESTFIRST_SOAK_DURATION")
+	if raw == "" {
+		t.Skip("make soak sets TESTFIRST_SOAK_DURATION")
+	}
+	duration, err := time.ParseDuration(raw)
+	if err != nil || duration < time.Minute {
+		t.Fatalf("TESTFIRST_SOAK_DURATION=%q: want a duration of at least 1m, e.g. 1h or 5m", raw)
+	}
+	killEvery := 10 * time.Minute
+	if duration < 2*killEvery {
+		killEvery = duration / 2
+	}
+	url := postgresSchema(t)
+	tmp := t.TempDir()
+	env := []string{"TESTFIRST_STORE_SYNC_INTERVAL=1s", "TESTFIRST_JOB_RESCUE_AFTER=60s", "TMPDIR=" + tmp}
+	p := newPipelineEnv(t)
+	p.gh.SetPermission(pipeOwner, pipeRepo, "alice", "write")
+	reps := []*service{p.serve(t, url, env...), p.serve(t, url, env...)}
+	r := &faultRig{p: p, s: reps[0], pr: 1, logs: func() string { return reps[0].log() + reps[1].log() }}
+	r.approve(t)
+	const commandIssue = 9
+	p.gh.AddIssue(pipeOwner, pipeRepo, commandIssue, "octocat", "issue")
+
+	start := time.Now()
+	deliveries, commands, kills := 0, 0, 0
+	var heads []string
+	nextGrade, nextKill, nextSample := start, start.Add(killEvery), start
+	t.Logf("soak: %s, a grade a minute, a replica killed every %s", duration, killEvery)
+	t.Logf("soak: %8s %10s %10s %8s %8s %10s %9s", "t", "rss a MiB", "rss b MiB", "gor a", "gor b", "containers", "completed")
+	for tick := time.NewTicker(time.Second); time.Since(start) < duration; <-tick.C {
+		now := time.Now()
+		target := reps[deliveries%2]
+		body := "Looks good to me."
+		if deliveries%10 == 0 {
+			body = "/testfirst frobnicate"
+			commands++
+		}
+		code := target.deliver(t, pipeSecret, "issue_comment", fmt.Sprintf("soak-%d", deliveries), commentPayload(t, commandIssue, body))
+		if code != http.StatusAccepted {
+			// A replica being restarted: GitHub would redeliver; so do we.
+			code = reps[(deliveries+1)%2].deliver(t, pipeSecret, "issue_comment", fmt.Sprintf("soak-%d", deliveries), commentPayload(t, commandIssue, body))
+		}
+		if code != http.StatusAccepted {
+			t.Errorf("delivery soak-%d answered %d by both replicas", deliveries, code)
+		}
+		deliveries++
+		if !now.Before(nextGrade) {
+			r.s = reps[len(heads)%2]
+			heads = append(heads, r.openPR(t, fmt.Sprintf("soak-%d", len(heads))))
+			nextGrade = nextGrade.Add(time.Minute)
+		}
+		if !now.Before(nextKill) {
+			i := kills % 2
+			reps[i].kill(t)
+			reps[i] = p.serve(t, url, env...)
+			kills++
+			nextKill = nextKill.Add(killEvery)
+		}
+		if !now.Before(nextSample) {
+			soakSample(t, now.Sub(start), reps, p)
+			nextSample = nextSample.Add(30 * time.Second)
+		}
+	}
+
+	// Drain: every grade completes, every command is answered once.
+	waitFor(t, "every check run completed", 10*time.Minute, func() bool {
+		done := 0
+		for _, h := range heads {
+			for _, c := range p.runsOn(h) {
+				if c.Status == "completed" {
+					done++
+				}
+			}
+		}
+		return done >= len(heads)
+	}, func() string { return reps[0].log() + reps[1].log() })
+	time.Sleep(10 * time.Second) // the last deliveries' jobs
+	end := soakSample(t, time.Since(start), reps, p)
+	completed, failed := 0, 0
+	for _, h := range heads {
+		runs := p.runsOn(h)
+		if len(runs) != 1 {
+			t.Errorf("%d check runs on %s; want one", len(runs), h[:7])
+		}
+		for _, c := range runs {
+			if c.Status == "completed" {
+				completed++
+				if c.Conclusion != "success" {
+					failed++
+					t.Logf("soak: %s completed %s: %q", h[:7], c.Conclusion, c.Title)
+				}
+			}
+		}
+	}
+	noneInProgress(t, p.gh)
+	noHiddenReachedGitHub(t, p.gh)
+	replies := 0
+	for _, c := range p.gh.Comments(pipeOwner, pipeRepo, commandIssue) {
+		if strings.Contains(c.Body, "testfirst knows two commands") {
+			replies++
+		}
+	}
+	if replies != commands {
+		t.Errorf("%d replies to %d commands; want one each", replies, commands)
+	}
+	// The replicas stop as an operator stops them (SIGINT); what they
+	// leave in TMPDIR then is left for good. A killed replica's files are
+	// among them.
+	for _, s := range reps {
+		s.proc.Signal(os.Interrupt)
+	}
+	for _, s := range reps {
+		waitFor(t, "a replica to stop", 60*time.Second, func() bool { return exited(s.proc.Pid) }, s.log)
+	}
+	left, _ := filepath.Glob(filepath.Join(tmp, "*"))
+	t.Logf("soak: ran %s: %d deliveries (%d commands, %d replies), %d grades, %d check runs completed (%d not success), %d replicas killed; %d sandbox containers on the engine at the end (every user's), %d temporary files left in the replicas' TMPDIR after they stopped %v",
+		time.Since(start).Round(time.Second), deliveries, commands, replies, len(heads), completed, failed, kills, end.containers, len(left), left)
+}
+
+// soakFigures is one sample of the soak.
+type soakFigures struct {
+	rss        [2]float64 // MiB
+	goroutines [2]float64
+	containers int
+}
+
+// soakSample logs and returns the replicas' RSS and goroutines, and the
+// sandbox containers on the engine.
+func soakSample(t *testing.T, at time.Duration, reps []*service, p *pipelineEnv) soakFigures {
+	t.Helper()
+	var f soakFigures
+	for i, s := range reps {
+		f.rss[i] = rssMiB(s.proc.Pid)
+		f.goroutines[i] = s.metric(t, "go_goroutines")
+	}
+	out, _ := exec.Command("docker", "ps", "-aq", "--filter", "label="+sandbox.LabelSandbox).Output()
+	f.containers = len(strings.Fields(string(out)))
+	done := 0
+	for _, c := range p.gh.CheckRuns(pipeOwner, pipeRepo) {
+		if c.Status == "completed" {
+			done++
+		}
+	}
+	t.Logf("soak: %8s %10.1f %10.1f %8.0f %8.0f %10d %9d", at.Round(time.Second), f.rss[0], f.rss[1], f.goroutines[0], f.goroutines[1], f.containers, done)
+	return f
+}
+
+// exited reports whether a process ended (gone, or a zombie not yet
+// waited for).
+func exited(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	return err != nil || strings.Contains(string(data), "State:\tZ")
+}
+
+// rssMiB reads a process's resident set size from /proc.
+func rssMiB(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
