@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/testfirst-app/testfirst/sandbox"
 )
 
 // TestFaultsDockerRestart: the Docker engine restarts while a grade runs
@@ -20,21 +22,39 @@ func TestFaultsDockerRestart(t *testing.T) {
 	r := newFaultRig(t, "", "TESTFIRST_JOB_RESCUE_AFTER=60s")
 	gh := r.p.gh
 	mark := gh.RequestCount()
-	cue := make(chan time.Time, 1)
-	gh.OnNextWhere("PATCH", checkRunsPath, `"status":"in_progress"`, func() { cue <- time.Now() })
+	before := sandboxContainers(t)
 	head := r.openPR(t, "docker-restart")
+	// The engine goes down as soon as one of this grade's sandboxes
+	// exists (a sandbox container the engine did not have before).
 	var start time.Time
-	select {
-	case start = <-cue:
-	case <-time.After(120 * time.Second):
-		t.Fatalf("the grade never set its run in progress:\n%s", r.s.log())
-	}
-	time.Sleep(3 * time.Second) // inside the sandboxes
+	waitFor(t, "a sandbox of the grade", 120*time.Second, func() bool {
+		for id := range sandboxContainers(t) {
+			if !before[id] {
+				start = time.Now()
+				return true
+			}
+		}
+		return false
+	}, r.s.log)
 	restartDockerd(t)
 	r.settled(t, "Docker engine restarted mid-grade", head, "success", start, mark)
 	if !strings.Contains(r.s.log(), "grade failed; River retries") {
-		t.Logf("the grade was not retried: the engine restarted outside its sandboxes")
+		t.Errorf("the grade was not retried: the engine did not restart under its sandboxes")
 	}
+}
+
+// sandboxContainers lists the ids of the engine's sandbox containers.
+func sandboxContainers(t *testing.T) map[string]bool {
+	t.Helper()
+	out, err := exec.Command("docker", "ps", "-aq", "--no-trunc", "--filter", "label="+sandbox.LabelSandbox).Output()
+	if err != nil {
+		t.Fatalf("docker ps: %v", err)
+	}
+	ids := map[string]bool{}
+	for _, id := range strings.Fields(string(out)) {
+		ids[id] = true
+	}
+	return ids
 }
 
 // restartDockerd stops the engine (SIGTERM, as its service would) and
