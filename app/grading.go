@@ -147,6 +147,10 @@ func (g *Grading) openEnvironments(cfg GradingConfig, wrapperBinary []byte) erro
 	if err != nil {
 		return err
 	}
+	// A replica that crashed left its proxies' socket directories.
+	if _, err := egress.SweepStale(cfg.EgressDir); err != nil {
+		return err
+	}
 	for _, p := range []*egress.Proxy{build, mirror} {
 		s, err := p.Listen(cfg.EgressDir)
 		if err != nil {

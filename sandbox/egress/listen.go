@@ -67,3 +67,40 @@ func (s *Server) Close() error {
 	}
 	return errors.Join(err, os.RemoveAll(s.dir))
 }
+
+// staleAfter is how old a socket directory must be before SweepStale
+// takes it for a dead process's: younger ones may still be being made.
+const staleAfter = time.Minute
+
+// SweepStale removes the socket directories below dir (the system's
+// temporary directory when empty) that a process which died left behind:
+// those whose socket no process answers, or that hold no socket, made more
+// than a minute ago. A live proxy's, of this process or another sharing
+// dir, answers and stays. It returns how many it removed.
+func SweepStale(dir string) (int, error) {
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	dirs, err := filepath.Glob(filepath.Join(dir, "testfirst-egress-*"))
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	var errs []error
+	for _, d := range dirs {
+		info, err := os.Lstat(d)
+		if err != nil || !info.IsDir() || time.Since(info.ModTime()) < staleAfter {
+			continue
+		}
+		if c, err := net.DialTimeout("unix", filepath.Join(d, "egress.sock"), time.Second); err == nil {
+			c.Close()
+			continue
+		}
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, fmt.Errorf("egress proxy: remove stale socket directory: %w", err))
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}

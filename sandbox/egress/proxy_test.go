@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -222,5 +224,54 @@ func TestAllowedFor(t *testing.T) {
 	}
 	if _, err := AllowedFor("ftp://x/simple"); err == nil || !strings.Contains(err.Error(), "http or https") {
 		t.Errorf("ftp index: %v", err)
+	}
+}
+
+// TestSweepStale: a crashed process's socket directory (its socket left
+// with no listener) goes once it is a minute old; a live proxy's, a young
+// one's and other directories stay.
+func TestSweepStale(t *testing.T) {
+	dir := t.TempDir()
+	p, err := New([]string{"pypi.org:443"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := p.Listen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	stale := func(name string, age time.Duration) string {
+		d := filepath.Join(dir, name)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		l, err := net.Listen("unix", filepath.Join(d, "egress.sock"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.(*net.UnixListener).SetUnlinkOnClose(false) // as a killed process leaves it
+		l.Close()
+		old := time.Now().Add(-age)
+		if err := os.Chtimes(d, old, old); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	dead := stale("testfirst-egress-dead", 2*time.Minute)
+	young := stale("testfirst-egress-young", 10*time.Second)
+	other := stale("other-dir", time.Hour)
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Dir(live.Socket), old, old); err != nil {
+		t.Fatal(err)
+	}
+	n, err := SweepStale(dir)
+	if err != nil || n != 1 {
+		t.Fatalf("SweepStale = %d, %v; want 1", n, err)
+	}
+	for d, want := range map[string]bool{dead: false, young: true, other: true, filepath.Dir(live.Socket): true} {
+		if _, err := os.Stat(d); (err == nil) != want {
+			t.Errorf("%s: present %v, want %v", d, err == nil, want)
+		}
 	}
 }
