@@ -6,13 +6,17 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
+	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/jobs"
+	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
 )
 
@@ -139,6 +143,34 @@ func (r *faultRig) settled(t *testing.T, name, head, conclusion string, start ti
 	t.Logf("fault: %s: recovered in %.1f s, %d GitHub calls (%d to check runs, %d token mints)", name, took.Seconds(), len(reqs),
 		fakegithub.CallsTo(reqs, "", checkRunsPath), fakegithub.CallsTo(reqs, "POST", "/app/installations/"))
 	return run
+}
+
+// gradeSandboxesGone fails the test when a sandbox container of the
+// grade behind run (its details link, /grades/{id}) is still on the
+// engine a few seconds after the run completed: sandboxes remove
+// themselves, and a killed replica's are removed by the rescue.
+func gradeSandboxesGone(t *testing.T, run fakegithub.CheckRun) {
+	t.Helper()
+	id := path.Base(run.DetailsURL)
+	if _, err := strconv.ParseInt(id, 10, 64); err != nil || !strings.Contains(run.DetailsURL, "/grades/") {
+		t.Fatalf("check run details %q: want a grade's page, /grades/{id}", run.DetailsURL)
+	}
+	var left string
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		out, err := exec.Command("docker", "ps", "-aq", "--filter", "label="+sandbox.LabelGrade+"="+id).Output()
+		if err != nil {
+			t.Fatalf("docker ps: %v", err)
+		}
+		if left = strings.TrimSpace(string(out)); left == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Errorf("grade %s's sandbox containers are still on the engine: %s", id, left)
 }
 
 // noneInProgress fails the test for any check run left in progress.
@@ -351,10 +383,11 @@ func TestFaultsGrading(t *testing.T) {
 		mark, start := gh.RequestCount(), time.Now()
 		r.s.kill(t)
 		r.s = p.serve(t, url, env...)
-		r.settled(t, "replica killed (-9) mid-grade, SQLite (job_rescue_after 60 s)", head, "success", start, mark)
+		run := r.settled(t, "replica killed (-9) mid-grade, SQLite (job_rescue_after 60 s)", head, "success", start, mark)
 		if !strings.Contains(r.s.log(), `"msg":"graded"`) {
 			t.Errorf("the restarted replica did not grade:\n%s", r.s.log())
 		}
+		gradeSandboxesGone(t, run)
 	})
 }
 
