@@ -1,6 +1,7 @@
 package card
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -844,4 +845,47 @@ func TestCardDecisionReadsThePolicyAfresh(t *testing.T) {
 	if got, _ := f.store.Version(ctx, f.st, 1); got.State != store.StatePending {
 		t.Errorf("approved with one signature under enforce: %+v", got)
 	}
+}
+
+// racingSync is the store as the store sync races the card: the sync
+// mirrors an approval into the database the moment the store holds it,
+// before the card records it there.
+type racingSync struct {
+	*store.Writer
+	mirror func(ctx context.Context, k int, digest, by string) error
+}
+
+func (r racingSync) Approve(ctx context.Context, t store.Ticket, k int, digest, by string) (store.Version, error) {
+	v, err := r.Writer.Approve(ctx, t, k, digest, by)
+	if err == nil {
+		err = r.mirror(ctx, k, digest, by)
+	}
+	return v, err
+}
+
+// TestCardApprovalRacesTheSync: an approval the store sync mirrored first
+// (as it does every store_sync_interval) is the approval the card made,
+// not an error: the requester is told it is approved.
+func TestCardApprovalRacesTheSync(t *testing.T) {
+	f := newCardFixture(t, "")
+	v1 := f.push(t, writerCriteria)
+	f.sync(t, v1, &defaultCheck, true)
+	f.svc.store = racingSync{Writer: f.store, mirror: func(ctx context.Context, k int, digest, by string) error {
+		return f.db.Tx(ctx, func(tx *db.Tx) error {
+			row, err := tx.Version(ctx, f.tk.ID, k)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Approve(ctx, db.Approval{VersionID: row.ID, ApprovedBy: by, ApprovedAt: time.Now(), Digest: digest}); err != nil {
+				return err
+			}
+			return tx.SetVersionDecision(ctx, row.ID, pipeline.VersionApproved, "")
+		})
+	}}
+	b := f.signIn(t, requester)
+	code, body, resp := b.post(t, cardPath+"/versions/1/approve", url.Values{"digest": {v1.Digest}})
+	if code != http.StatusSeeOther || !strings.HasSuffix(resp.Header.Get("Location"), "decided=approved") {
+		t.Fatalf("approve while the sync mirrors it: %d %s", code, body)
+	}
+	f.checkDB(t, 1, "approved", "")
 }

@@ -130,6 +130,12 @@ func (s *Service) Approve(ctx context.Context, viewer string, ref handlers.Ticke
 			}
 			return tx.AppendAudit(ctx, audit("version.approved", logins, true))
 		})
+		if errors.Is(err, db.ErrAlreadySigned) {
+			// The store sync mirrored this very approval from the store
+			// between the two writes (and audited it): it stands.
+			s.log.InfoContext(ctx, "approval mirrored by the store sync first", "ticket", ct.tk.ID, "version", k, "login", viewer)
+			err = nil
+		}
 		if err != nil {
 			// The store holds the approval: it stands, and the store sync
 			// mirrors it; only this signature's timing is lost.
