@@ -448,30 +448,8 @@ func appendNew(ws []string, w string) []string {
 // watch returns a context that ends, with cause errRunCancelled, when the
 // run's row is cancelled.
 func (w *agentWorker) watch(ctx context.Context, id int64) (context.Context, func()) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(cancelPoll)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			var state pipeline.AgentRunState
-			err := w.db.Tx(ctx, func(tx *db.Tx) error {
-				a, err := tx.AgentRun(ctx, id)
-				state = a.State
-				return err
-			})
-			if err == nil && state == pipeline.AgentCancelled {
-				cancel(errRunCancelled)
-				return
-			}
-		}
-	}()
-	return ctx, func() { close(done); cancel(nil) }
+	return watchCancelled(ctx, w.db, errRunCancelled, func(tx *db.Tx) (bool, error) {
+		a, err := tx.AgentRun(ctx, id)
+		return a.State == pipeline.AgentCancelled, err
+	})
 }

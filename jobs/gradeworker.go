@@ -266,6 +266,16 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 // watch returns a context that ends, with cause errCancelled, when the
 // grade's row is cancelled.
 func (w *GradeWorker) watch(ctx context.Context, id int64) (context.Context, func()) {
+	return watchCancelled(ctx, w.db, errCancelled, func(tx *db.Tx) (bool, error) {
+		g, err := tx.Grade(ctx, id)
+		return g.State == pipeline.GradeCancelled, err
+	})
+}
+
+// watchCancelled returns a context that ends with cause when cancelled,
+// asked every cancelPoll, says a row was cancelled; the returned function
+// stops the watch.
+func watchCancelled(ctx context.Context, d *db.DB, cause error, cancelled func(*db.Tx) (bool, error)) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -279,14 +289,14 @@ func (w *GradeWorker) watch(ctx context.Context, id int64) (context.Context, fun
 				return
 			case <-t.C:
 			}
-			var state pipeline.GradeState
-			err := w.db.Tx(ctx, func(tx *db.Tx) error {
-				g, err := tx.Grade(ctx, id)
-				state = g.State
+			var yes bool
+			err := d.Tx(ctx, func(tx *db.Tx) error {
+				var err error
+				yes, err = cancelled(tx)
 				return err
 			})
-			if err == nil && state == pipeline.GradeCancelled {
-				cancel(errCancelled)
+			if err == nil && yes {
+				cancel(cause)
 				return
 			}
 		}
