@@ -9,7 +9,7 @@ RUNDIR  := var/run
 
 export TESTFIRST_WRAPPER := $(BIN)/testfirst-wrapper
 
-.PHONY: all build deps image docker test test-agents test-runsc vet unit fuzz run demo bench soak clean
+.PHONY: all build deps image docker test suite-rest suite-services suite-runsc test-agents test-runsc vet unit fuzz run demo bench soak clean
 
 all: build
 
@@ -38,10 +38,25 @@ docker:
 # PostgreSQL comes from scripts/ensure-deps.sh (role and database testfirst).
 TEST_POSTGRES_URL ?= postgres://testfirst:testfirst@127.0.0.1:5432/testfirst?sslmode=disable
 
+# The end-to-end tests of a served pipeline spend their time waiting (for a
+# job's rescue, a retry, a store's timeout), not computing: they run in a go
+# test process of their own beside the rest of the suite and the gVisor leg
+# (each of the three prints its output when it ends).
+SERVICE_TESTS := TestFaultsGrading|TestFaultsWebhookBurst|TestFaultsDiskFullSQLite|TestServeReplicasOnPostgres|TestServeScenarioOneTicket|TestServeAgents|TestServeRolesOnPostgres|TestUIDSplitRequired|TestServeTicketLifecycle|TestServeQueueAndTwoTickets
+TEST_ENV := TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_TEST_POSTGRES_URL='$(TEST_POSTGRES_URL)'
+
 test: image vet
-	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_TEST_POSTGRES_URL='$(TEST_POSTGRES_URL)' $(GO) test -count=1 -timeout 30m ./...
-	@$(MAKE) --no-print-directory test-runsc
+	@$(MAKE) --no-print-directory -j3 --output-sync=target suite-rest suite-services suite-runsc
 	@$(MAKE) --no-print-directory fuzz
+
+suite-rest:
+	$(TEST_ENV) $(GO) test -count=1 -timeout 30m -skip '^($(SERVICE_TESTS))$$' ./...
+
+suite-services:
+	$(TEST_ENV) $(GO) test -count=1 -timeout 30m -run '^($(SERVICE_TESTS))$$' ./test/
+
+suite-runsc:
+	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_SANDBOX_RUNTIME=runsc $(GO) test -count=1 -timeout 30m -run '^(TestAttacks|TestSampleCases)$$' ./test/
 
 ## test-agents: the claude-code and codex presets' real CLIs in the agent sandbox
 # against a scripted model API; their images are built from Debian packages and
@@ -53,7 +68,7 @@ test-agents: deps
 # every sandbox under gVisor's runsc (registered by scripts/ensure-deps.sh);
 # 3 to 4.5 minutes on 2 cores (docs/benchmarks.md)
 test-runsc: image
-	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_SANDBOX_RUNTIME=runsc $(GO) test -count=1 -timeout 30m -run '^(TestAttacks|TestSampleCases)$$' ./test/
+	@$(MAKE) --no-print-directory suite-runsc
 
 ## soak: SOAK_DURATION (1h) of realistic load on two replicas on PostgreSQL:
 # a delivery a second, a grade a minute, a replica killed every ten minutes;
