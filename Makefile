@@ -54,11 +54,13 @@ suite-rest:
 
 suite-services:
 	$(TEST_ENV) $(GO) test -count=1 -timeout 30m -run '^($(SERVICE_TESTS))$$' ./test/
+	$(TEST_ENV) TESTFIRST_AGENT_PRESETS=1 $(GO) test -count=1 -timeout 20m -run '^TestPresetCLIs$$/^claude-code$$' ./test/
 
 suite-runsc:
 	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_SANDBOX_RUNTIME=runsc $(GO) test -count=1 -timeout 30m -run '^(TestAttacks|TestSampleCases)$$' ./test/
 
 ## test-agents: the claude-code and codex presets' real CLIs in the agent sandbox
+# (make test runs claude-code's)
 # against a scripted model API; their images are built from Debian packages and
 # the npm registry (registry.npmjs.org must be reachable) the first time
 test-agents: deps

@@ -121,7 +121,8 @@ var presetCases = []presetCase{
 // refused.
 //
 // It needs the npm registry the first time (the images are built from it),
-// so it runs only with TESTFIRST_AGENT_PRESETS set: make test-agents.
+// so it runs only with TESTFIRST_AGENT_PRESETS set: make test runs the
+// claude-code cases, make test-agents both CLIs'.
 func TestPresetCLIs(t *testing.T) {
 	if os.Getenv("TESTFIRST_AGENT_PRESETS") == "" {
 		t.Skip("the agent presets' CLIs run with TESTFIRST_AGENT_PRESETS=1 (make test-agents): their images are built from the npm registry")
