@@ -44,7 +44,9 @@ func TestSoak(t *testing.T) {
 	reps := []*service{p.serve(t, url, env...), p.serve(t, url, env...)}
 	r := &faultRig{p: p, s: reps[0], pr: 1, logs: func() string { return reps[0].log() + reps[1].log() }}
 	r.approve(t)
-	const commandIssue = 9
+	// Issues and pull requests share numbers: the commands' issue stands
+	// far past the pull requests a soak opens (one a minute).
+	const commandIssue = 100_000
 	p.gh.AddIssue(pipeOwner, pipeRepo, commandIssue, "octocat", "issue")
 
 	start := time.Now()
