@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/client"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
@@ -66,9 +64,9 @@ func TestSandboxOfADeadReplica(t *testing.T) {
 // attempt leaves other sandboxes alone.
 func TestRescuedGradeRemovesTheDeadReplicasSandbox(t *testing.T) {
 	g := testenv.Grading(t)
-	cli := engineClient(t)
+	cli := testenv.EngineClient(t)
 	mine := testLabel + "=" + t.Name()
-	t.Cleanup(func() { removeLabelled(cli, mine) })
+	t.Cleanup(func() { testenv.RemoveLabelled(cli, mine) })
 	jobID := time.Now().UnixNano() // no other test's job
 	replica := exec.Command(os.Args[0], "-test.run=^TestSandboxOfADeadReplica$", "-test.count=1")
 	replica.Env = append(os.Environ(), replicaImageEnv+"="+g.Image, replicaJobEnv+"="+strconv.FormatInt(jobID, 10))
@@ -76,13 +74,13 @@ func TestRescuedGradeRemovesTheDeadReplicasSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer replica.Process.Kill()
-	waitUntil(t, "the replica's sandbox running", 30*time.Second, func() bool { return len(labelled(t, cli, mine, "running")) == 1 })
+	waitUntil(t, "the replica's sandbox running", 30*time.Second, func() bool { return len(testenv.Labelled(t, cli, mine, "running")) == 1 })
 	if err := replica.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	replica.Wait()
 	time.Sleep(time.Second)
-	if len(labelled(t, cli, mine, "running")) != 1 {
+	if len(testenv.Labelled(t, cli, mine, "running")) != 1 {
 		t.Fatal("the dead replica's sandbox stopped by itself")
 	}
 
@@ -107,11 +105,11 @@ func TestRescuedGradeRemovesTheDeadReplicasSandbox(t *testing.T) {
 		}
 	}
 	run(1)
-	if len(labelled(t, cli, mine, "running")) != 1 {
+	if len(testenv.Labelled(t, cli, mine, "running")) != 1 {
 		t.Fatal("a first attempt removed a sandbox")
 	}
 	run(2)
-	if left := labelled(t, cli, mine, ""); len(left) != 0 {
+	if left := testenv.Labelled(t, cli, mine, ""); len(left) != 0 {
 		t.Errorf("the rescued job's old sandbox is still there: %s (%s)", left[0].ID, left[0].Status)
 	}
 	if n := gathered(t, reg, "testfirst_sandbox_leftovers_removed_total", "rescued_job"); n != 1 {
@@ -128,9 +126,9 @@ func TestRescuedGradeRemovesTheDeadReplicasSandbox(t *testing.T) {
 // removed.
 func TestSandboxSweepIsPeriodic(t *testing.T) {
 	g := testenv.Grading(t)
-	cli := engineClient(t)
+	cli := testenv.EngineClient(t)
 	mine := testLabel + "=" + t.Name()
-	t.Cleanup(func() { removeLabelled(cli, mine) })
+	t.Cleanup(func() { testenv.RemoveLabelled(cli, mine) })
 	reg := prometheus.NewRegistry()
 	m := jobs.NewMetrics(reg, openDB(t))
 	const interval = 2 * time.Second
@@ -167,7 +165,7 @@ func TestSandboxSweepIsPeriodic(t *testing.T) {
 	began := time.Now()
 	// Within the interval, and the seconds a loaded engine may take to
 	// kill and remove a container.
-	waitUntil(t, "the leftover removed by the next sweep", interval+10*time.Second, func() bool { return len(labelled(t, cli, mine, "")) == 0 })
+	waitUntil(t, "the leftover removed by the next sweep", interval+10*time.Second, func() bool { return len(testenv.Labelled(t, cli, mine, "")) == 0 })
 	t.Logf("the leftover went %s after it appeared; the sweep runs every %s", time.Since(began).Round(10*time.Millisecond), interval)
 	waitUntil(t, "a sweep after the leftover appeared", interval+10*time.Second, func() bool { return engine.sweptAfter(began) })
 	stop()
@@ -273,38 +271,5 @@ func waitUntil(t *testing.T, what string, limit time.Duration, ok func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: not within %s", what, limit)
 		}
-	}
-}
-
-func engineClient(t *testing.T) *client.Client {
-	t.Helper()
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
-	return cli
-}
-
-// labelled lists the containers with label (key=value), in status when
-// it is set.
-func labelled(t *testing.T, cli *client.Client, label, status string) []container.Summary {
-	t.Helper()
-	args := filters.NewArgs(filters.Arg("label", label))
-	if status != "" {
-		args.Add("status", status)
-	}
-	list, err := cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: args})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return list
-}
-
-func removeLabelled(cli *client.Client, label string) {
-	ctx := context.Background()
-	list, _ := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label))})
-	for _, c := range list {
-		cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true})
 	}
 }

@@ -10,9 +10,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
-	"github.com/docker/docker/client"
 
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/sandbox/docker"
@@ -54,9 +52,9 @@ func TestSandboxOfADyingProcess(t *testing.T) {
 // ends, the engine removes it; nothing is left for a sweep.
 func TestRunRemovedAfterItsProcessDied(t *testing.T) {
 	g := testenv.Grading(t)
-	cli := engineClient(t)
+	cli := testenv.EngineClient(t)
 	label := t.Name() + "-" + strings.ReplaceAll(time.Now().Format("150405.000"), ".", "")
-	t.Cleanup(func() { removeLabelled(cli, childLabel+"="+label) })
+	t.Cleanup(func() { testenv.RemoveLabelled(cli, childLabel+"="+label) })
 	child := exec.Command(os.Args[0], "-test.run=^TestSandboxOfADyingProcess$", "-test.count=1")
 	child.Env = append(os.Environ(), childImageEnv+"="+g.Image, childLabelEnv+"="+label)
 	if err := child.Start(); err != nil {
@@ -69,7 +67,7 @@ func TestRunRemovedAfterItsProcessDied(t *testing.T) {
 			t.Fatal("the child's sandbox never ran")
 		}
 		time.Sleep(100 * time.Millisecond)
-		running = labelled(t, cli, childLabel+"="+label, "running")
+		running = testenv.Labelled(t, cli, childLabel+"="+label, "running")
 	}
 	if err := child.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -79,7 +77,7 @@ func TestRunRemovedAfterItsProcessDied(t *testing.T) {
 	// must go.
 	var left []container.Summary
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
-		if left = labelled(t, cli, childLabel+"="+label, ""); len(left) == 0 {
+		if left = testenv.Labelled(t, cli, childLabel+"="+label, ""); len(left) == 0 {
 			return
 		}
 	}
@@ -103,44 +101,11 @@ func TestRunReadsAnInstantExit(t *testing.T) {
 	}
 }
 
-func engineClient(t *testing.T) *client.Client {
-	t.Helper()
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
-	return cli
-}
-
-// labelled lists the containers with label (key=value), in status when
-// it is set.
-func labelled(t *testing.T, cli *client.Client, label, status string) []container.Summary {
-	t.Helper()
-	args := filters.NewArgs(filters.Arg("label", label))
-	if status != "" {
-		args.Add("status", status)
-	}
-	list, err := cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: args})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return list
-}
-
-func removeLabelled(cli *client.Client, label string) {
-	ctx := context.Background()
-	list, _ := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label))})
-	for _, c := range list {
-		cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true})
-	}
-}
-
 // TestBuildCommitsAfterTheEnd: a build's container is not auto-removed (it
 // is committed once it ended), and it is removed after the commit.
 func TestBuildCommitsAfterTheEnd(t *testing.T) {
 	g := testenv.Grading(t)
-	cli := engineClient(t)
+	cli := testenv.EngineClient(t)
 	ref := "testfirst-test-build:" + strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
 	t.Cleanup(func() { cli.ImageRemove(context.Background(), ref, image.RemoveOptions{Force: true}) })
 	res, id, err := g.Docker.Build(context.Background(), sandbox.Build{
@@ -159,7 +124,7 @@ func TestBuildCommitsAfterTheEnd(t *testing.T) {
 	if id == "" || string(res.Stdout) != "done\n" {
 		t.Fatalf("image %q, stdout %q: want an image and done", id, res.Stdout)
 	}
-	if l := labelled(t, cli, childLabel+"="+t.Name(), ""); len(l) != 0 {
+	if l := testenv.Labelled(t, cli, childLabel+"="+t.Name(), ""); len(l) != 0 {
 		t.Errorf("build container not removed: %v", l)
 	}
 	out, err := shell(t, context.Background(), "cat /built.txt", func(s *sandbox.Spec) { s.Image = id })
@@ -175,10 +140,10 @@ func TestBuildCommitsAfterTheEnd(t *testing.T) {
 // and leaves another job's; Running counts what runs.
 func TestRemoveLabelled(t *testing.T) {
 	g := testenv.Grading(t)
-	cli := engineClient(t)
+	cli := testenv.EngineClient(t)
 	ctx := context.Background()
 	job := strings.ReplaceAll(time.Now().Format("150405.000000"), ".", "")
-	t.Cleanup(func() { removeLabelled(cli, childLabel+"="+t.Name()) })
+	t.Cleanup(func() { testenv.RemoveLabelled(cli, childLabel+"="+t.Name()) })
 	start := func(job string) string {
 		resp, err := cli.ContainerCreate(ctx, &container.Config{Image: g.Image, Entrypoint: []string{"/bin/sleep", "1000"}, Labels: map[string]string{
 			sandbox.LabelSandbox: "1", sandbox.LabelDeadline: strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10),
@@ -202,7 +167,7 @@ func TestRemoveLabelled(t *testing.T) {
 	if err != nil || n != 2 {
 		t.Errorf("RemoveLabelled = %d, %v; want 2", n, err)
 	}
-	left := labelled(t, cli, childLabel+"="+t.Name(), "")
+	left := testenv.Labelled(t, cli, childLabel+"="+t.Name(), "")
 	if len(left) != 1 || left[0].ID != other || left[0].State != "running" {
 		t.Errorf("left: %+v; want only the other job's, running", left)
 	}
