@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -167,37 +168,53 @@ func TestRunReportsOOM(t *testing.T) {
 	}
 }
 
-// TestSweep removes sandboxes whose deadline passed and leaves the others.
+// TestSweep removes sandboxes whose deadline passed, and those created but
+// never started a while ago (the engine went down between the two, so
+// nobody will start or remove them), and leaves the others: a running
+// sandbox within its deadline and one created a moment ago, about to start.
 func TestSweep(t *testing.T) {
 	g := testenv.Grading(t)
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	cli := testenv.EngineClient(t)
 	ctx := context.Background()
 	now := time.Now()
-	create := func(deadline time.Time) string {
-		resp, err := cli.ContainerCreate(ctx, &container.Config{Image: g.Image, Entrypoint: []string{"/bin/true"}, Labels: map[string]string{
+	create := func(deadline time.Time, entrypoint ...string) string {
+		resp, err := cli.ContainerCreate(ctx, &container.Config{Image: g.Image, Entrypoint: entrypoint, Labels: map[string]string{
 			sandbox.LabelSandbox: "1", sandbox.LabelDeadline: strconv.FormatInt(deadline.Unix(), 10), "app.testfirst.test": t.Name(),
 		}}, &container.HostConfig{NetworkMode: "none"}, nil, nil, "")
 		if err != nil {
 			t.Fatal(err)
 		}
+		t.Cleanup(func() { cli.ContainerRemove(ctx, resp.ID, container.RemoveOptions{Force: true}) })
 		return resp.ID
 	}
-	stale := create(now.Add(-time.Hour))
-	live := create(now.Add(time.Hour))
-	t.Cleanup(func() { cli.ContainerRemove(ctx, live, container.RemoveOptions{Force: true}) })
+	stale := create(now.Add(-time.Hour), "/bin/true")
+	running := create(now.Add(time.Hour), "/bin/sleep", "3600")
+	if err := cli.ContainerStart(ctx, running, container.StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	unstarted := create(now.Add(time.Hour), "/bin/true")
+	left := func() []string {
+		var ids []string
+		for _, c := range leftovers(t) {
+			ids = append(ids, c.ID)
+		}
+		slices.Sort(ids)
+		return ids
+	}
 	if _, err := g.Docker.Sweep(ctx, now); err != nil {
 		t.Fatal(err)
 	}
-	var ids []string
-	for _, c := range leftovers(t) {
-		ids = append(ids, c.ID)
+	want := []string{running, unstarted}
+	slices.Sort(want)
+	if got := left(); !slices.Equal(got, want) {
+		t.Errorf("after a sweep now: %v, want the running %s and the just created %s (stale was %s)", got, running, unstarted, stale)
 	}
-	if len(ids) != 1 || ids[0] != live {
-		t.Errorf("after sweep: %v, want only the live container %s (stale was %s)", ids, live, stale)
+	// Two minutes on, the container nobody started is a leftover.
+	if _, err := g.Docker.Sweep(ctx, now.Add(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got := left(); !slices.Equal(got, []string{running}) {
+		t.Errorf("after a sweep two minutes on: %v, want only the running %s (never started: %s)", got, running, unstarted)
 	}
 }
 
