@@ -9,7 +9,7 @@ RUNDIR  := var/run
 
 export TESTFIRST_WRAPPER := $(BIN)/testfirst-wrapper
 
-.PHONY: all build deps image docker test suite-rest suite-services suite-runsc test-agents test-runsc vet unit fuzz run demo bench soak clean
+.PHONY: all build deps image docker test suite-rest suite-services suite-runsc suite-disruptive test-agents test-runsc vet unit fuzz run demo bench soak clean
 
 all: build
 
@@ -45,9 +45,15 @@ TEST_POSTGRES_URL ?= postgres://testfirst:testfirst@127.0.0.1:5432/testfirst?ssl
 SERVICE_TESTS := TestFaultsGrading|TestFaultsWebhookBurst|TestFaultsDiskFullSQLite|TestServeReplicasOnPostgres|TestServeScenarioOneTicket|TestServeAgents|TestServeRolesOnPostgres|TestUIDSplitRequired|TestServeTicketLifecycle|TestServeQueueAndTwoTickets
 TEST_ENV := TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_TEST_POSTGRES_URL='$(TEST_POSTGRES_URL)'
 
+# Last, while the fuzz tests run (they need neither), the two fault cases
+# that restart the machine's Docker engine and PostgreSQL server mid-grade:
+# nothing else may use them then. FAULTS_DISRUPTIVE=0 leaves them out on a
+# machine whose daemons others share.
+FAULTS_DISRUPTIVE ?= 1
+
 test: image vet
 	@$(MAKE) --no-print-directory -j3 --output-sync=target suite-rest suite-services suite-runsc
-	@$(MAKE) --no-print-directory fuzz
+	@$(MAKE) --no-print-directory -j2 --output-sync=target $(if $(filter 1,$(FAULTS_DISRUPTIVE)),suite-disruptive) fuzz
 
 suite-rest:
 	$(TEST_ENV) $(GO) test -count=1 -timeout 30m -skip '^($(SERVICE_TESTS))$$' ./...
@@ -55,6 +61,9 @@ suite-rest:
 suite-services:
 	$(TEST_ENV) $(GO) test -count=1 -timeout 30m -run '^($(SERVICE_TESTS))$$' ./test/
 	$(TEST_ENV) TESTFIRST_AGENT_PRESETS=1 $(GO) test -count=1 -timeout 20m -run '^TestPresetCLIs$$/^claude-code$$' ./test/
+
+suite-disruptive:
+	$(TEST_ENV) TESTFIRST_FAULTS_DISRUPTIVE=1 $(GO) test -count=1 -timeout 15m -run '^TestFaults(Docker|Postgres)Restart$$' ./test/
 
 suite-runsc:
 	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_SANDBOX_RUNTIME=runsc $(GO) test -count=1 -timeout 30m -run '^(TestAttacks|TestSampleCases)$$' ./test/
