@@ -99,7 +99,7 @@ type Config struct {
 	// lost and run again.
 	JobRescueAfter time.Duration `yaml:"job_rescue_after"`
 	// SandboxSweepInterval is how often each grading replica removes the
-	// leftover sandboxes of its engine (past their deadline).
+	// leftover sandboxes of its engine (past their deadline, or created and never started).
 	SandboxSweepInterval time.Duration `yaml:"sandbox_sweep_interval"`
 	// GitHubClientID and GitHubClientSecretFile are the app's OAuth client
 	// (App settings, General); both or neither. With them serve shows the

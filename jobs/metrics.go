@@ -48,7 +48,7 @@ func NewMetrics(reg prometheus.Registerer, d *db.DB) *Metrics {
 		}, []string{"kind", "outcome"}),
 		leftovers: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "testfirst_sandbox_leftovers_removed_total",
-			Help: "Sandbox containers a process left behind that this replica removed, by reason (past_deadline: the periodic sweep; rescued_job: a job taken over from a dead replica).",
+			Help: "Sandbox containers a process left behind that this replica removed, by reason (past_deadline: the periodic sweep, of those past their deadline or created a minute ago and never started; rescued_job: a job taken over from a dead replica).",
 		}, []string{"reason"}),
 		running: &sandboxesRunning{desc: prometheus.NewDesc("testfirst_sandboxes_running",
 			"Sandbox containers running on this replica's engine, whichever process started them (replicas sharing an engine report the same).", nil, nil)},
