@@ -17,20 +17,23 @@ import (
 // TestSoak runs `make soak`: two replicas on PostgreSQL for
 // TESTFIRST_SOAK_DURATION (make soak: 1h) at 1 delivery a second (plain
 // comments, an unknown command every tenth), a pull request to grade every
-// minute, and one replica killed (SIGKILL) and started again every ten
-// minutes (every half of the run when it is shorter than 20 minutes). Every
-// 30 s it logs each replica's RSS and goroutines and the sandbox containers
-// on the engine; at the end, after a drain, it checks that every check run
-// completed and every command was answered once, and reports the
-// temporary files the replicas left in their TMPDIR. Not part of make test.
+// minute, and replica b killed (SIGKILL) and started again every ten
+// minutes (every half of the run when it is shorter than 20 minutes), so
+// that replica a lives the whole run, long enough to show a leak. Every
+// 30 s it logs each replica's RSS and goroutines and the sandbox
+// containers on the engine. At the end, after a drain, it checks that
+// every check run completed, every command was answered once, no sandbox
+// container of a grade is left, the replicas left no temporary file once
+// stopped, and replica a's memory and goroutines stayed flat (soakFlat).
+// Not part of make test.
 func TestSoak(t *testing.T) {
 	raw := os.Getenv("TESTFIRST_SOAK_DURATION")
 	if raw == "" {
 		t.Skip("make soak sets TESTFIRST_SOAK_DURATION")
 	}
 	duration, err := time.ParseDuration(raw)
-	if err != nil || duration < time.Minute {
-		t.Fatalf("TESTFIRST_SOAK_DURATION=%q: want a duration of at least 1m, e.g. 1h or 5m", raw)
+	if err != nil || duration < 5*time.Minute {
+		t.Fatalf("TESTFIRST_SOAK_DURATION=%q: want a duration of at least 5m (the shortest that samples memory early and late), e.g. 1h or 5m", raw)
 	}
 	killEvery := 10 * time.Minute
 	if duration < 2*killEvery {
@@ -52,6 +55,7 @@ func TestSoak(t *testing.T) {
 	start := time.Now()
 	deliveries, commands, kills := 0, 0, 0
 	var heads []string
+	var samples []soakFigures
 	nextGrade, nextKill, nextSample := start, start.Add(killEvery), start
 	t.Logf("soak: %s, a grade a minute, a replica killed every %s", duration, killEvery)
 	t.Logf("soak: %8s %10s %10s %8s %8s %10s %9s", "t", "rss a MiB", "rss b MiB", "gor a", "gor b", "containers", "completed")
@@ -78,14 +82,13 @@ func TestSoak(t *testing.T) {
 			nextGrade = nextGrade.Add(time.Minute)
 		}
 		if !now.Before(nextKill) {
-			i := kills % 2
-			reps[i].kill(t)
-			reps[i] = p.serve(t, url, env...)
+			reps[1].kill(t)
+			reps[1] = p.serve(t, url, env...)
 			kills++
 			nextKill = nextKill.Add(killEvery)
 		}
 		if !now.Before(nextSample) {
-			soakSample(t, now.Sub(start), reps, p)
+			samples = append(samples, soakSample(t, now.Sub(start), reps, p))
 			nextSample = nextSample.Add(30 * time.Second)
 		}
 	}
@@ -122,6 +125,12 @@ func TestSoak(t *testing.T) {
 	}
 	noneInProgress(t, p.gh)
 	noHiddenReachedGitHub(t, p.gh)
+	for _, h := range heads {
+		for _, c := range p.runsOn(h) {
+			gradeSandboxesGone(t, c, 15*time.Second)
+		}
+	}
+	soakFlat(t, duration, samples, end)
 	replies := 0
 	for _, c := range p.gh.Comments(pipeOwner, pipeRepo, commandIssue) {
 		if strings.Contains(c.Body, "testfirst knows two commands") {
@@ -141,12 +150,16 @@ func TestSoak(t *testing.T) {
 		waitFor(t, "a replica to stop", 60*time.Second, func() bool { return exited(s.proc.Pid) }, s.log)
 	}
 	left, _ := filepath.Glob(filepath.Join(tmp, "*"))
+	if len(left) > 0 {
+		t.Errorf("the replicas left %d temporary files in their TMPDIR: %v", len(left), left)
+	}
 	t.Logf("soak: ran %s: %d deliveries (%d commands, %d replies), %d grades, %d check runs completed (%d not success), %d replicas killed; %d sandbox containers on the engine at the end (every user's), %d temporary files left in the replicas' TMPDIR after they stopped %v",
 		time.Since(start).Round(time.Second), deliveries, commands, replies, len(heads), completed, failed, kills, end.containers, len(left), left)
 }
 
 // soakFigures is one sample of the soak.
 type soakFigures struct {
+	at         time.Duration
 	rss        [2]float64 // MiB
 	goroutines [2]float64
 	containers int
@@ -156,7 +169,7 @@ type soakFigures struct {
 // sandbox containers on the engine.
 func soakSample(t *testing.T, at time.Duration, reps []*service, p *pipelineEnv) soakFigures {
 	t.Helper()
-	var f soakFigures
+	f := soakFigures{at: at}
 	for i, s := range reps {
 		f.rss[i] = rssMiB(s.proc.Pid)
 		f.goroutines[i] = s.metric(t, "go_goroutines")
@@ -193,4 +206,47 @@ func rssMiB(pid int) float64 {
 		}
 	}
 	return 0
+}
+
+// soakFlat fails the soak when replica a, which lives the whole run, grew:
+// its mean RSS over the run's last sixth more than a quarter above its
+// mean between a twelfth and a quarter of the run (after its first grades
+// warmed it), or its goroutines once drained and idle (end) more than ten
+// above the most it had in that early window. A leak of 100 KiB a delivery
+// would add 90 MiB over an hour; one goroutine a grade, 30.
+func soakFlat(t *testing.T, duration time.Duration, samples []soakFigures, end soakFigures) {
+	t.Helper()
+	var early, late []soakFigures
+	for _, f := range samples {
+		switch {
+		case f.at >= duration/12 && f.at < duration/4:
+			early = append(early, f)
+		case f.at >= duration-duration/6:
+			late = append(late, f)
+		}
+	}
+	if len(early) == 0 || len(late) == 0 {
+		t.Errorf("soak: %d samples early and %d late: too few to judge replica a's memory", len(early), len(late))
+		return
+	}
+	mean := func(fs []soakFigures) float64 {
+		var sum float64
+		for _, f := range fs {
+			sum += f.rss[0]
+		}
+		return sum / float64(len(fs))
+	}
+	var most float64
+	for _, f := range early {
+		most = max(most, f.goroutines[0])
+	}
+	before, after := mean(early), mean(late)
+	t.Logf("soak: replica a: RSS %.1f MiB early (%d samples), %.1f MiB late (%d); goroutines at most %.0f early, %.0f drained at the end",
+		before, len(early), after, len(late), most, end.goroutines[0])
+	if after > 1.25*before {
+		t.Errorf("replica a's RSS grew from %.1f MiB to %.1f MiB over the run: a leak", before, after)
+	}
+	if end.goroutines[0] > most+10 {
+		t.Errorf("replica a has %.0f goroutines drained at the end, %.0f at most early in the run: a leak", end.goroutines[0], most)
+	}
 }
