@@ -23,7 +23,7 @@ func (d *Engine) Build(ctx context.Context, b sandbox.Build) (res sandbox.Result
 	}
 	began := time.Now()
 	deadline := began.Add(spec.Timeout)
-	cfg, host := buildConfig(spec, deadline)
+	cfg, host := buildConfig(spec, began, deadline)
 	created, err := d.eng.ContainerCreate(ctx, cfg, host, nil, nil, "testfirst-build-"+randomID())
 	if err != nil {
 		return res, "", fmt.Errorf("create build container from %s: %w", spec.Image, err)

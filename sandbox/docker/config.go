@@ -12,15 +12,30 @@ import (
 	"github.com/testfirst-app/testfirst/sandbox"
 )
 
-// containerConfig turns a Spec into the engine's container configuration.
+// labelStartBy holds the Unix time by which the process that created a
+// sandbox container has started it: one still created and never started
+// past it was left by an engine that stopped between the two calls, and
+// neither that process's removal nor the engine's auto-remove will come
+// (Sweep removes it). Containers made to stay unstarted, a layer's, do not
+// carry it.
+const labelStartBy = "app.testfirst.start-by"
+
+// startGrace is how long after its creation a run's container is started
+// at the latest: Run and Build start it a moment after creating it (a
+// build first copies its files in).
+const startGrace = time.Minute
+
+// containerConfig turns a Spec into the engine's container configuration
+// for a run that began (is being created) then and ends by deadline.
 // Every sandbox container is made here; config_test.go holds the invariants.
-func containerConfig(spec sandbox.Spec, deadline time.Time) (*container.Config, *container.HostConfig) {
+func containerConfig(spec sandbox.Spec, began, deadline time.Time) (*container.Config, *container.HostConfig) {
 	labels := map[string]string{}
 	for k, v := range spec.Labels {
 		labels[k] = v
 	}
 	labels[sandbox.LabelSandbox] = "1"
 	labels[sandbox.LabelDeadline] = strconv.FormatInt(deadline.Unix(), 10)
+	labels[labelStartBy] = strconv.FormatInt(began.Add(startGrace).Unix(), 10)
 
 	cfg := &container.Config{
 		Image:           spec.Image,
@@ -94,8 +109,8 @@ func containerConfig(spec sandbox.Spec, deadline time.Time) (*container.Config, 
 // buildConfig is containerConfig for a Build: the same sandbox, with a
 // writable root filesystem, as what the run writes there becomes the image,
 // and no auto-remove, as the image is committed after the run ends.
-func buildConfig(spec sandbox.Spec, deadline time.Time) (*container.Config, *container.HostConfig) {
-	cfg, host := containerConfig(spec, deadline)
+func buildConfig(spec sandbox.Spec, began, deadline time.Time) (*container.Config, *container.HostConfig) {
+	cfg, host := containerConfig(spec, began, deadline)
 	host.ReadonlyRootfs = false
 	host.AutoRemove = false
 	return cfg, host

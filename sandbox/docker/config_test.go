@@ -1,6 +1,7 @@
 package docker_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -52,7 +53,11 @@ func TestContainerConfigSealed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, host := docker.ContainerConfig(tt.spec, deadline)
+			began := deadline.Add(-time.Minute)
+			cfg, host := docker.ContainerConfig(tt.spec, began, deadline)
+			if got, want := cfg.Labels[docker.LabelStartBy], strconv.FormatInt(began.Add(time.Minute).Unix(), 10); got != want {
+				t.Errorf("label %s = %q, want %q: a minute after the run began", docker.LabelStartBy, got, want)
+			}
 			for _, d := range tt.spec.Dirs {
 				got := host.Tmpfs[d.Path]
 				if !strings.Contains(got, "nosuid,nodev") || strings.Contains(got, ",exec,") == d.NoExec ||

@@ -123,7 +123,7 @@ func (d *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result
 	}
 	began := time.Now()
 	deadline := began.Add(spec.Timeout)
-	cfg, host := containerConfig(spec, deadline)
+	cfg, host := containerConfig(spec, began, deadline)
 	created, err := d.eng.ContainerCreate(ctx, cfg, host, nil, nil, "testfirst-"+randomID())
 	if err != nil {
 		return res, fmt.Errorf("create container from %s: %w", spec.Image, err)

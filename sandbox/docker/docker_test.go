@@ -169,52 +169,50 @@ func TestRunReportsOOM(t *testing.T) {
 }
 
 // TestSweep removes sandboxes whose deadline passed, and those created but
-// never started a while ago (the engine went down between the two, so
-// nobody will start or remove them), and leaves the others: a running
-// sandbox within its deadline and one created a moment ago, about to start.
+// not started by their start-by label (the engine went down between the
+// two, so nobody will start or remove them), and leaves the others: a
+// running sandbox within its deadline, one created a moment ago and about
+// to start, and one made to stay unstarted (a layer's: no start-by label).
 func TestSweep(t *testing.T) {
 	g := testenv.Grading(t)
 	cli := testenv.EngineClient(t)
 	ctx := context.Background()
 	now := time.Now()
-	create := func(deadline time.Time, entrypoint ...string) string {
-		resp, err := cli.ContainerCreate(ctx, &container.Config{Image: g.Image, Entrypoint: entrypoint, Labels: map[string]string{
-			sandbox.LabelSandbox: "1", sandbox.LabelDeadline: strconv.FormatInt(deadline.Unix(), 10), "app.testfirst.test": t.Name(),
-		}}, &container.HostConfig{NetworkMode: "none"}, nil, nil, "")
+	create := func(deadline time.Time, startBy *time.Time, entrypoint ...string) string {
+		labels := map[string]string{sandbox.LabelSandbox: "1", sandbox.LabelDeadline: strconv.FormatInt(deadline.Unix(), 10), "app.testfirst.test": t.Name()}
+		if startBy != nil {
+			labels[docker.LabelStartBy] = strconv.FormatInt(startBy.Unix(), 10)
+		}
+		resp, err := cli.ContainerCreate(ctx, &container.Config{Image: g.Image, Entrypoint: entrypoint, Labels: labels},
+			&container.HostConfig{NetworkMode: "none"}, nil, nil, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { cli.ContainerRemove(ctx, resp.ID, container.RemoveOptions{Force: true}) })
 		return resp.ID
 	}
-	stale := create(now.Add(-time.Hour), "/bin/true")
-	running := create(now.Add(time.Hour), "/bin/sleep", "3600")
+	past, soon := now.Add(-10*time.Second), now.Add(time.Minute)
+	stale := create(now.Add(-time.Hour), &past, "/bin/true")
+	running := create(now.Add(time.Hour), &past, "/bin/sleep", "3600")
 	if err := cli.ContainerStart(ctx, running, container.StartOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	unstarted := create(now.Add(time.Hour), "/bin/true")
-	left := func() []string {
-		var ids []string
-		for _, c := range leftovers(t) {
-			ids = append(ids, c.ID)
-		}
-		slices.Sort(ids)
-		return ids
-	}
+	abandoned := create(now.Add(time.Hour), &past, "/bin/true")
+	starting := create(now.Add(time.Hour), &soon, "/bin/true")
+	layer := create(now.Add(time.Hour), nil, "/bin/true")
 	if _, err := g.Docker.Sweep(ctx, now); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{running, unstarted}
+	var got []string
+	for _, c := range leftovers(t) {
+		got = append(got, c.ID)
+	}
+	want := []string{running, starting, layer}
+	slices.Sort(got)
 	slices.Sort(want)
-	if got := left(); !slices.Equal(got, want) {
-		t.Errorf("after a sweep now: %v, want the running %s and the just created %s (stale was %s)", got, running, unstarted, stale)
-	}
-	// Two minutes on, the container nobody started is a leftover.
-	if _, err := g.Docker.Sweep(ctx, now.Add(2*time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	if got := left(); !slices.Equal(got, []string{running}) {
-		t.Errorf("after a sweep two minutes on: %v, want only the running %s (never started: %s)", got, running, unstarted)
+	if !slices.Equal(got, want) {
+		t.Errorf("after sweep: %v\nwant the running %s, the starting %s and the layer's %s (stale %s, never started %s)",
+			got, running, starting, layer, stale, abandoned)
 	}
 }
 

@@ -112,7 +112,8 @@ func (d *Engine) EnsureLayer(ctx context.Context, l sandbox.Layer) (ref, id stri
 	}
 
 	created, err := d.eng.ContainerCreate(ctx, &container.Config{Image: baseID, Entrypoint: []string{"/bin/true"}, NetworkDisabled: true,
-		// The deadline keeps Sweep off the container while the layer is built.
+		// Never started, so no start-by label; the deadline keeps Sweep
+		// off the container while the layer is built.
 		Labels: map[string]string{sandbox.LabelSandbox: "layer", sandbox.LabelDeadline: strconv.FormatInt(time.Now().Add(layerBuildTime).Unix(), 10)}}, &container.HostConfig{NetworkMode: "none"}, nil, nil, "testfirst-layer-"+randomID())
 	if err != nil {
 		return "", "", fmt.Errorf("build image %s: create container: %w", ref, err)

@@ -14,18 +14,17 @@ import (
 )
 
 // sweepGrace is how long past its deadline a sandbox may still be in use
-// (being killed, its output drained) before Sweep removes it, and how long
-// one may stay created but not started: Run starts a container a moment
-// after creating it.
+// (being killed, its output drained) before Sweep removes it.
 const sweepGrace = time.Minute
 
 // Sweep removes sandbox containers left behind by a crashed process or a
 // failed engine: those whose deadline label lies more than a minute in the
-// past, and those created more than a minute ago and never started (the
-// engine went down between Run's create and start, so neither Run's
-// removal nor the engine's auto-remove will come). Containers of runs in
-// progress are never touched. It returns how many it removed; one the
-// engine removed meanwhile is not counted.
+// past, and those never started past their start-by label (the engine went
+// down between Run's create and start, so neither Run's removal nor the
+// engine's auto-remove will come). Containers of runs in progress are never
+// touched. Both labels are this process's clock, not the engine's. It
+// returns how many it removed; one the engine removed meanwhile is not
+// counted.
 func (d *Engine) Sweep(ctx context.Context, now time.Time) (int, error) {
 	list, err := d.list(ctx, filters.Arg("label", sandbox.LabelSandbox))
 	if err != nil {
@@ -33,7 +32,7 @@ func (d *Engine) Sweep(ctx context.Context, now time.Time) (int, error) {
 	}
 	var stale []container.Summary
 	for _, c := range list {
-		if c.State == container.StateCreated && now.Sub(time.Unix(c.Created, 0)) >= sweepGrace {
+		if startBy, err := strconv.ParseInt(c.Labels[labelStartBy], 10, 64); err == nil && c.State == container.StateCreated && now.Unix() > startBy {
 			stale = append(stale, c)
 			continue
 		}
