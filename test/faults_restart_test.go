@@ -63,7 +63,8 @@ func sandboxContainers(t *testing.T) map[string]bool {
 	return ids
 }
 
-// restartDockerd stops the engine (SIGTERM, as its service would) and
+// restartDockerd stops the engine (SIGINT, a clean shutdown as a service
+// manager's stop is) and
 // starts it again detached, as scripts/ensure-deps.sh does.
 func restartDockerd(t *testing.T) {
 	t.Helper()
