@@ -422,12 +422,75 @@ def test_twice():
 			t.Fatal(err)
 		}
 		began := time.Now()
-		_, err = envs.Ensure(ctx, treeOf(t, maps(project, "requirements.txt", "slowpkg\n")), "")
+		_, err = envs.Ensure(ctx, treeOf(t, maps(project, "requirements.txt", "slowpkg\n")), "", nil)
 		var be *environment.BuildError
 		if !errors.As(err, &be) || !be.TimedOut || !strings.Contains(err.Error(), "timed out after 30s") {
 			t.Fatalf("a build against an index that never answers: %v, want a timeout that says so", err)
 		}
 		t.Logf("timed out after %.1fs: %v", time.Since(began).Seconds(), err)
+	})
+
+	t.Run("a build a rescue removes", func(t *testing.T) {
+		// A grade's build carries its job's label, so the replica that
+		// takes a dead one's job over removes the build the dead one left
+		// running (jobs.removeRescued) instead of letting it run to its
+		// deadline beside its own.
+		engine := testenv.Docker(t)
+		allowed, err := egress.AllowedFor(index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := egress.New(allowed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := p.Listen("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Close()
+		bin, err := os.ReadFile(testenv.Wrapper(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		envs, err := environment.New(engine, bin, index, srv.Socket, environment.WithTimeout(3*time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		job := fmt.Sprintf("env-test-%d", time.Now().UnixNano())
+		ended := make(chan error, 1)
+		go func() {
+			_, err := envs.Ensure(ctx, treeOf(t, maps(project, "requirements.txt", "slowpkg\n")), "",
+				map[string]string{sandbox.LabelJob: job, sandbox.LabelGrade: "1"})
+			ended <- err
+		}()
+		var removed time.Time
+		for deadline := time.Now().Add(60 * time.Second); removed.IsZero(); time.Sleep(250 * time.Millisecond) {
+			select {
+			case err := <-ended:
+				t.Fatalf("the build ended before it was removed: %v", err)
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no sandbox labelled %s=%s within 60 s: the build does not carry its job's label", sandbox.LabelJob, job)
+			}
+			n, err := engine.RemoveLabelled(ctx, sandbox.LabelJob, job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 1 {
+				removed = time.Now()
+			}
+		}
+		select {
+		case err := <-ended:
+			if err == nil {
+				t.Fatal("a build whose container was removed succeeded")
+			}
+			t.Logf("ended %.1f s after its removal: %v", time.Since(removed).Seconds(), err)
+		case <-time.After(30 * time.Second):
+			t.Fatal("the build did not end within 30 s of its container's removal")
+		}
 	})
 
 	reach := treeOf(t, map[string]string{"test_reach.py": fmt.Sprintf(`import urllib.error

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -168,10 +169,12 @@ func Key(builderImageID string, files []grader.File, python, indexURL string) st
 // Ensure returns the environment tree declares for python (DefaultPython
 // when empty), building its image when the engine does not have it. Grades
 // of one new environment that ask at once wait for the one build. A tree
-// that declares nothing gets the grader's base image for python. A build
-// that fails is a *BuildError; any other error is bad input or the
-// engine's.
-func (e *Environments) Ensure(ctx context.Context, tree *grader.Tree, python string) (*Built, error) {
+// that declares nothing gets the grader's base image for python. labels go
+// on the build's sandbox when this call starts it (a grade's job and
+// grade, so that whoever takes a dead process's job over removes the build
+// it left running). A build that fails is a *BuildError; any other error
+// is bad input or the engine's.
+func (e *Environments) Ensure(ctx context.Context, tree *grader.Tree, python string, labels map[string]string) (*Built, error) {
 	if python == "" {
 		python = grader.DefaultPython
 	}
@@ -218,12 +221,12 @@ func (e *Environments) Ensure(ctx context.Context, tree *grader.Tree, python str
 	// cancelled stops waiting.
 	ch := e.flight.DoChan(ref, func() (any, error) {
 		bctx := context.WithoutCancel(ctx)
-		id, labels, found, err := e.eng.FindImage(bctx, ref)
+		id, imageLabels, found, err := e.eng.FindImage(bctx, ref)
 		if err != nil || found {
-			return imageOf(id, labels), err
+			return imageOf(id, imageLabels), err
 		}
 		built = true
-		return e.build(bctx, builderID, ref, decl)
+		return e.build(bctx, builderID, ref, decl, labels)
 	})
 	var v any
 	select {
@@ -247,6 +250,17 @@ func (e *Environments) Ensure(ctx context.Context, tree *grader.Tree, python str
 	return &Built{ImageID: img.id, Report: rep}, nil
 }
 
+// buildLabels are the build sandbox's labels: the caller's, and the
+// environment it builds.
+func buildLabels(caller map[string]string, ref string) map[string]string {
+	labels := maps.Clone(caller)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels["app.testfirst.environment"] = ref
+	return labels
+}
+
 // image is an environment image found or built.
 type image struct {
 	id       string
@@ -263,7 +277,7 @@ func imageOf(id string, labels map[string]string) image {
 
 // build runs pip in the builder image, through the proxy, and commits the
 // container as ref when pip installed everything.
-func (e *Environments) build(ctx context.Context, builderID, ref string, decl Declared) (image, error) {
+func (e *Environments) build(ctx context.Context, builderID, ref string, decl Declared, labels map[string]string) (image, error) {
 	fmt.Fprintf(e.progress, "building environment %s: %d requirement(s) from %s\n", ref, len(decl.Requirements), e.shown)
 	job := wrapper.Job{
 		Mode:          wrapper.ModeEnvironment,
@@ -291,7 +305,7 @@ func (e *Environments) build(ctx context.Context, builderID, ref string, decl De
 			StdoutLimit: 4 * outputLimit,
 			StderrLimit: 64 << 10,
 			ProxySocket: e.socket,
-			Labels:      map[string]string{"app.testfirst.environment": ref},
+			Labels:      buildLabels(labels, ref),
 		},
 		Ref:   ref,
 		Files: []sandbox.LayerFile{{Path: wrapper.BinaryPath, Mode: 0o755, Data: e.wrapper}},
@@ -454,7 +468,7 @@ func (e *Environments) Prepare(ctx context.Context, req grader.Request) (grader.
 		p.Environment = &grader.Environment{Python: python, Packages: []string{}, BuiltFrom: []string{}, IndexURL: e.shown, Error: p.Failure}
 		return p, nil
 	}
-	built, err := e.Ensure(ctx, decl, python)
+	built, err := e.Ensure(ctx, decl, python, req.Labels)
 	var be *BuildError
 	if errors.As(err, &be) {
 		d, _ := Declarations(decl)
