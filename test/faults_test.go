@@ -3,6 +3,7 @@ package test
 import (
 	"bytes"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -86,8 +87,18 @@ func (r *faultRig) approve(t *testing.T) {
 // and delivers a pull request that fixes #1; it returns the head SHA.
 func (r *faultRig) openPR(t *testing.T, tag string) string {
 	t.Helper()
+	return r.openPRWith(t, tag, nil)
+}
+
+// openPRWith is openPR with files of extra replacing the fixed tree's.
+func (r *faultRig) openPRWith(t *testing.T, tag string, extra map[string]string) string {
+	t.Helper()
 	r.pr++
-	sha := r.p.commit("fault-"+tag, r.p.fixed, map[string]string{"FAULT.txt": tag + "\n"})
+	files := map[string]string{"FAULT.txt": tag + "\n"}
+	for k, v := range extra {
+		files[k] = v
+	}
+	sha := r.p.commit("fault-"+tag, r.p.fixed, files)
 	r.p.gh.AddPull(pipeOwner, pipeRepo, r.pr, sha, pipeBranch, "Fixes #1", pipeOwner+"/"+pipeRepo)
 	opened := patchFixture(t, "pull_request/opened.payload.json", map[string]any{"number": r.pr, "pull_request.number": r.pr,
 		"pull_request.body": "Fixes #1", "pull_request.head.sha": sha, "installation.id": 1})
@@ -376,11 +387,20 @@ func TestFaultsGrading(t *testing.T) {
 	})
 
 	t.Run("replica killed (-9) mid-grade, SQLite", func(t *testing.T) {
-		// The one replica on SQLite is killed while grading and started
-		// again on the same file: River rescues the job after
-		// job_rescue_after (60 s, its minimum) and the grade runs again.
-		head := r.openPR(t, "kill-sqlite")
-		r.grading(t, head)
+		// The one replica on SQLite is killed while a sandbox of the grade
+		// runs, and started again on the same file: River rescues the job
+		// after job_rescue_after (60 s, its minimum), the new attempt
+		// first removes the dead replica's sandbox, and the grade runs
+		// again. The pull request's package sleeps ten minutes when
+		// imported within 20 s of its push, so the first attempt's sandbox
+		// runs on past the rescue, and later attempts do not wait.
+		init, ok := r.p.fixed.Lookup("wordstats/__init__.py")
+		if !ok {
+			t.Fatal("the sample has no wordstats/__init__.py")
+		}
+		sleepy := fmt.Sprintf("import time as _time\nif _time.time() < %d:\n    _time.sleep(600)\n", time.Now().Add(20*time.Second).Unix()) + string(init.Data)
+		head := r.openPRWith(t, "kill-sqlite", map[string]string{"wordstats/__init__.py": sleepy})
+		sleeper := runningFor(t, sandbox.LabelGrade+"="+r.gradeOf(t, head), 3*time.Second, r.s.log)
 		mark, start := gh.RequestCount(), time.Now()
 		r.s.kill(t)
 		r.s = p.serve(t, url, env...)
@@ -388,8 +408,57 @@ func TestFaultsGrading(t *testing.T) {
 		if !strings.Contains(r.s.log(), `"msg":"graded"`) {
 			t.Errorf("the restarted replica did not grade:\n%s", r.s.log())
 		}
+		if sandboxContainers(t)[sleeper] {
+			t.Errorf("the dead replica's sandbox %s is still on the engine after the rescued grade completed", sleeper[:12])
+		}
+		if n := r.s.metric(t, `testfirst_sandbox_leftovers_removed_total{reason="rescued_job"}`); n < 1 {
+			t.Errorf("testfirst_sandbox_leftovers_removed_total{reason=\"rescued_job\"} = %v: the rescue did not remove the dead replica's sandbox", n)
+		}
 		gradeSandboxesGone(t, run, 15*time.Second)
 	})
+}
+
+// gradeOf waits until the service grades head and returns the grade's id,
+// from its log line.
+func (r *faultRig) gradeOf(t *testing.T, head string) string {
+	t.Helper()
+	r.grading(t, head)
+	for _, line := range strings.Split(r.s.log(), "\n") {
+		if strings.Contains(line, `"msg":"grading"`) && strings.Contains(line, head) {
+			var entry struct{ Grade int64 }
+			if err := json.Unmarshal([]byte(line), &entry); err != nil || entry.Grade == 0 {
+				t.Fatalf("no grade id in %s (%v)", line, err)
+			}
+			return strconv.FormatInt(entry.Grade, 10)
+		}
+	}
+	t.Fatal("the grading line is gone")
+	return ""
+}
+
+// runningFor waits for a sandbox container labelled label (key=value)
+// that has run for at least d, and returns its id.
+func runningFor(t *testing.T, label string, d time.Duration, logs func() string) string {
+	t.Helper()
+	seen := map[string]time.Time{}
+	var id string
+	waitFor(t, fmt.Sprintf("a sandbox labelled %s running for %s", label, d), 120*time.Second, func() bool {
+		out, err := exec.Command("docker", "ps", "-q", "--no-trunc", "--filter", "label="+sandbox.LabelSandbox, "--filter", "label="+label, "--filter", "status=running").Output()
+		if err != nil {
+			t.Fatalf("docker ps: %v", err)
+		}
+		for _, c := range strings.Fields(string(out)) {
+			if _, ok := seen[c]; !ok {
+				seen[c] = time.Now()
+			}
+			if time.Since(seen[c]) >= d {
+				id = c
+				return true
+			}
+		}
+		return false
+	}, logs)
+	return id
 }
 
 // lastAttempt makes the retryable grade job of a SQLite database run
