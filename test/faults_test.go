@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/testfirst-app/testfirst/github"
+	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/jobs"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
@@ -394,13 +395,9 @@ func TestFaultsGrading(t *testing.T) {
 		// again. The pull request's package sleeps ten minutes when
 		// imported within 20 s of its push, so the first attempt's sandbox
 		// runs on past the rescue, and later attempts do not wait.
-		init, ok := r.p.fixed.Lookup("wordstats/__init__.py")
-		if !ok {
-			t.Fatal("the sample has no wordstats/__init__.py")
-		}
-		sleepy := fmt.Sprintf("import time as _time\nif _time.time() < %d:\n    _time.sleep(600)\n", time.Now().Add(20*time.Second).Unix()) + string(init.Data)
-		head := r.openPRWith(t, "kill-sqlite", map[string]string{"wordstats/__init__.py": sleepy})
-		sleeper := runningFor(t, sandbox.LabelGrade+"="+r.gradeOf(t, head), 3*time.Second, r.s.log)
+		head := r.openPRWith(t, "kill-sqlite", sleepyFirstAttempt(t, r.p.fixed))
+		r.grading(t, head)
+		sleeper := runningFor(t, sandbox.LabelGrade+"="+gradeInLog(t, r.s.log(), head), 3*time.Second, r.s.log)
 		mark, start := gh.RequestCount(), time.Now()
 		r.s.kill(t)
 		r.s = p.serve(t, url, env...)
@@ -418,12 +415,25 @@ func TestFaultsGrading(t *testing.T) {
 	})
 }
 
-// gradeOf waits until the service grades head and returns the grade's id,
-// from its log line.
-func (r *faultRig) gradeOf(t *testing.T, head string) string {
+// sleepyFirstAttempt returns the sample's package __init__ from tree,
+// made to sleep ten minutes when imported within 20 s from now: a grade's
+// first attempt, started at once, keeps its sandboxes running past a
+// rescue (60 s at the least); later attempts do not wait.
+func sleepyFirstAttempt(t *testing.T, tree *grader.Tree) map[string]string {
 	t.Helper()
-	r.grading(t, head)
-	for _, line := range strings.Split(r.s.log(), "\n") {
+	init, ok := tree.Lookup("wordstats/__init__.py")
+	if !ok {
+		t.Fatal("the sample has no wordstats/__init__.py")
+	}
+	sleep := fmt.Sprintf("import time as _time\nif _time.time() < %d:\n    _time.sleep(600)\n", time.Now().Add(20*time.Second).Unix())
+	return map[string]string{"wordstats/__init__.py": sleep + string(init.Data)}
+}
+
+// gradeInLog returns the id of the grade of head from the service log's
+// "grading" line.
+func gradeInLog(t *testing.T, log, head string) string {
+	t.Helper()
+	for _, line := range strings.Split(log, "\n") {
 		if strings.Contains(line, `"msg":"grading"`) && strings.Contains(line, head) {
 			var entry struct{ Grade int64 }
 			if err := json.Unmarshal([]byte(line), &entry); err != nil || entry.Grade == 0 {

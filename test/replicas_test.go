@@ -6,12 +6,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/testfirst-app/testfirst/sandbox"
 )
 
 // TestServeReplicasOnPostgres runs two serve processes on one PostgreSQL
 // database: a delivery that reaches both is processed once, and when the
-// replica running a grade is killed with SIGKILL, the other one finishes
-// the grade and completes its check run.
+// replica running a grade is killed with SIGKILL while a sandbox of the
+// grade runs, the other one removes that sandbox, finishes the grade and
+// completes its check run.
 func TestServeReplicasOnPostgres(t *testing.T) {
 	p := newPipelineEnv(t)
 	url := postgresSchema(t)
@@ -47,13 +50,16 @@ func TestServeReplicasOnPostgres(t *testing.T) {
 	k, digest := p.push(t, "writer-bot", nil)
 	p.decide(t, a, k, digest, "alice", "")
 	p.gh.AddIssue(pipeOwner, pipeRepo, 1, "alice", "Count words")
-	p.gh.AddPull(pipeOwner, pipeRepo, 2, p.fixedSHA, pipeBranch, "Fixes #1", pipeOwner+"/"+pipeRepo)
-	opened := patchFixture(t, "pull_request/opened.payload.json", map[string]any{"pull_request.body": "Fixes #1", "pull_request.head.sha": p.fixedSHA, "installation.id": 1})
+	// The pull request's first attempt sleeps in its sandbox past the
+	// rescue (sleepyFirstAttempt).
+	head := p.commit("sleepy", p.fixed, sleepyFirstAttempt(t, p.fixed))
+	p.gh.AddPull(pipeOwner, pipeRepo, 2, head, pipeBranch, "Fixes #1", pipeOwner+"/"+pipeRepo)
+	opened := patchFixture(t, "pull_request/opened.payload.json", map[string]any{"pull_request.body": "Fixes #1", "pull_request.head.sha": head, "installation.id": 1})
 	if code := a.deliver(t, pipeSecret, "pull_request", "pr-opened", opened); code != http.StatusAccepted {
 		t.Fatalf("opened: %d", code)
 	}
 
-	// Kill whichever replica started the grade, mid-grade.
+	// Kill whichever replica started the grade, while its sandbox runs.
 	var victim, survivor *service
 	waitFor(t, "a replica grading", 120*time.Second, func() bool {
 		switch {
@@ -64,9 +70,10 @@ func TestServeReplicasOnPostgres(t *testing.T) {
 		}
 		return victim != nil
 	}, logs)
+	sleeper := runningFor(t, sandbox.LabelGrade+"="+gradeInLog(t, victim.log(), head), 3*time.Second, logs)
 	mark, start := p.gh.RequestCount(), time.Now()
 	victim.kill(t)
-	run := p.run(t, survivor, p.fixedSHA, "passing", completed("success"))
+	run := p.run(t, survivor, head, "passing", completed("success"))
 	// The fault suite's row for this case (docs/benchmarks.md).
 	t.Logf("fault: replica killed mid-grade, PostgreSQL, 2 replicas (job_rescue_after 60 s): recovered in %.1f s, %d GitHub calls",
 		time.Since(start).Seconds(), len(p.gh.RequestsSince(mark)))
@@ -78,7 +85,14 @@ func TestServeReplicasOnPostgres(t *testing.T) {
 	if !strings.Contains(survivor.log(), `"msg":"graded"`) {
 		t.Errorf("the surviving replica did not finish the grade:\n%s", logs())
 	}
-	if runs := p.runsOn(p.fixedSHA); len(runs) != 1 {
+	if runs := p.runsOn(head); len(runs) != 1 {
 		t.Errorf("check runs on the head: %+v; want one", runs)
 	}
+	if sandboxContainers(t)[sleeper] {
+		t.Errorf("the dead replica's sandbox %s is still on the engine after the other replica completed the grade", sleeper[:12])
+	}
+	if n := survivor.metric(t, `testfirst_sandbox_leftovers_removed_total{reason="rescued_job"}`); n < 1 {
+		t.Errorf("testfirst_sandbox_leftovers_removed_total{reason=\"rescued_job\"} = %v on the surviving replica: it did not remove the dead one's sandbox", n)
+	}
+	gradeSandboxesGone(t, run, 15*time.Second)
 }
