@@ -1,7 +1,6 @@
 package test
 
 import (
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -98,10 +97,12 @@ func restartDockerd(t *testing.T) {
 }
 
 // TestFaultsPostgresRestart: the PostgreSQL server goes down while a grade
-// runs on it and comes back. Meanwhile the intake answers 503 (GitHub
-// keeps the delivery and redelivers it); once the server is back, the
-// redelivery is recorded and processed once, the grade completes, and no
-// job is lost. Disruptive: every test on the machine loses its database.
+// runs on it, stays down until the grade's sandboxes have ended (so the
+// grade's own writes meet the outage), and comes back. Meanwhile the
+// intake answers 503 (GitHub keeps the delivery and redelivers it); once
+// the server is back, the redelivery is recorded and processed once, the
+// grade completes, and no job is lost. Disruptive: every test on the
+// machine loses its database.
 func TestFaultsPostgresRestart(t *testing.T) {
 	disruptive(t)
 	r := newFaultRig(t, postgresSchema(t), "TESTFIRST_JOB_RESCUE_AFTER=60s")
@@ -110,20 +111,33 @@ func TestFaultsPostgresRestart(t *testing.T) {
 	mark := gh.RequestCount()
 	cue := make(chan time.Time, 1)
 	gh.OnNextWhere("PATCH", checkRunsPath, `"status":"in_progress"`, func() { cue <- time.Now() })
-	head := r.openPR(t, "pg-restart")
+	// Each sandbox run of the pull request's package takes 2 s more, so
+	// the grade outlasts the server's stop.
+	head := r.openPRWith(t, "pg-restart", slowImport(t, r.p.fixed, 2*time.Second))
 	var start time.Time
 	select {
 	case start = <-cue:
 	case <-time.After(120 * time.Second):
 		t.Fatalf("the grade never set its run in progress:\n%s", r.s.log())
 	}
+	r.grading(t, head)
+	grade := sandbox.LabelGrade + "=" + gradeInLog(t, r.s.log(), head)
 	pgctl(t, "stop")
+	if runs := r.p.runsOn(head); len(runs) == 1 && runs[0].Status == "completed" {
+		t.Fatal("the grade completed before the database went down: the case tests nothing")
+	}
 	cmd := commentPayload(t, 9, "/testfirst frobnicate")
 	if code := r.s.deliver(t, pipeSecret, "issue_comment", "pg-down", cmd); code != http.StatusServiceUnavailable {
 		t.Errorf("a delivery while the database is down answered %d; want 503", code)
 	}
-	time.Sleep(5 * time.Second)
+	// Down until the grade's sandboxes have ended, 5 s at the least.
+	down := time.Now()
+	waitFor(t, "the grade's sandboxes to end", 120*time.Second, func() bool {
+		out, err := exec.Command("docker", "ps", "-q", "--filter", "label="+grade).Output()
+		return err == nil && strings.TrimSpace(string(out)) == "" && time.Since(down) >= 5*time.Second
+	}, r.s.log)
 	pgctl(t, "start")
+	t.Logf("the database was down %.1f s", time.Since(down).Seconds())
 	var code int
 	waitFor(t, "the intake to take deliveries again", 60*time.Second, func() bool {
 		code = r.s.deliver(t, pipeSecret, "issue_comment", "pg-down", cmd)
@@ -143,12 +157,26 @@ func TestFaultsPostgresRestart(t *testing.T) {
 	}
 }
 
-// pgctl runs pg_ctlcluster on the test cluster.
+// pgctl runs pg_ctlcluster on the test cluster: the one on port 5432 in
+// pg_lsclusters, as scripts/ensure-deps.sh starts it.
 func pgctl(t *testing.T, action string) {
 	t.Helper()
-	out, err := exec.Command("pg_ctlcluster", "15", "main", action).CombinedOutput()
+	out, err := exec.Command("pg_lsclusters", "-h").Output()
 	if err != nil {
-		t.Fatalf("pg_ctlcluster 15 main %s: %v %s", action, err, out)
+		t.Fatalf("pg_lsclusters: %v", err)
 	}
-	t.Log(fmt.Sprintf("pg_ctlcluster 15 main %s", action))
+	var ver, name string
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) >= 3 && f[2] == "5432" {
+			ver, name = f[0], f[1]
+			break
+		}
+	}
+	if ver == "" {
+		t.Fatalf("no PostgreSQL cluster on port 5432 in pg_lsclusters:\n%s", out)
+	}
+	if out, err := exec.Command("pg_ctlcluster", ver, name, action).CombinedOutput(); err != nil {
+		t.Fatalf("pg_ctlcluster %s %s %s: %v %s", ver, name, action, err, out)
+	}
+	t.Logf("pg_ctlcluster %s %s %s", ver, name, action)
 }

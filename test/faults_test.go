@@ -429,6 +429,18 @@ func sleepyFirstAttempt(t *testing.T, tree *grader.Tree) map[string]string {
 	return map[string]string{"wordstats/__init__.py": sleep + string(init.Data)}
 }
 
+// slowImport returns the sample's package __init__ from tree, made to
+// sleep d whenever it is imported: every sandbox run of the pull request
+// takes d more.
+func slowImport(t *testing.T, tree *grader.Tree, d time.Duration) map[string]string {
+	t.Helper()
+	init, ok := tree.Lookup("wordstats/__init__.py")
+	if !ok {
+		t.Fatal("the sample has no wordstats/__init__.py")
+	}
+	return map[string]string{"wordstats/__init__.py": fmt.Sprintf("import time as _time\n_time.sleep(%g)\n", d.Seconds()) + string(init.Data)}
+}
+
 // gradeInLog returns the id of the grade of head from the service log's
 // "grading" line.
 func gradeInLog(t *testing.T, log, head string) string {
