@@ -24,7 +24,9 @@ func TestFaultsDockerRestart(t *testing.T) {
 	gh := r.p.gh
 	mark := gh.RequestCount()
 	before := sandboxContainers(t)
-	head := r.openPR(t, "docker-restart")
+	// 2 s more per sandbox run of the pull request, so that the poll
+	// below sees a sandbox of the grade before the grade is over.
+	head := r.openPRWith(t, "docker-restart", slowImport(t, r.p.fixed, 2*time.Second))
 	// The engine goes down as soon as one of this grade's sandboxes
 	// exists (a sandbox container the engine did not have before).
 	var start time.Time
