@@ -399,30 +399,9 @@ def test_twice():
 	})
 
 	t.Run("a build that times out", func(t *testing.T) {
-		engine := testenv.Docker(t)
-		allowed, err := egress.AllowedFor(index)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := egress.New(allowed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv, err := p.Listen("")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer srv.Close()
-		bin, err := os.ReadFile(testenv.Wrapper(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		envs, err := environment.New(engine, bin, index, srv.Socket, environment.WithTimeout(30*time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
+		envs, _ := buildsOn(t, index, 30*time.Second)
 		began := time.Now()
-		_, err = envs.Ensure(ctx, treeOf(t, maps(project, "requirements.txt", "slowpkg\n")), "", nil)
+		_, err := envs.Ensure(ctx, treeOf(t, maps(project, "requirements.txt", "slowpkg\n")), "", nil)
 		var be *environment.BuildError
 		if !errors.As(err, &be) || !be.TimedOut || !strings.Contains(err.Error(), "timed out after 30s") {
 			t.Fatalf("a build against an index that never answers: %v, want a timeout that says so", err)
@@ -435,28 +414,7 @@ def test_twice():
 		// takes a dead one's job over removes the build the dead one left
 		// running (jobs.removeRescued) instead of letting it run to its
 		// deadline beside its own.
-		engine := testenv.Docker(t)
-		allowed, err := egress.AllowedFor(index)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := egress.New(allowed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv, err := p.Listen("")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer srv.Close()
-		bin, err := os.ReadFile(testenv.Wrapper(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		envs, err := environment.New(engine, bin, index, srv.Socket, environment.WithTimeout(3*time.Minute))
-		if err != nil {
-			t.Fatal(err)
-		}
+		envs, engine := buildsOn(t, index, 3*time.Minute)
 		job := fmt.Sprintf("env-test-%d", time.Now().UnixNano())
 		ended := make(chan error, 1)
 		go func() {
@@ -561,4 +519,33 @@ func maps(m map[string]string, k, v string) map[string]string {
 		}
 	}
 	return out
+}
+
+// buildsOn returns environments built from index through an egress proxy
+// of their own, each build bounded by timeout, and the engine they use.
+func buildsOn(t *testing.T, index string, timeout time.Duration) (*environment.Environments, *docker.Engine) {
+	t.Helper()
+	engine := testenv.Docker(t)
+	allowed, err := egress.AllowedFor(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := egress.New(allowed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := p.Listen("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	bin, err := os.ReadFile(testenv.Wrapper(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	envs, err := environment.New(engine, bin, index, srv.Socket, environment.WithTimeout(timeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return envs, engine
 }
