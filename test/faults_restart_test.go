@@ -145,7 +145,12 @@ func TestFaultsPostgresRestart(t *testing.T) {
 		code = r.s.deliver(t, pipeSecret, "issue_comment", "pg-down", cmd)
 		return code == http.StatusAccepted
 	}, r.s.log)
-	r.settled(t, "PostgreSQL restarted (down 5 s) mid-grade", head, "success", start, mark)
+	r.settled(t, "PostgreSQL restarted mid-grade, down until the grade's sandboxes ended", head, "success", start, mark)
+	// The outage reached the grade itself: its write failed, and River
+	// ran it again once the server was back.
+	if !logLineHas(r.s.log(), `"msg":"grade failed; River retries"`, `"attempt":1`) {
+		t.Errorf("no attempt of the grade failed on the database: the outage did not reach it\n%s", r.s.log())
+	}
 	r.p.comment(t, r.s, 9, "testfirst knows two commands")
 	time.Sleep(2 * time.Second)
 	replies := 0
