@@ -53,12 +53,8 @@ func TestFaultsDockerRestart(t *testing.T) {
 // sandboxContainers lists the ids of the engine's sandbox containers.
 func sandboxContainers(t *testing.T) map[string]bool {
 	t.Helper()
-	out, err := exec.Command("docker", "ps", "-aq", "--no-trunc", "--filter", "label="+sandbox.LabelSandbox).Output()
-	if err != nil {
-		t.Fatalf("docker ps: %v", err)
-	}
 	ids := map[string]bool{}
-	for _, id := range strings.Fields(string(out)) {
+	for _, id := range labelledIDs(t, sandbox.LabelSandbox, "") {
 		ids[id] = true
 	}
 	return ids
@@ -135,8 +131,7 @@ func TestFaultsPostgresRestart(t *testing.T) {
 	// Down until the grade's sandboxes have ended, 5 s at the least.
 	down := time.Now()
 	waitFor(t, "the grade's sandboxes to end", 120*time.Second, func() bool {
-		out, err := exec.Command("docker", "ps", "-q", "--filter", "label="+grade).Output()
-		return err == nil && strings.TrimSpace(string(out)) == "" && time.Since(down) >= 5*time.Second
+		return len(labelledIDs(t, grade, "running")) == 0 && time.Since(down) >= 5*time.Second
 	}, r.s.log)
 	pgctl(t, "start")
 	t.Logf("the database was down %.1f s", time.Since(down).Seconds())

@@ -7,19 +7,21 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/docker/docker/client"
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/jobs"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
+	"github.com/testfirst-app/testfirst/test/testenv"
 )
 
 // The fault-injection suite: one case per fault of the table in
@@ -168,14 +170,10 @@ func gradeSandboxesGone(t *testing.T, run fakegithub.CheckRun, within time.Durat
 	if _, err := strconv.ParseInt(id, 10, 64); err != nil || !strings.Contains(run.DetailsURL, "/grades/") {
 		t.Fatalf("check run details %q: want a grade's page, /grades/{id}", run.DetailsURL)
 	}
-	var left string
+	var left []string
 	deadline := time.Now().Add(within)
 	for {
-		out, err := exec.Command("docker", "ps", "-aq", "--filter", "label="+sandbox.LabelGrade+"="+id).Output()
-		if err != nil {
-			t.Fatalf("docker ps: %v", err)
-		}
-		if left = strings.TrimSpace(string(out)); left == "" {
+		if left = labelledIDs(t, sandbox.LabelGrade+"="+id, ""); len(left) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -421,12 +419,7 @@ func TestFaultsGrading(t *testing.T) {
 // rescue (60 s at the least); later attempts do not wait.
 func sleepyFirstAttempt(t *testing.T, tree *grader.Tree) map[string]string {
 	t.Helper()
-	init, ok := tree.Lookup("wordstats/__init__.py")
-	if !ok {
-		t.Fatal("the sample has no wordstats/__init__.py")
-	}
-	sleep := fmt.Sprintf("import time as _time\nif _time.time() < %d:\n    _time.sleep(600)\n", time.Now().Add(20*time.Second).Unix())
-	return map[string]string{"wordstats/__init__.py": sleep + string(init.Data)}
+	return initRunsFirst(t, tree, fmt.Sprintf("import time as _time\nif _time.time() < %d:\n    _time.sleep(600)\n", time.Now().Add(20*time.Second).Unix()))
 }
 
 // slowImport returns the sample's package __init__ from tree, made to
@@ -434,11 +427,18 @@ func sleepyFirstAttempt(t *testing.T, tree *grader.Tree) map[string]string {
 // takes d more.
 func slowImport(t *testing.T, tree *grader.Tree, d time.Duration) map[string]string {
 	t.Helper()
+	return initRunsFirst(t, tree, fmt.Sprintf("import time as _time\n_time.sleep(%g)\n", d.Seconds()))
+}
+
+// initRunsFirst returns the sample's package __init__ from tree with code
+// before its own, as a pull request's files.
+func initRunsFirst(t *testing.T, tree *grader.Tree, code string) map[string]string {
+	t.Helper()
 	init, ok := tree.Lookup("wordstats/__init__.py")
 	if !ok {
 		t.Fatal("the sample has no wordstats/__init__.py")
 	}
-	return map[string]string{"wordstats/__init__.py": fmt.Sprintf("import time as _time\n_time.sleep(%g)\n", d.Seconds()) + string(init.Data)}
+	return map[string]string{"wordstats/__init__.py": code + string(init.Data)}
 }
 
 // gradeInLog returns the id of the grade of head from the service log's
@@ -458,6 +458,27 @@ func gradeInLog(t *testing.T, log, head string) string {
 	return ""
 }
 
+// engineClient is the Docker client of the tests' checks of the engine's
+// containers, made once.
+var engineClient = sync.OnceValues(func() (*client.Client, error) {
+	return client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+})
+
+// labelledIDs lists the ids of the engine's containers labelled label
+// (key=value), in status when it is set.
+func labelledIDs(t *testing.T, label, status string) []string {
+	t.Helper()
+	cli, err := engineClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range testenv.Labelled(t, cli, label, status) {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
 // runningFor waits for a sandbox container labelled label (key=value)
 // that has run for at least d, and returns its id.
 func runningFor(t *testing.T, label string, d time.Duration, logs func() string) string {
@@ -465,11 +486,7 @@ func runningFor(t *testing.T, label string, d time.Duration, logs func() string)
 	seen := map[string]time.Time{}
 	var id string
 	waitFor(t, fmt.Sprintf("a sandbox labelled %s running for %s", label, d), 120*time.Second, func() bool {
-		out, err := exec.Command("docker", "ps", "-q", "--no-trunc", "--filter", "label="+sandbox.LabelSandbox, "--filter", "label="+label, "--filter", "status=running").Output()
-		if err != nil {
-			t.Fatalf("docker ps: %v", err)
-		}
-		for _, c := range strings.Fields(string(out)) {
+		for _, c := range labelledIDs(t, label, "running") {
 			if _, ok := seen[c]; !ok {
 				seen[c] = time.Now()
 			}

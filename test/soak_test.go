@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -184,8 +183,7 @@ func soakSample(t *testing.T, at time.Duration, reps []*service, p *pipelineEnv)
 		f.rss[i] = rssMiB(s.proc.Pid)
 		f.goroutines[i] = s.metric(t, "go_goroutines")
 	}
-	out, _ := exec.Command("docker", "ps", "-aq", "--filter", "label="+sandbox.LabelSandbox).Output()
-	f.containers = len(strings.Fields(string(out)))
+	f.containers = len(labelledIDs(t, sandbox.LabelSandbox, ""))
 	done := 0
 	for _, c := range p.gh.CheckRuns(pipeOwner, pipeRepo) {
 		if c.Status == "completed" {

@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/client"
 
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/sandbox/docker"
@@ -47,16 +45,7 @@ func shell(t *testing.T, ctx context.Context, script string, mod func(*sandbox.S
 // leftovers lists the containers a test left behind.
 func leftovers(t *testing.T) []container.Summary {
 	t.Helper()
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	list, err := cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", "app.testfirst.test="+t.Name()))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return list
+	return testenv.Labelled(t, testenv.EngineClient(t), "app.testfirst.test="+t.Name(), "")
 }
 
 func TestRunStreamsInputAndOutput(t *testing.T) {
