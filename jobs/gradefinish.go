@@ -47,8 +47,20 @@ func (w *GradeWorker) finishCheckRuns(ctx context.Context, log *slog.Logger, gi 
 		if err != nil {
 			return fmt.Errorf("grade %d: open the approved tests for the check run: %w", g.ID, err)
 		}
-		cr = pipeline.CompletedCheckRun(g.HeadSHA, pipeline.Graded{Report: graded, Version: v.Number, Digest: g.Digest, Criteria: content.Criteria,
-			DetailsURL: w.grades.detailsURL(g.ID), Owner: repo.Owner, Repo: repo.Name, Issue: tk.IssueNumber})
+		warnings, _, err := gradeContext(ctx, w.db, tk.ID, g.HeadSHA)
+		if err != nil {
+			return err
+		}
+		// The refusal of an unproven uid split holds here as in the grade.
+		fc := pipeline.FetchConfig(ctx, gi, repo.Owner, repo.Name, repo.DefaultBranch)
+		switch {
+		case fc.LoadError != nil:
+			return retryOrCancel(fc.LoadError)
+		case fc.ParseError != nil:
+			cr = pipeline.FailedCheckRun(pipeline.ConfigErrorSummary(fc.ParseError), w.grades.detailsURL(g.ID))
+		default:
+			cr, _ = w.gradedCheckRun(g, tk, repo, graded, v.Number, content.Criteria, warnings, w.uidSplitRequiredBy(fc.Config))
+		}
 	}
 	if err := w.grades.completeCheckRuns(ctx, gi, repo, g, cr); err != nil {
 		return err

@@ -59,6 +59,20 @@ func (w *GradeWorker) uidSplitRequiredBy(cfg pipeline.RepoConfig) string {
 	return ""
 }
 
+// gradedCheckRun is the completed check run of grade g's report: its
+// verdict, with the ticket's agent warnings, or its refusal when requiredBy
+// requires a uid split the report does not prove; refusedBy is requiredBy
+// then. The grade and the retry that completes its run after a failed
+// update post the same.
+func (w *GradeWorker) gradedCheckRun(g db.Grade, tk db.Ticket, repo db.Repository, graded *grader.Report, version int, criteria map[string][]string, warnings []string, requiredBy string) (cr pipeline.CheckRun, refusedBy string) {
+	done := pipeline.Graded{Report: graded, Version: version, Digest: g.Digest, Criteria: criteria,
+		DetailsURL: w.grades.detailsURL(g.ID), Owner: repo.Owner, Repo: repo.Name, Issue: tk.IssueNumber, Warnings: warnings}
+	if refused, ok := pipeline.RefusedCheckRun(g.HeadSHA, done, requiredBy); ok {
+		return refused, requiredBy
+	}
+	return pipeline.CompletedCheckRun(g.HeadSHA, done), ""
+}
+
 // Timeout implements river.Worker; see sandboxJobTimeout.
 func (w *GradeWorker) Timeout(*river.Job[GradeArgs]) time.Duration {
 	return sandboxJobTimeout(w.rescueAfter)
@@ -209,13 +223,7 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 	if err != nil {
 		return err
 	}
-	done := pipeline.Graded{Report: graded, Version: v.Number, Digest: g.Digest, Criteria: content.Criteria,
-		DetailsURL: w.grades.detailsURL(g.ID), Owner: repo.Owner, Repo: repo.Name, Issue: tk.IssueNumber, Warnings: warnings}
-	cr := pipeline.CompletedCheckRun(g.HeadSHA, done)
-	refusedBy := ""
-	if refused, ok := pipeline.RefusedCheckRun(g.HeadSHA, done, w.uidSplitRequiredBy(cfg)); ok {
-		cr, refusedBy = refused, w.uidSplitRequiredBy(cfg)
-	}
+	cr, refusedBy := w.gradedCheckRun(g, tk, repo, graded, v.Number, content.Criteria, warnings, w.uidSplitRequiredBy(cfg))
 	// The row first: once the check run says completed, the grade is.
 	var cancelled bool
 	if err := w.db.Tx(ctx, func(tx *db.Tx) error {

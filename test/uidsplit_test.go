@@ -138,4 +138,12 @@ func TestUIDSplitRequired(t *testing.T) {
 	s.kill(t) // one service at a time on the SQLite file
 	s2 := p.serve(t, database, append(env, "TESTFIRST_UID_SPLIT=required")...)
 	refused(s2, "service-requires", "TESTFIRST_UID_SPLIT=required")
+
+	// The completion fails through every try of the call: the job's retry
+	// completes the run from the recorded grade, and it is refused still.
+	p.gh.FailNextWhere(5, "PATCH", checkRunsPath, `"status":"completed"`, http.StatusBadGateway)
+	refused(s2, "service-requires-retried", "TESTFIRST_UID_SPLIT=required")
+	if !strings.Contains(s2.log(), `"msg":"check run completed after a failed update"`) {
+		t.Errorf("the refusal was not completed by the job's retry:\n%s", s2.log())
+	}
 }
