@@ -13,39 +13,13 @@ func agentRunView(a db.AgentRun) handlers.AgentRunView {
 	v := handlers.AgentRunView{Role: string(a.Role), Harness: a.Harness, ModelAPI: a.ModelAPI, Round: a.Round, State: string(a.State),
 		Outcome: string(a.Outcome), Version: a.VersionNumber, PR: a.PRNumber, HeadSHA: a.HeadSHA, Feedback: a.Feedback, Summary: a.Summary,
 		Error: a.Error, Duration: a.Duration, Started: a.StartedAt}
-	var egress []struct {
-		Host     string `json:"host"`
-		Method   string `json:"method"`
-		Path     string `json:"path"`
-		Status   int    `json:"status"`
-		BytesIn  int64  `json:"bytes_in"`
-		BytesOut int64  `json:"bytes_out"`
-		Allowed  bool   `json:"allowed"`
-		Refused  string `json:"refused"`
-	}
+	var egress []db.EgressEntry
 	_ = json.Unmarshal(a.Egress, &egress)
 	for _, e := range egress {
 		v.Egress = append(v.Egress, handlers.EgressView{Host: e.Host, Method: e.Method, Path: e.Path, Status: e.Status, BytesIn: e.BytesIn,
 			BytesOut: e.BytesOut, Allowed: e.Allowed, Refused: e.Refused})
 	}
 	return v
-}
-
-// agentWarnings is the union of the runs' warnings, first seen first.
-func agentWarnings(runs []db.AgentRun) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, r := range runs {
-		var ws []string
-		_ = json.Unmarshal(r.Warnings, &ws)
-		for _, w := range ws {
-			if !seen[w] {
-				seen[w] = true
-				out = append(out, w)
-			}
-		}
-	}
-	return out
 }
 
 // writerOf is the writer run that became version k, nil when a person

@@ -329,7 +329,7 @@ func (s *Service) Card(ctx context.Context, viewer string, ref handlers.TicketRe
 		page.Grades = append(page.Grades, handlers.GradeItem{ID: g.ID, PR: g.PRNumber, HeadSHA: g.HeadSHA, Version: g.VersionNumber, State: string(g.State),
 			Verdict: g.Verdict, Trust: g.Trust, Passed: g.Passed, Total: g.Total, Created: g.CreatedAt})
 	}
-	page.AgentWarnings = agentWarnings(runs)
+	page.AgentWarnings = db.TicketWarnings(runs)
 	if len(vs) == 0 {
 		return page, nil
 	}

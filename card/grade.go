@@ -83,7 +83,7 @@ func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers
 	page := &handlers.GradePage{ID: g.ID, Ticket: s.ticketInfo(ct), PR: g.PRNumber, HeadSHA: g.HeadSHA, Digest: g.Digest, Version: g.VersionNumber,
 		State: string(g.State), Started: g.StartedAt, Finished: g.FinishedAt,
 		PRURL: fmt.Sprintf("%s%s/%s/pull/%d", s.webURL, ct.repo.Owner, ct.repo.Name, g.PRNumber), Full: full,
-		CardLink: pipeline.MayView(ct.perm, ct.requester), AgentRuns: implementerRuns(runs), AgentWarnings: agentWarnings(runs)}
+		CardLink: pipeline.MayView(ct.perm, ct.requester), AgentRuns: implementerRuns(runs), AgentWarnings: db.TicketWarnings(runs)}
 	if len(report) == 0 {
 		return page, nil
 	}

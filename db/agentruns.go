@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/testfirst-app/testfirst/pipeline"
@@ -48,6 +49,40 @@ type AgentRun struct {
 	CreatedAt  time.Time
 	StartedAt  time.Time
 	FinishedAt time.Time
+}
+
+// EgressEntry is one record of a run's egress log (AgentRun.Egress) as
+// the card and the audit log keep it: never its body.
+type EgressEntry struct {
+	Host     string `json:"host"`
+	Method   string `json:"method"`
+	Path     string `json:"path"`
+	Status   int    `json:"status"`
+	BytesIn  int64  `json:"bytes_in"`
+	BytesOut int64  `json:"bytes_out"`
+	Allowed  bool   `json:"allowed"`
+	Refused  string `json:"refused,omitempty"`
+}
+
+// WarningList is the run's warnings (AgentRun.Warnings).
+func (a AgentRun) WarningList() []string {
+	var ws []string
+	_ = json.Unmarshal(a.Warnings, &ws)
+	return ws
+}
+
+// TicketWarnings is the union of runs' warnings, in the order first seen:
+// what every grade of their ticket and its card say.
+func TicketWarnings(runs []AgentRun) []string {
+	var out []string
+	for _, r := range runs {
+		for _, w := range r.WarningList() {
+			if !slices.Contains(out, w) {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
 }
 
 const agentRunColumns = `id, ticket_id, role, harness, model_api, round, digest, version_number, state, outcome, feedback, pr_number, head_sha,
@@ -117,17 +152,6 @@ sightings = $14, warnings = $15, error = $16, started_at = $17, finished_at = $1
 func (t *Tx) AgentRuns(ctx context.Context, ticketID int64) ([]AgentRun, error) {
 	return t.agentRuns(ctx, fmt.Sprintf("list agent runs of ticket %d", ticketID),
 		"SELECT "+agentRunColumns+" FROM agent_runs WHERE ticket_id = $1 ORDER BY id", ticketID)
-}
-
-// AgentRunOfHead returns the implementer run of a ticket that pushed
-// commit head; ErrNotFound when no run did.
-func (t *Tx) AgentRunOfHead(ctx context.Context, ticketID int64, head string) (AgentRun, error) {
-	a, err := scanAgentRun(t.q.queryRow(ctx, "SELECT "+agentRunColumns+` FROM agent_runs WHERE ticket_id = $1 AND head_sha = $2 AND role = $3
-ORDER BY id DESC LIMIT 1`, ticketID, head, string(pipeline.RoleImplementer)))
-	if err != nil {
-		return AgentRun{}, fmt.Errorf("get the implementer run of %s: %w", head, err)
-	}
-	return a, nil
 }
 
 func (t *Tx) agentRuns(ctx context.Context, what, query string, args ...any) ([]AgentRun, error) {

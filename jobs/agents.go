@@ -183,7 +183,7 @@ func (q *agentQueue) startImplementer(ctx context.Context, tx *db.Tx, tk db.Tick
 	warnings := q.runWarnings(cfg.Implementer)
 	run := db.AgentRun{TicketID: tk.ID, Role: pipeline.RoleImplementer, Harness: cfg.Implementer, Round: round, Digest: v.Digest,
 		VersionNumber: v.Number, Feedback: feedback, ModelAPI: q.cfg.Harnesses[cfg.Implementer].ModelAPI, State: pipeline.AgentQueued}
-	if writer, ok := strings.CutPrefix(v.Author, "writer:"); ok && !q.cfg.Independent(writer, cfg.Implementer) {
+	if writer, ok := pipeline.AgentHarnessOf(v.Author); ok && !q.cfg.Independent(writer, cfg.Implementer) {
 		w := pipeline.IndependenceWarning(writer, cfg.Implementer)
 		if q.cfg.Independence == agent.IndependenceRefuse {
 			run.State, run.Outcome, run.Error = pipeline.AgentCompleted, pipeline.OutcomeRefused, w+" (agents.independence: refuse)"
@@ -266,23 +266,6 @@ func (q *agentQueue) cancelRuns(ctx context.Context, tx *db.Tx, ticketID int64, 
 	return nil
 }
 
-// ticketWarnings are the warnings every grade of the ticket carries: the
-// union of its runs' (egress that could reach GitHub, writer and
-// implementer not independent), in the order first seen.
-func ticketWarnings(runs []db.AgentRun) []string {
-	var out []string
-	for _, r := range runs {
-		var ws []string
-		_ = json.Unmarshal(r.Warnings, &ws)
-		for _, w := range ws {
-			if !slices.Contains(out, w) {
-				out = append(out, w)
-			}
-		}
-	}
-	return out
-}
-
 // gradeContext is what the ticket's agent runs add to a grade of head:
 // the warnings, and the implementer run that pushed head, if one did.
 func gradeContext(ctx context.Context, d *db.DB, ticketID int64, head string) ([]string, *db.AgentRun, error) {
@@ -295,7 +278,7 @@ func gradeContext(ctx context.Context, d *db.DB, ticketID int64, head string) ([
 		if err != nil {
 			return err
 		}
-		warnings = ticketWarnings(runs)
+		warnings = db.TicketWarnings(runs) // egress that could reach GitHub, writer and implementer not independent
 		for i := len(runs) - 1; i >= 0; i-- {
 			if runs[i].Role == pipeline.RoleImplementer && runs[i].HeadSHA == head {
 				pushed = &runs[i]

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -358,19 +359,6 @@ func scanResult(res agent.Result, cs []grader.Canary) (seen []grader.CanarySight
 	return seen, inChanges
 }
 
-// egressEntry is one egress record as the card and the audit log keep
-// it: never its body.
-type egressEntry struct {
-	Host     string `json:"host"`
-	Method   string `json:"method"`
-	Path     string `json:"path"`
-	Status   int    `json:"status"`
-	BytesIn  int64  `json:"bytes_in"`
-	BytesOut int64  `json:"bytes_out"`
-	Allowed  bool   `json:"allowed"`
-	Refused  string `json:"refused,omitempty"`
-}
-
 // maxSummary bounds the RESULT.md kept for the card.
 const maxSummary = 64 << 10
 
@@ -386,10 +374,10 @@ func (w *agentWorker) finish(ctx context.Context, log *slog.Logger, gi *github.I
 		res.Summary = res.Summary[:maxSummary]
 	}
 	a.Summary = string(res.Summary)
-	entries := make([]egressEntry, len(res.Egress))
+	entries := make([]db.EgressEntry, len(res.Egress))
 	allowed := 0
 	for i, e := range res.Egress {
-		entries[i] = egressEntry{Host: e.Host, Method: e.Method, Path: e.Path, Status: e.Status, BytesIn: e.BytesIn, BytesOut: e.BytesOut,
+		entries[i] = db.EgressEntry{Host: e.Host, Method: e.Method, Path: e.Path, Status: e.Status, BytesIn: e.BytesIn, BytesOut: e.BytesOut,
 			Allowed: e.Allowed, Refused: e.Refused}
 		if e.Allowed {
 			allowed++
@@ -397,9 +385,9 @@ func (w *agentWorker) finish(ctx context.Context, log *slog.Logger, gi *github.I
 	}
 	a.Egress, _ = json.Marshal(entries)
 	if res.EgressReachesGitHub {
-		var ws []string
-		_ = json.Unmarshal(a.Warnings, &ws)
-		a = withWarnings(a, appendNew(ws, pipeline.EgressGitHubWarning))
+		if ws := a.WarningList(); !slices.Contains(ws, pipeline.EgressGitHubWarning) {
+			a = withWarnings(a, append(ws, pipeline.EgressGitHubWarning))
+		}
 	}
 	var cancelled bool
 	if err := w.db.Tx(ctx, func(tx *db.Tx) error {
@@ -434,15 +422,6 @@ func (w *agentWorker) finish(ctx context.Context, log *slog.Logger, gi *github.I
 	}
 	_, err := gi.CreateComment(ctx, repo.Owner, repo.Name, tk.IssueNumber, pipeline.AgentRunComment(a.Role, a.Harness, a.Round, a.Outcome, a.Error))
 	return retryOrCancel(err)
-}
-
-func appendNew(ws []string, w string) []string {
-	for _, x := range ws {
-		if x == w {
-			return ws
-		}
-	}
-	return append(ws, w)
 }
 
 // watch returns a context that ends, with cause errRunCancelled, when the
