@@ -30,14 +30,6 @@ func openAgents(ctx context.Context, svc Config, g *Grading, log *slog.Logger) (
 		return nil, fmt.Errorf("agents.timeout %s: an agent run's job may take %s under job_rescue_after %s; lower agents.timeout or raise job_rescue_after",
 			svc.Agents.Limits.Timeout, limit, svc.JobRescueAfter)
 	}
-	path, err := FindWrapper("")
-	if err != nil {
-		return nil, err
-	}
-	bin, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read wrapper binary: %w", err)
-	}
 	hosts, err := indexHosts(svc.PackageIndex)
 	if err != nil {
 		return nil, err
@@ -51,7 +43,7 @@ func openAgents(ctx context.Context, svc Config, g *Grading, log *slog.Logger) (
 			return nil, fmt.Errorf("agent_build_ca_file: %w", err)
 		}
 	}
-	r, err := agent.NewSandboxRunner(g.Docker, proxies, svc.Agents, bin, agent.WithIndexHosts(hosts),
+	r, err := agent.NewSandboxRunner(g.Docker, proxies, svc.Agents, g.wrapper, agent.WithIndexHosts(hosts),
 		agent.WithCLIs(g.Docker, proxies, extraCA, io.Discard))
 	if err != nil {
 		return nil, fmt.Errorf("agents: %w", err)

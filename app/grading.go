@@ -64,6 +64,8 @@ type Grading struct {
 	// asked for them.
 	Environments *environment.Environments
 	proxies      []*egress.Server
+	// wrapper is the wrapper binary the grader runs, which agents run too.
+	wrapper []byte
 }
 
 // Close stops the egress proxies, if any.
@@ -104,7 +106,7 @@ func OpenGrading(ctx context.Context, cfg GradingConfig) (*Grading, error) {
 	if err != nil {
 		return nil, fmt.Errorf("grader image: %w", err)
 	}
-	g := &Grading{Docker: engine, Image: ref, ImageID: id, Runtime: runtime}
+	g := &Grading{Docker: engine, Image: ref, ImageID: id, Runtime: runtime, wrapper: bin}
 	// The default runtime is the engine's choice: named in the report,
 	// never forced on the container.
 	opts := []grader.Option{grader.WithRuntime(cfg.Runtime), grader.WithDefaultRuntime(runtime)}

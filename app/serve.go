@@ -134,9 +134,7 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 	}
 
 	metrics := jobs.NewMetrics(reg, d)
-	jcfg := jobs.Config{DB: d, GitHub: clients, PublicURL: cfg.PublicURL, Log: log, Metrics: metrics,
-		RescueAfter: cfg.JobRescueAfter, SyncInterval: cfg.SyncInterval, SandboxSweepInterval: cfg.SandboxSweepInterval,
-		RequireUIDSplit: cfg.UIDSplit == "required"}
+	jcfg := jobsConfig(cfg, d, clients, log, metrics)
 	var setup jobs.Setup
 	var closeGrading func()
 	if cfg.Role == RoleApp {
@@ -241,10 +239,15 @@ func startGrader(ctx context.Context, cfg Config, d *db.DB, reg prometheus.Regis
 		closeStore()
 	}
 	metrics := jobs.NewMetrics(reg, d)
-	jcfg := jobs.Config{DB: d, GitHub: clients, PublicURL: cfg.PublicURL, Log: log, Metrics: metrics,
+	jcfg := jobsConfig(cfg, d, clients, log, metrics)
+	return startJobs(ctx, cfg, d, jobs.NewGraderSetup(jcfg, r, g.Grader, g.Sandboxes), metrics, closeAll)
+}
+
+// jobsConfig is what the jobs of every role are configured with.
+func jobsConfig(cfg Config, d *db.DB, clients *github.Clients, log *slog.Logger, metrics *jobs.Metrics) jobs.Config {
+	return jobs.Config{DB: d, GitHub: clients, PublicURL: cfg.PublicURL, Log: log, Metrics: metrics,
 		RescueAfter: cfg.JobRescueAfter, SyncInterval: cfg.SyncInterval, SandboxSweepInterval: cfg.SandboxSweepInterval,
 		RequireUIDSplit: cfg.UIDSplit == "required"}
-	return startJobs(ctx, cfg, d, jobs.NewGraderSetup(jcfg, r, g.Grader, g.Sandboxes), metrics, closeAll)
 }
 
 // jobsSetup decides, once, whether this replica grades: with the store's

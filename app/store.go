@@ -146,14 +146,10 @@ type serviceStore struct {
 	close     func() error
 }
 
-// openServiceStore opens the store at url for serve. It fails when the web
-// side cannot be had; a missing grader identity leaves reader nil.
-func openServiceStore(ctx context.Context, url string) (*serviceStore, error) {
-	return openStoreSides(ctx, url, true)
-}
-
 // openStoreSides opens the store's web side, and its grader side when
-// withReader: the app role never opens the grader's identity.
+// withReader: the app role never opens the grader's identity. It fails
+// when the web side cannot be had; a missing grader identity leaves
+// reader nil.
 func openStoreSides(ctx context.Context, url string, withReader bool) (*serviceStore, error) {
 	blobs, closeFn, err := store.OpenBlobs(ctx, url)
 	if err != nil {

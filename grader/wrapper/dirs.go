@@ -81,7 +81,7 @@ func dirRules(id identity) []dirRule {
 // not go on.
 func sealRootDirs() error {
 	for _, r := range dirRules(identity{})[:2] {
-		if err := sealDir(r.path, 0, r.owners[0].mode, identity{}); err != nil {
+		if err := sealDir(r.path, r.owners[0].mode); err != nil {
 			return err
 		}
 	}
@@ -94,7 +94,7 @@ func sealRootDirs() error {
 // without it.
 func sealRepoDir(id identity) error {
 	if !id.split {
-		return sealDir(RepoDir, 0, 0o755, id)
+		return sealDir(RepoDir, 0o755)
 	}
 	st, err := lstatDir(RepoDir)
 	if err != nil {
@@ -118,14 +118,14 @@ func sealRepoDir(id identity) error {
 }
 
 // sealDir makes path owned by uid 0 and gid 0 with mode.
-func sealDir(path string, uid int, mode uint32, id identity) error {
+func sealDir(path string, mode uint32) error {
 	st, err := lstatDir(path)
 	if err != nil {
 		return err
 	}
-	if int(st.Uid) != uid || st.Gid != 0 {
-		if err := syscall.Chown(path, uid, 0); err != nil {
-			return fmt.Errorf("seal %s: it is owned by %d:%d and chown to %d:0 failed: %w", path, st.Uid, st.Gid, uid, err)
+	if st.Uid != 0 || st.Gid != 0 {
+		if err := syscall.Chown(path, 0, 0); err != nil {
+			return fmt.Errorf("seal %s: it is owned by %d:%d and chown to 0:0 failed: %w", path, st.Uid, st.Gid, err)
 		}
 	}
 	return chmodChecked(path, mode)
@@ -175,29 +175,27 @@ func inspectDirs(id identity) ([]DirState, bool) {
 // inspect reads r's directory; with entries, every entry below it too.
 func (r dirRule) inspect(entries bool) DirState {
 	d := DirState{Path: r.path, Want: r.want()}
-	{
-		var st syscall.Stat_t
-		if err := syscall.Lstat(r.path, &st); err != nil {
-			d.Problems = append(d.Problems, err.Error())
-		} else {
-			d.UID, d.GID, d.Mode = int(st.Uid), int(st.Gid), fmt.Sprintf("%04o", st.Mode&0o7777)
-			ok := st.Mode&syscall.S_IFMT == syscall.S_IFDIR
-			if !ok {
-				d.Problems = append(d.Problems, "not a directory")
-			}
-			matched := false
-			for _, o := range r.owners {
-				matched = matched || int(st.Uid) == o.uid && st.Mode&0o7777 == o.mode
-			}
-			if !matched {
-				d.Problems = append(d.Problems, fmt.Sprintf("owner %d, mode %s", st.Uid, d.Mode))
-			}
+	var st syscall.Stat_t
+	if err := syscall.Lstat(r.path, &st); err != nil {
+		d.Problems = append(d.Problems, err.Error())
+	} else {
+		d.UID, d.GID, d.Mode = int(st.Uid), int(st.Gid), fmt.Sprintf("%04o", st.Mode&0o7777)
+		ok := st.Mode&syscall.S_IFMT == syscall.S_IFDIR
+		if !ok {
+			d.Problems = append(d.Problems, "not a directory")
 		}
-		if entries && len(d.Problems) == 0 {
-			d.Problems = append(d.Problems, hiddenEntryProblems(r.path, uint32(r.owners[0].uid))...)
+		matched := false
+		for _, o := range r.owners {
+			matched = matched || int(st.Uid) == o.uid && st.Mode&0o7777 == o.mode
 		}
-		d.Sealed = len(d.Problems) == 0
+		if !matched {
+			d.Problems = append(d.Problems, fmt.Sprintf("owner %d, mode %s", st.Uid, d.Mode))
+		}
 	}
+	if entries && len(d.Problems) == 0 {
+		d.Problems = append(d.Problems, hiddenEntryProblems(r.path, uint32(r.owners[0].uid))...)
+	}
+	d.Sealed = len(d.Problems) == 0
 	return d
 }
 
