@@ -94,8 +94,8 @@ func retryAfter(resp *http.Response, now time.Time) time.Duration {
 	if resp == nil {
 		return 0
 	}
-	if s, err := strconv.Atoi(resp.Header.Get("retry-after")); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second
+	if d, ok := retryAfterHeader(resp); ok {
+		return d
 	}
 	if resp.Header.Get("x-ratelimit-remaining") != "0" {
 		return 0

@@ -71,8 +71,8 @@ const (
 // issued (401: the token is dropped and a new one minted, once).
 //
 // Server errors and transport failures are retried only for requests that
-// may be repeated: reads, updates (PATCH, PUT, DELETE), check-run creation
-// (the job finds its run again by external id) and token minting. A
+// may be repeated: reads, updates (PATCH, PUT, DELETE) and check-run
+// creation (the job finds its run again by external id). A
 // rate-limited or unauthorised request was refused before it was
 // processed, so any method is tried again.
 type retryTransport struct {
@@ -80,11 +80,10 @@ type retryTransport struct {
 	auth    *installationAuth // an installation's token, replaceable
 	policy  RetryPolicy
 	metrics *Metrics
-	sleep   func(context.Context, time.Duration) error
 }
 
 func newRetryTransport(next http.RoundTripper, auth *installationAuth, p RetryPolicy, m *Metrics) *retryTransport {
-	return &retryTransport{next: next, auth: auth, policy: p.withDefaults(), metrics: m, sleep: sleepContext}
+	return &retryTransport{next: next, auth: auth, policy: p.withDefaults(), metrics: m}
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -115,7 +114,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, err
 			}
 			reason, wait = retryUnreachable, jitter(backoff)
-		case resp.StatusCode == http.StatusUnauthorized && t.auth != nil && !refreshed && !isTokenMint(req):
+		case resp.StatusCode == http.StatusUnauthorized && t.auth != nil && !refreshed:
 			// GitHub no longer takes the token it issued (revoked, or
 			// expired before the time it said): mint a new one, once.
 			refreshed = true
@@ -144,7 +143,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		t.metrics.retried(reason, wait)
 		if wait > 0 {
-			if err := t.sleep(ctx, wait); err != nil {
+			if err := sleepContext(ctx, wait); err != nil {
 				return nil, err
 			}
 		}
@@ -179,14 +178,9 @@ func repeatable(req *http.Request) bool {
 	case http.MethodGet, http.MethodHead, http.MethodPatch, http.MethodPut, http.MethodDelete:
 		return true
 	case http.MethodPost:
-		return strings.HasSuffix(req.URL.Path, "/check-runs") || isTokenMint(req)
+		return strings.HasSuffix(req.URL.Path, "/check-runs")
 	}
 	return false
-}
-
-// isTokenMint reports whether req asks for an installation token.
-func isTokenMint(req *http.Request) bool {
-	return req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/access_tokens")
 }
 
 // secondaryLimit reports whether resp is a secondary rate limit, and how
