@@ -39,20 +39,19 @@ func BenchGradeLocal(ctx context.Context, cfg app.GradingConfig, altRuntime, rep
 	if err != nil {
 		return GradeBench{}, err
 	}
+	defer g.Close()
 	out := GradeBench{ImageID: g.ImageID, Runtime: g.Runtime}
-	var alt *app.Grading
+	var altGrader *grader.Grader
 	if altRuntime != "" {
+		// The same engine, under the other runtime.
 		altCfg := cfg
-		altCfg.Runtime = altRuntime
-		if alt, err = app.OpenGrading(ctx, altCfg); err != nil {
+		altCfg.Runtime, altCfg.Docker = altRuntime, g.Docker
+		alt, err := app.OpenGrading(ctx, altCfg)
+		if err != nil {
 			return GradeBench{}, err
 		}
 		defer alt.Close()
-		out.AltRuntime = alt.Runtime
-	}
-	var altGrader *grader.Grader
-	if alt != nil {
-		altGrader = alt.Grader
+		out.AltRuntime, altGrader = alt.Runtime, alt.Grader
 	}
 	if out.BenchResult, err = BenchGrade(ctx, g.Grader, altGrader, repoAbs, hiddenAbs, runs, progress); err != nil {
 		return GradeBench{}, err
