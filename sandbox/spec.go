@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"io"
+	"strconv"
 	"time"
 )
 
@@ -19,6 +20,18 @@ const (
 	// LabelGrade names the grade a sandbox runs for.
 	LabelGrade = "app.testfirst.grade"
 )
+
+// LeftoverGrace is how long past its deadline a sandbox may still be in
+// use (being killed, its output drained) before a sweep removes it.
+const LeftoverGrace = time.Minute
+
+// PastDeadline reports whether a sandbox labelled labels is a leftover by
+// its deadline: more than LeftoverGrace past its LabelDeadline at now. One
+// without a readable deadline is not.
+func PastDeadline(labels map[string]string, now time.Time) bool {
+	deadline, err := strconv.ParseInt(labels[LabelDeadline], 10, 64)
+	return err == nil && now.Sub(time.Unix(deadline, 0)) >= LeftoverGrace
+}
 
 // Limits bound what a sandbox may use.
 type Limits struct {

@@ -13,10 +13,6 @@ import (
 	"github.com/testfirst-app/testfirst/sandbox"
 )
 
-// sweepGrace is how long past its deadline a sandbox may still be in use
-// (being killed, its output drained) before Sweep removes it.
-const sweepGrace = time.Minute
-
 // Sweep removes sandbox containers left behind by a crashed process or a
 // failed engine: those whose deadline label lies more than a minute in the
 // past, and those never started past their start-by label (the engine went
@@ -32,17 +28,18 @@ func (d *Engine) Sweep(ctx context.Context, now time.Time) (int, error) {
 	}
 	var stale []container.Summary
 	for _, c := range list {
-		if startBy, err := strconv.ParseInt(c.Labels[labelStartBy], 10, 64); err == nil && c.State == container.StateCreated && now.Unix() > startBy {
+		if neverStarted(c, now) || sandbox.PastDeadline(c.Labels, now) {
 			stale = append(stale, c)
-			continue
 		}
-		deadline, err := strconv.ParseInt(c.Labels[sandbox.LabelDeadline], 10, 64)
-		if err != nil || now.Sub(time.Unix(deadline, 0)) < sweepGrace {
-			continue
-		}
-		stale = append(stale, c)
 	}
 	return d.removeAll(ctx, stale, "leftover")
+}
+
+// neverStarted reports whether c is still created and not started past
+// its start-by label.
+func neverStarted(c container.Summary, now time.Time) bool {
+	startBy, err := strconv.ParseInt(c.Labels[labelStartBy], 10, 64)
+	return err == nil && c.State == container.StateCreated && now.Unix() > startBy
 }
 
 // RemoveLabelled kills and removes every sandbox container labelled

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,38 +14,22 @@ import (
 	"github.com/testfirst-app/testfirst/sandbox"
 )
 
-// sweepGrace is how long past its deadline a sandbox pod may still be in
-// use (being killed, its output drained) before Sweep deletes it.
-const sweepGrace = time.Minute
-
 // Sweep deletes sandbox pods left behind by a crashed process: those in
 // the sandbox namespace whose deadline label lies more than a minute in the
 // past. Pods of runs still in progress are never touched. It returns how
 // many it deleted.
 func (e *Engine) Sweep(ctx context.Context, now time.Time) (int, error) {
-	pods := e.cs.CoreV1().Pods(e.namespace)
-	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: sandbox.LabelSandbox})
+	list, err := e.cs.CoreV1().Pods(e.namespace).List(ctx, metav1.ListOptions{LabelSelector: sandbox.LabelSandbox})
 	if err != nil {
 		return 0, fmt.Errorf("list sandbox pods in namespace %s: %w", e.namespace, err)
 	}
-	var n int
-	var errs []error
+	var stale []corev1.Pod
 	for _, p := range list.Items {
-		deadline, err := strconv.ParseInt(p.Labels[sandbox.LabelDeadline], 10, 64)
-		if err != nil || now.Sub(time.Unix(deadline, 0)) < sweepGrace {
-			continue
+		if sandbox.PastDeadline(p.Labels, now) {
+			stale = append(stale, p)
 		}
-		err = pods.Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr(deleteGrace)})
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("delete leftover pod %s: %w", p.Name, err))
-			continue
-		}
-		n++
 	}
-	return n, errors.Join(errs...)
+	return e.deleteAll(ctx, stale, "leftover pod")
 }
 
 // RemoveLabelled deletes the sandbox pods labelled key=value, running or
@@ -57,20 +40,25 @@ func (e *Engine) RemoveLabelled(ctx context.Context, key, value string) (int, er
 	if err != nil {
 		return 0, fmt.Errorf("sandbox pods labelled %s=%s: %w", key, value, err)
 	}
-	pods := e.cs.CoreV1().Pods(e.namespace)
-	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	list, err := e.cs.CoreV1().Pods(e.namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
 	if err != nil {
 		return 0, fmt.Errorf("list sandbox pods in namespace %s: %w", e.namespace, err)
 	}
+	return e.deleteAll(ctx, list.Items, "pod")
+}
+
+// deleteAll deletes pods, counting those it deleted; one already gone is
+// neither counted nor an error. what names them in errors.
+func (e *Engine) deleteAll(ctx context.Context, pods []corev1.Pod, what string) (int, error) {
 	var n int
 	var errs []error
-	for _, p := range list.Items {
-		err := pods.Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr(deleteGrace)})
+	for _, p := range pods {
+		err := e.cs.CoreV1().Pods(e.namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr(deleteGrace)})
 		if apierrors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("delete pod %s: %w", p.Name, err))
+			errs = append(errs, fmt.Errorf("delete %s %s: %w", what, p.Name, err))
 			continue
 		}
 		n++
