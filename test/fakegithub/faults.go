@@ -16,6 +16,25 @@ type fault struct {
 	body string
 }
 
+// matches reports whether the request r with body is one f is for: its
+// method (any when f's is ""), its path's prefix and its body.
+func (f fault) matches(r *http.Request, body []byte) bool {
+	return (f.method == "" || strings.EqualFold(f.method, r.Method)) && strings.HasPrefix(r.URL.Path, f.prefix) &&
+		strings.Contains(string(body), f.body)
+}
+
+// addFaults adds n of f, its prefix made absolute.
+func (s *Server) addFaults(f fault, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !strings.HasPrefix(f.prefix, "/") {
+		f.prefix = "/" + f.prefix
+	}
+	for range n {
+		s.faults = append(s.faults, f)
+	}
+}
+
 // FailNext makes the next request whose method matches (any method when
 // method is "") and whose path starts with pathPrefix (e.g.
 // "/repos/o/r/check-runs") fail with status, before authentication, and
@@ -26,25 +45,14 @@ type fault struct {
 // Retry-After and for every 429, and a generic message otherwise. Several
 // pending faults are used in the order they were added.
 func (s *Server) FailNext(method, pathPrefix string, status int, header http.Header) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !strings.HasPrefix(pathPrefix, "/") {
-		pathPrefix = "/" + pathPrefix
-	}
-	s.faults = append(s.faults, fault{method: method, prefix: pathPrefix, status: status, header: header.Clone()})
+	s.addFaults(fault{method: method, prefix: pathPrefix, status: status, header: header.Clone()}, 1)
 }
 
 // takeFault removes and answers the first pending fault that matches the
 // request, or returns nil. Callers hold s.mu.
 func (s *Server) takeFault(r *http.Request, body []byte, rateKey string, base http.Header) *response {
 	for i, f := range s.faults {
-		if f.method != "" && !strings.EqualFold(f.method, r.Method) {
-			continue
-		}
-		if f.body != "" && !strings.Contains(string(body), f.body) {
-			continue
-		}
-		if !strings.HasPrefix(r.URL.Path, f.prefix) {
+		if !f.matches(r, body) {
 			continue
 		}
 		s.faults = append(s.faults[:i:i], s.faults[i+1:]...)

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 )
 
 // The Git data API (blobs, trees, commits, refs) and the creation of pull
@@ -37,26 +36,13 @@ type gitObjects struct {
 	opened map[string][]int
 }
 
-var (
-	gitDataMu sync.Mutex
-	gitData   = map[*Server]*gitObjects{}
-)
-
-// objects returns s's Git data objects. Callers hold s.mu.
+// objects returns s's Git data objects, made on first use. Callers hold
+// s.mu.
 func (s *Server) objects() *gitObjects {
-	gitDataMu.Lock()
-	defer gitDataMu.Unlock()
-	o := gitData[s]
-	if o == nil {
-		o = &gitObjects{blobs: map[string]string{}, trees: map[string]map[string]string{}, opened: map[string][]int{}}
-		gitData[s] = o
-		s.t.Cleanup(func() {
-			gitDataMu.Lock()
-			defer gitDataMu.Unlock()
-			delete(gitData, s)
-		})
+	if s.git == nil {
+		s.git = &gitObjects{blobs: map[string]string{}, trees: map[string]map[string]string{}, opened: map[string][]int{}}
 	}
-	return o
+	return s.git
 }
 
 // filesOfTree finds the files of a tree id: one made through the API or

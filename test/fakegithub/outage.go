@@ -21,14 +21,7 @@ func (s *Server) FailNextN(n int, method, pathPrefix string, status int, header 
 // pathPrefix and whose body contains bodyContains (e.g. a check-run update
 // that completes the run: `"status":"completed"`) fail with status.
 func (s *Server) FailNextWhere(n int, method, pathPrefix, bodyContains string, status int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !strings.HasPrefix(pathPrefix, "/") {
-		pathPrefix = "/" + pathPrefix
-	}
-	for range n {
-		s.faults = append(s.faults, fault{method: method, prefix: pathPrefix, status: status, body: bodyContains})
-	}
+	s.addFaults(fault{method: method, prefix: pathPrefix, status: status, body: bodyContains}, n)
 }
 
 // PendingFaults is how many injected faults have not been used yet.
@@ -123,8 +116,7 @@ func (s *Server) takeHook(r *http.Request, body []byte) func() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, h := range s.hooks {
-		f := h.match
-		if (f.method == "" || strings.EqualFold(f.method, r.Method)) && strings.HasPrefix(r.URL.Path, f.prefix) && strings.Contains(string(body), f.body) {
+		if h.match.matches(r, body) {
 			s.hooks = append(s.hooks[:i:i], s.hooks[i+1:]...)
 			return h.fn
 		}
@@ -137,7 +129,7 @@ func (s *Server) takeStop(r *http.Request) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, f := range s.stopOn {
-		if (f.method == "" || strings.EqualFold(f.method, r.Method)) && strings.HasPrefix(r.URL.Path, f.prefix) {
+		if f.matches(r, nil) {
 			s.stopOn = append(s.stopOn[:i:i], s.stopOn[i+1:]...)
 			s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Header: r.Header.Clone(), At: time.Now()})
 			return true

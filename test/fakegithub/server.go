@@ -56,6 +56,7 @@ type Server struct {
 	requests      []Request
 	rates         map[string]*rateWindow
 	oauthFlow     *oauthState // the OAuth web flow, made on first use
+	git           *gitObjects // what the Git data API made, on first use
 }
 
 // New starts a fake GitHub with one GitHub App (a fresh RSA 2048 key) and no
