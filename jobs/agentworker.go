@@ -62,9 +62,9 @@ func (w *WriterWorker) Work(ctx context.Context, job *river.Job[WriterArgs]) err
 	return w.run(ctx, job.Args.Run, job.Attempt >= job.MaxAttempts)
 }
 
-// Timeout implements river.Worker; see sandboxJobTimeout.
+// Timeout implements river.Worker; see SandboxJobTimeout.
 func (w *WriterWorker) Timeout(*river.Job[WriterArgs]) time.Duration {
-	return sandboxJobTimeout(w.rescueAfter)
+	return SandboxJobTimeout(w.rescueAfter)
 }
 
 // ImplementerWorker runs a ticket's implementer; see agentWorker.
@@ -78,9 +78,9 @@ func (w *ImplementerWorker) Work(ctx context.Context, job *river.Job[Implementer
 	return w.run(ctx, job.Args.Run, job.Attempt >= job.MaxAttempts)
 }
 
-// Timeout implements river.Worker; see sandboxJobTimeout.
+// Timeout implements river.Worker; see SandboxJobTimeout.
 func (w *ImplementerWorker) Timeout(*river.Job[ImplementerArgs]) time.Duration {
-	return sandboxJobTimeout(w.rescueAfter)
+	return SandboxJobTimeout(w.rescueAfter)
 }
 
 // errRunCancelled ends a run whose row was cancelled while it ran.
@@ -128,7 +128,7 @@ func (w *agentWorker) run(ctx context.Context, id int64, final bool) error {
 		return w.finish(ctx, log, gi, repo, tk, a, agent.Result{}, agentEnd{pipeline.OutcomeRefused, fc.ParseError.Error()})
 	}
 	if a.Role == pipeline.RoleWriter {
-		if why, err := w.implementationExists(ctx, tk); err != nil || why != "" {
+		if why, err := w.implementationExists(ctx, tk, repo); err != nil || why != "" {
 			if err != nil {
 				return err
 			}
@@ -184,8 +184,9 @@ func (w *agentWorker) run(ctx context.Context, id int64, final bool) error {
 
 // implementationExists says why a writer must not run: an implementation of the
 // ticket exists (an implementer's commit, or an open pull request that
-// closes it) and the issue was not reopened since. "" lets it run.
-func (w *agentWorker) implementationExists(ctx context.Context, tk db.Ticket) (string, error) {
+// closes it in repo, the ticket's repository) and the issue was not
+// reopened since. "" lets it run.
+func (w *agentWorker) implementationExists(ctx context.Context, tk db.Ticket, repo db.Repository) (string, error) {
 	var why string
 	err := w.db.Tx(ctx, func(tx *db.Tx) error {
 		runs, err := tx.AgentRuns(ctx, tk.ID)
@@ -198,10 +199,6 @@ func (w *agentWorker) implementationExists(ctx context.Context, tk db.Ticket) (s
 				since = r.CreatedAt
 				why = fmt.Sprintf("an implementation exists (pull request #%d): the writer does not run once one does, unless the issue is reopened", r.PRNumber)
 			}
-		}
-		repo, err := tx.Repository(ctx, tk.RepositoryID)
-		if err != nil {
-			return err
 		}
 		prs, err := tx.OpenPullsClosing(ctx, repo.ID, tk.IssueNumber)
 		if err != nil {

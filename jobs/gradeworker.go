@@ -41,7 +41,7 @@ type GradeWorker struct {
 	agents  *agentQueue
 	metrics *Metrics
 	log     *slog.Logger
-	// rescueAfter is the service's job rescue time; see sandboxJobTimeout.
+	// rescueAfter is the service's job rescue time; see SandboxJobTimeout.
 	rescueAfter time.Duration
 	// requireUIDSplit is the service's TESTFIRST_UID_SPLIT=required.
 	requireUIDSplit bool
@@ -73,9 +73,9 @@ func (w *GradeWorker) gradedCheckRun(g db.Grade, tk db.Ticket, repo db.Repositor
 	return pipeline.CompletedCheckRun(g.HeadSHA, done), ""
 }
 
-// Timeout implements river.Worker; see sandboxJobTimeout.
+// Timeout implements river.Worker; see SandboxJobTimeout.
 func (w *GradeWorker) Timeout(*river.Job[GradeArgs]) time.Duration {
-	return sandboxJobTimeout(w.rescueAfter)
+	return SandboxJobTimeout(w.rescueAfter)
 }
 
 // errCancelled ends a grade whose row was cancelled while it ran.

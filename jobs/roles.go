@@ -21,7 +21,7 @@ func NewAppSetup(cfg Config, w *store.Writer) Setup {
 	q := &gradeQueue{db: cfg.DB, store: w, publicURL: cfg.PublicURL, log: cfg.Log}
 	set := newSetup(cfg, q, nil)
 	river.AddWorker(set.Workers, &SyncWorker{db: cfg.DB, github: cfg.GitHub, store: w, grades: q, publicURL: cfg.PublicURL, log: cfg.Log})
-	timeout := sandboxJobTimeout(cfg.RescueAfter)
+	timeout := SandboxJobTimeout(cfg.RescueAfter)
 	river.AddWorker(set.Workers, &workedElsewhere[GradeArgs]{role: "grader", timeout: timeout})
 	river.AddWorker(set.Workers, &workedElsewhere[VersionCheckArgs]{role: "grader", timeout: timeout})
 	set.Periodic = append(set.Periodic, SyncPeriodicJob(syncInterval(cfg)))

@@ -12,17 +12,12 @@ import (
 // takes it for lost (its process died): longer than the longest grade.
 const DefaultJobRescueAfter = 90 * time.Minute
 
-// sandboxJobTimeout bounds a grade or base check job, given how long a job
-// may run before another replica takes it for lost: a little less, so the
-// job ends itself first. River rescues a job only once its own timeout has
-// passed too, so this is also how soon a crashed replica's grade resumes.
-func sandboxJobTimeout(rescueAfter time.Duration) time.Duration {
-	return SandboxJobTimeout(rescueAfter)
-}
-
 // SandboxJobTimeout is how long a job that runs a sandbox (a grade, a base
-// check, an agent run) may take under a job rescue time (0: the default):
-// an agent's timeout must fit in it.
+// check, an agent run) may take under a job rescue time (0: the default),
+// how long a job may run before another replica takes it for lost: a
+// little less, so the job ends itself first. River rescues a job only once
+// its own timeout has passed too, so this is also how soon a crashed
+// replica's grade resumes. An agent's timeout must fit in it.
 func SandboxJobTimeout(rescueAfter time.Duration) time.Duration {
 	if rescueAfter <= 0 {
 		rescueAfter = DefaultJobRescueAfter

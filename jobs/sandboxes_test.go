@@ -13,7 +13,7 @@ import (
 // ends before its job's own timeout, at the default rescue time.
 func TestLongestGradeFitsItsJob(t *testing.T) {
 	longest := 2*pipeline.MaxRunTimeout + environment.DefaultTimeout + time.Minute
-	if job := sandboxJobTimeout(0); longest >= job {
+	if job := SandboxJobTimeout(0); longest >= job {
 		t.Errorf("a grade may take %s, its job only %s: lower pipeline.MaxRunTimeout or raise DefaultJobRescueAfter", longest, job)
 	}
 }

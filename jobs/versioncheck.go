@@ -31,13 +31,13 @@ type VersionCheckWorker struct {
 	sandboxes Sandboxes
 	metrics   *Metrics
 	log       *slog.Logger
-	// rescueAfter is the service's job rescue time; see sandboxJobTimeout.
+	// rescueAfter is the service's job rescue time; see SandboxJobTimeout.
 	rescueAfter time.Duration
 }
 
-// Timeout implements river.Worker; see sandboxJobTimeout.
+// Timeout implements river.Worker; see SandboxJobTimeout.
 func (w *VersionCheckWorker) Timeout(*river.Job[VersionCheckArgs]) time.Duration {
-	return sandboxJobTimeout(w.rescueAfter)
+	return SandboxJobTimeout(w.rescueAfter)
 }
 
 // Work implements river.Worker. An attempt after the first removes the
