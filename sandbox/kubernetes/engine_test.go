@@ -480,8 +480,10 @@ func TestRunWatchExpired(t *testing.T) {
 			return false, nil, nil
 		}
 		expired = true
-		w := watch.NewFake()
-		go w.Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"})
+		// Buffered and sent now: a goroutine's send could come after the
+		// engine stopped the watch (a panic on the closed channel).
+		w := watch.NewFakeWithChanSize(1, false)
+		w.Error(&metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"})
 		return true, w, nil
 	})
 	res, err := c.engine.Run(context.Background(), testSpec(tarOf(t, map[string]string{"repo/a.py": "1"}), time.Minute))
