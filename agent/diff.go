@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // diffContext is the number of unchanged lines around each hunk.
@@ -18,10 +18,10 @@ const maxDiffCells = 4 << 20
 // unifiedDiff writes changes against base as a git-style patch (a/ and b/
 // prefixes, file modes, "Binary files ... differ" for binary content), so
 // that git apply applies it to the base.
-func unifiedDiff(base *grader.Tree, changes []Change) []byte {
+func unifiedDiff(base *tree.Tree, changes []Change) []byte {
 	var out bytes.Buffer
 	for _, c := range changes {
-		var old *grader.File
+		var old *tree.File
 		if base != nil {
 			old, _ = base.Lookup(c.Path)
 		}
@@ -64,7 +64,7 @@ func unifiedDiff(base *grader.Tree, changes []Change) []byte {
 	return out.Bytes()
 }
 
-func fileBytes(f *grader.File) []byte {
+func fileBytes(f *tree.File) []byte {
 	if f.IsSymlink() {
 		return []byte(f.Link)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // TestUnifiedDiffApplies: the patch of a set of changes, applied to the
@@ -23,7 +23,7 @@ func TestUnifiedDiffApplies(t *testing.T) {
 	}
 	longText := strings.Join(long, "\n") + "\n"
 	edited := strings.Replace(strings.Replace(strings.Replace(longText, "line 0\n", "first\n", 1), "line 20\n", "middle\nmore\n", 1), "line 39\n", "", 1)
-	base, err := grader.NewTree([]grader.File{
+	base, err := tree.New([]tree.File{
 		{Path: "long.txt", Mode: 0o644, Data: []byte(longText)},
 		{Path: "gone.py", Mode: 0o644, Data: []byte("x = 1\n")},
 		{Path: "run.sh", Mode: 0o644, Data: []byte("echo hi\n")},
@@ -66,7 +66,7 @@ func TestUnifiedDiffApplies(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git apply: %v\n%s\npatch:\n%s", err, out, text)
 	}
-	got, err := grader.LoadTree(dir)
+	got, err := tree.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

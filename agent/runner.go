@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // Runner runs one agent in a sandbox of its own.
@@ -24,7 +24,7 @@ type Request struct {
 	// Harness is the name of a harness of the Config.
 	Harness string
 	// Base is the tree of Task.BaseSHA, fetched outside the sandbox.
-	Base *grader.Tree
+	Base *tree.Tree
 }
 
 // Change is one file an implementer changed in /workspace against the
@@ -68,7 +68,7 @@ type EgressRecord struct {
 // Result is what one agent run handed back.
 type Result struct {
 	// Tests are the writer's /out/tests/ files, paths relative to it.
-	Tests []grader.File
+	Tests []tree.File
 	// Criteria is /out/criteria.json: criterion → test ids. Nil when the
 	// agent wrote none.
 	Criteria map[string][]string

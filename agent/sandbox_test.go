@@ -18,8 +18,8 @@ import (
 
 	"github.com/testfirst-app/testfirst/agent"
 	"github.com/testfirst-app/testfirst/agent/egressproxy"
-	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/test/testenv"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // fakeModel is a model API on 127.0.0.1 that records the key each request
@@ -114,9 +114,9 @@ agents: {timeout: 3m, memory: 1GiB, cpus: 1, pids: 256}
 	return r, model, key
 }
 
-func baseTree(t *testing.T) *grader.Tree {
+func baseTree(t *testing.T) *tree.Tree {
 	t.Helper()
-	tree, err := grader.NewTree([]grader.File{
+	tree, err := tree.New([]tree.File{
 		{Path: "greet.py", Mode: 0o644, Data: []byte("def greet(name):\n    return 'hi ' + name\n")},
 		{Path: "obsolete.txt", Mode: 0o644, Data: []byte("old\n")},
 		{Path: "tool.sh", Mode: 0o644, Data: []byte("echo tool\n")},

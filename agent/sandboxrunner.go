@@ -18,6 +18,7 @@ import (
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/wrapper"
 	"github.com/testfirst-app/testfirst/sandbox"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // Engine is what running agents needs of the sandbox engine;
@@ -148,9 +149,9 @@ func (r *SandboxRunner) Run(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	var files *grader.Tree
+	var files *tree.Tree
 	if h.Files != "" {
-		if files, err = grader.LoadTree(h.Files); err != nil {
+		if files, err = tree.Load(h.Files); err != nil {
 			return res, fmt.Errorf("harness %s: files: %w", h.Name, err)
 		}
 		if files.Size() > maxHarnessBytes {
@@ -295,7 +296,7 @@ func (r *SandboxRunner) image(ctx context.Context, name string, p Preset) (strin
 
 // agentArchive is the wrapper's input: the job, the task's files, the
 // harness's files and the base tree.
-func agentArchive(job wrapper.Job, t Task, files, base *grader.Tree) ([]byte, error) {
+func agentArchive(job wrapper.Job, t Task, files, base *tree.Tree) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	add := func(name string, mode int64, data []byte) error {
@@ -351,7 +352,7 @@ func readOut(res *Result, a *wrapper.AgentResult) {
 		case f.Link != "":
 			res.Problems = append(res.Problems, fmt.Sprintf("/out/%s is a symlink: not taken", f.Path))
 		case strings.HasPrefix(f.Path, "tests/"):
-			res.Tests = append(res.Tests, grader.File{Path: strings.TrimPrefix(f.Path, "tests/"), Mode: fs.FileMode(f.Mode) & 0o755, Data: f.Data})
+			res.Tests = append(res.Tests, tree.File{Path: strings.TrimPrefix(f.Path, "tests/"), Mode: fs.FileMode(f.Mode) & 0o755, Data: f.Data})
 		case f.Path == "criteria.json":
 			var c map[string][]string
 			if err := json.Unmarshal(f.Data, &c); err != nil {

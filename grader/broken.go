@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // A broken hidden test is the task's fault: it cannot run on the base nor
@@ -37,12 +39,12 @@ var (
 // importCause is why a hidden module failed to import, when no tree can
 // repair it: a kind and the module's name (for "module"); ok false
 // otherwise.
-func importCause(detail string, trees []*Tree, hidden *Tree) (kind, name string, ok bool) {
+func importCause(detail string, trees []*tree.Tree, hidden *tree.Tree) (kind, name string, ok bool) {
 	detail = unixLineBreak.Replace(detail)
 	if m := noModuleRe.FindAllStringSubmatch(detail, -1); len(m) > 0 {
 		name = m[len(m)-1][1]
 		top, _, _ := strings.Cut(name, ".")
-		if slices.ContainsFunc(trees, func(t *Tree) bool { return providesModule(t, top) }) || providesModule(hidden, top) {
+		if slices.ContainsFunc(trees, func(t *tree.Tree) bool { return providesModule(t, top) }) || providesModule(hidden, top) {
 			return "", "", false
 		}
 		return "module", name, true
@@ -58,7 +60,7 @@ func importCause(detail string, trees []*Tree, hidden *Tree) (kind, name string,
 
 // providesModule reports whether t has a top-level module or package top
 // where the tree under test is imported from (its root, or src/).
-func providesModule(t *Tree, top string) bool {
+func providesModule(t *tree.Tree, top string) bool {
 	if t == nil {
 		return false
 	}
@@ -77,7 +79,7 @@ func providesModule(t *Tree, top string) bool {
 
 // elsewhere names a file of t that would provide module top if it were
 // importable: where a helper of the hidden tests lives in the repository.
-func elsewhere(t *Tree, top string) string {
+func elsewhere(t *tree.Tree, top string) string {
 	if t == nil {
 		return ""
 	}
@@ -92,7 +94,7 @@ func elsewhere(t *Tree, top string) string {
 // brokenHidden lists, one reason each, the hidden modules that fail to
 // import and the fixtures missing in every run of evs (the base's first),
 // trees holding the trees those runs tested.
-func brokenHidden(evs []*evaluation, trees []*Tree, hidden *Tree) []string {
+func brokenHidden(evs []*evaluation, trees []*tree.Tree, hidden *tree.Tree) []string {
 	if len(evs) < 2 || slices.Contains(evs, nil) {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
 	"github.com/testfirst-app/testfirst/sandbox"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // brokenOutput is what pytest printed for a hidden set with a module that
@@ -36,9 +37,9 @@ E       fixture 'load_file' not found
 `
 
 func TestBrokenHidden(t *testing.T) {
-	hidden := mustTree(t, File{Path: "test_helper.py", Mode: 0o644}, File{Path: "test_rel.py", Mode: 0o644}, File{Path: "test_fixture.py", Mode: 0o644})
-	base := mustTree(t, File{Path: "calc.py", Mode: 0o644}, File{Path: "tests/helpers.py", Mode: 0o644})
-	withHelpers := mustTree(t, File{Path: "calc.py", Mode: 0o644}, File{Path: "helpers/__init__.py", Mode: 0o644})
+	hidden := mustTree(t, tree.File{Path: "test_helper.py", Mode: 0o644}, tree.File{Path: "test_rel.py", Mode: 0o644}, tree.File{Path: "test_fixture.py", Mode: 0o644})
+	base := mustTree(t, tree.File{Path: "calc.py", Mode: 0o644}, tree.File{Path: "tests/helpers.py", Mode: 0o644})
+	withHelpers := mustTree(t, tree.File{Path: "calc.py", Mode: 0o644}, tree.File{Path: "helpers/__init__.py", Mode: 0o644})
 	failed := []string{"test_helper.py", "test_rel.py"}
 	broken := func() *evaluation {
 		ev := &evaluation{}
@@ -47,7 +48,7 @@ func TestBrokenHidden(t *testing.T) {
 	}
 	fine := &evaluation{}
 
-	got := brokenHidden([]*evaluation{broken(), broken()}, []*Tree{base, base}, hidden)
+	got := brokenHidden([]*evaluation{broken(), broken()}, []*tree.Tree{base, base}, hidden)
 	want := []string{
 		"hidden module test_helper.py fails to import on the base and on the tree under test: No module named 'helpers' (the repository has tests/helpers.py, which the hidden tests cannot import: add it to the hidden tests)",
 		"hidden module test_rel.py fails to import on the base and on the tree under test: a relative import with no package around it (add the helper and an __init__.py to the hidden tests)",
@@ -61,15 +62,15 @@ func TestBrokenHidden(t *testing.T) {
 			t.Errorf("reason %q carries text of the hidden test or the runner", r)
 		}
 	}
-	if got := brokenHidden([]*evaluation{fine, broken()}, []*Tree{base, base}, hidden); len(got) != 0 {
+	if got := brokenHidden([]*evaluation{fine, broken()}, []*tree.Tree{base, base}, hidden); len(got) != 0 {
 		t.Errorf("broken only on the tree under test: %q, want nothing (it is the pull request's failure)", got)
 	}
-	if got := brokenHidden([]*evaluation{broken(), broken(), fine}, []*Tree{base, base, base}, hidden); len(got) != 0 {
+	if got := brokenHidden([]*evaluation{broken(), broken(), fine}, []*tree.Tree{base, base, base}, hidden); len(got) != 0 {
 		t.Errorf("the reference runs them: %q, want nothing", got)
 	}
 	// A module the tree under test provides is not missing by the task's
 	// fault, whatever the runner printed.
-	got = brokenHidden([]*evaluation{broken(), broken()}, []*Tree{base, withHelpers}, hidden)
+	got = brokenHidden([]*evaluation{broken(), broken()}, []*tree.Tree{base, withHelpers}, hidden)
 	if len(got) != 2 || strings.Contains(strings.Join(got, "\n"), "helpers'") {
 		t.Errorf("the tree has helpers/: %q, want only the relative import and the fixture", got)
 	}
@@ -77,7 +78,7 @@ func TestBrokenHidden(t *testing.T) {
 	lacks := "_____ ERROR collecting test_helper.py _____\nE   ImportError: cannot import name 'new_function' from 'calc' (/repo/calc.py)\n"
 	ev := &evaluation{}
 	ev.importErrors, ev.missingFixtures = errorSections(lacks, failed)
-	if got := brokenHidden([]*evaluation{ev, ev}, []*Tree{base, base}, hidden); len(got) != 0 {
+	if got := brokenHidden([]*evaluation{ev, ev}, []*tree.Tree{base, base}, hidden); len(got) != 0 {
 		t.Errorf("a name the pull request must add: %q, want nothing", got)
 	}
 	// Only modules the report says failed are read.

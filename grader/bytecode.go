@@ -4,6 +4,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // WithoutBytecode returns a copy of t without compiled Python files: *.pyc,
@@ -13,8 +15,8 @@ import (
 //
 // The copy shares file contents with t; trees are never written to. A nil t
 // is treated as an empty tree.
-func WithoutBytecode(t *Tree) (*Tree, []string) {
-	out := &Tree{}
+func WithoutBytecode(t *tree.Tree) (*tree.Tree, []string) {
+	out := &tree.Tree{}
 	if t == nil {
 		return out, nil
 	}

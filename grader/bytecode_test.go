@@ -4,23 +4,24 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 func TestWithoutBytecode(t *testing.T) {
 	tests := []struct {
 		name        string
-		files       []File
+		files       []tree.File
 		wantPaths   []string
 		wantRemoved []string
 	}{
 		{
 			name:      "no bytecode",
-			files:     []File{detectorFile("pkg/mod.py", ""), detectorFile("README.md", "")},
+			files:     []tree.File{detectorFile("pkg/mod.py", ""), detectorFile("README.md", "")},
 			wantPaths: []string{"README.md", "pkg/mod.py"},
 		},
 		{
 			name: "compiled files and caches",
-			files: []File{
+			files: []tree.File{
 				detectorFile("pkg/mod.py", ""),
 				detectorFile("pkg/mod.pyc", ""),
 				detectorFile("legacy.pyo", ""),
@@ -53,7 +54,7 @@ func TestWithoutBytecode(t *testing.T) {
 }
 
 func TestWithoutBytecodeKeepsSkipped(t *testing.T) {
-	in := &Tree{Files: []File{detectorFile("a.pyc", "")}, Skipped: []string{".git"}}
+	in := &tree.Tree{Files: []tree.File{detectorFile("a.pyc", "")}, Skipped: []string{".git"}}
 	got, _ := WithoutBytecode(in)
 	if diff := cmp.Diff([]string{".git"}, got.Skipped); diff != "" {
 		t.Errorf("Skipped mismatch (-want +got):\n%s", diff)

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // Canary is the token that marks one hidden test file. Seeing the token
@@ -25,7 +27,7 @@ var CanaryLine = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*testfirst-canary:[ \t]*([
 // Canaries returns every canary token of every file in hidden, sorted by file
 // then token and deduplicated per file. A file carries its token on a line
 // "# testfirst-canary: <token>", possibly indented. A nil tree has none.
-func Canaries(hidden *Tree) []Canary {
+func Canaries(hidden *tree.Tree) []Canary {
 	if hidden == nil {
 		return nil
 	}
@@ -45,7 +47,7 @@ func Canaries(hidden *Tree) []Canary {
 // binary, whatever its size) or in a symlink's target. Each sighting's Where
 // is "repo:" + the file's path. Sightings are sorted and deduplicated; nil
 // when there are none.
-func ScanTree(t *Tree, cs []Canary) []CanarySighting {
+func ScanTree(t *tree.Tree, cs []Canary) []CanarySighting {
 	if t == nil {
 		return nil
 	}

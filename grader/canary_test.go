@@ -4,21 +4,22 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 func TestCanaries(t *testing.T) {
 	tests := []struct {
 		name  string
-		files []File
+		files []tree.File
 		want  []Canary
 	}{
 		{
 			name:  "no canary",
-			files: []File{detectorFile("test_a.py", "def test_a(): pass\n")},
+			files: []tree.File{detectorFile("test_a.py", "def test_a(): pass\n")},
 		},
 		{
 			name: "one per file, indented, tokens sorted and deduplicated",
-			files: []File{
+			files: []tree.File{
 				detectorFile("test_b.py", "# testfirst-canary: zzzz-0000_B\nimport x\n"),
 				detectorFile("test_a.py", "import x\n    # testfirst-canary: Tok_a-12345678\r\n\t# testfirst-canary: Tok_a-12345678\n# testfirst-canary: AAAAAAAA\n"),
 				detectorFile("sub/test_c.py", "x = 1 # testfirst-canary: notAtLineStart\n# testfirst-canary: short\n"),
@@ -31,7 +32,7 @@ func TestCanaries(t *testing.T) {
 		},
 		{
 			name: "the same token in two files is kept for each",
-			files: []File{
+			files: []tree.File{
 				detectorFile("test_a.py", "# testfirst-canary: shared-token\n"),
 				detectorFile("test_b.py", "# testfirst-canary: shared-token\n"),
 			},
@@ -60,16 +61,16 @@ var detectorCanaries = []Canary{
 func TestScanTree(t *testing.T) {
 	tests := []struct {
 		name  string
-		files []File
+		files []tree.File
 		want  []CanarySighting
 	}{
 		{
 			name:  "clean",
-			files: []File{detectorFile("pkg/mod.py", "x = 'canary-AAAA'\n")},
+			files: []tree.File{detectorFile("pkg/mod.py", "x = 'canary-AAAA'\n")},
 		},
 		{
 			name: "content, binary content and symlink targets",
-			files: []File{
+			files: []tree.File{
 				detectorFile("pkg/mod.py", "# copied: canary-BBBB2222\n"),
 				detectorFile("pkg/blob.bin", "\x00\x01canary-AAAA1111\x00"),
 				detectorLink("pkg/link", "../canary-BBBB2222/x"),

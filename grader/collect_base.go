@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // maxCollectTime bounds the trusted collection of a grade.
@@ -24,7 +25,7 @@ const maxCollectTime = 2 * time.Minute
 // as is usual for tests of what the pull request adds) knows less, never
 // more: its modules stay as the listing has them. It returns an error only
 // when the sandbox engine fails.
-func (g *Grader) collectTrusted(ctx context.Context, req Request, trusted *Tree) ([]wrapper.ExpectedTest, error) {
+func (g *Grader) collectTrusted(ctx context.Context, req Request, trusted *tree.Tree) ([]wrapper.ExpectedTest, error) {
 	if trusted == nil || req.Command != nil {
 		return nil, nil
 	}

@@ -4,6 +4,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // SourceDir is the directory of a tree that holds its importable packages
@@ -18,7 +20,7 @@ import (
 //
 // The grader decides it from the base tree when it has one, so a pull
 // request cannot point sys.path at a directory of its choosing.
-func SourceDir(t *Tree) string {
+func SourceDir(t *tree.Tree) string {
 	if t == nil {
 		return ""
 	}
@@ -106,8 +108,8 @@ func setupCfgSourceDirs(text string) []string {
 
 // realDir reports whether dir is a clean relative path to a directory of
 // t that holds files, with no symlink on the way.
-func realDir(t *Tree, dir string) bool {
-	if checkRelPath(dir) != nil {
+func realDir(t *tree.Tree, dir string) bool {
+	if tree.CheckPath(dir) != nil {
 		return false
 	}
 	for p := dir; p != "." && p != "/"; p = path.Dir(p) {
@@ -125,7 +127,7 @@ func realDir(t *Tree, dir string) bool {
 
 // srcHoldsPackage reports whether src/ holds a package or module that the
 // root does not.
-func srcHoldsPackage(t *Tree) bool {
+func srcHoldsPackage(t *tree.Tree) bool {
 	for _, f := range t.Files {
 		rest, ok := strings.CutPrefix(f.Path, "src/")
 		if !ok || f.IsSymlink() {

@@ -6,32 +6,33 @@ import (
 	"testing"
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 func TestSourceDir(t *testing.T) {
-	pkg := File{Path: "src/tally/__init__.py", Mode: 0o644, Data: []byte("x = 1\n")}
+	pkg := tree.File{Path: "src/tally/__init__.py", Mode: 0o644, Data: []byte("x = 1\n")}
 	cases := []struct {
 		name  string
-		files []File
+		files []tree.File
 		want  string
 	}{
-		{"flat", []File{{Path: "tally/__init__.py", Mode: 0o644}}, ""},
-		{"pyproject packages.find", []File{{Path: "pyproject.toml", Mode: 0o644, Data: []byte("[project]\nname = \"t\"\n\n[tool.setuptools.packages.find]\nwhere = [\"lib\"]\n")}, {Path: "lib/tally/__init__.py", Mode: 0o644}}, "lib"},
-		{"pyproject package-dir", []File{{Path: "pyproject.toml", Mode: 0o644, Data: []byte("[tool.setuptools]\npackage-dir = {\"\" = \"code\"}\n")}, {Path: "code/tally.py", Mode: 0o644}}, "code"},
-		{"pyproject package-dir table", []File{{Path: "pyproject.toml", Mode: 0o644, Data: []byte("[tool.setuptools.package-dir]\n\"\" = \"code\"\n")}, {Path: "code/tally.py", Mode: 0o644}}, "code"},
-		{"setup.cfg package_dir", []File{{Path: "setup.cfg", Mode: 0o644, Data: []byte("[metadata]\nname = t\n\n[options]\npackage_dir =\n    =lib\npackages = find:\n")}, {Path: "lib/tally/__init__.py", Mode: 0o644}}, "lib"},
-		{"setup.cfg packages.find", []File{{Path: "setup.cfg", Mode: 0o644, Data: []byte("[options.packages.find]\nwhere = lib\n")}, {Path: "lib/tally/__init__.py", Mode: 0o644}}, "lib"},
-		{"setup.py", []File{{Path: "setup.py", Mode: 0o644, Data: []byte("setup(package_dir={'': 'lib'}, packages=find_packages('lib'))\n")}, {Path: "lib/tally/__init__.py", Mode: 0o644}}, "lib"},
-		{"src directory alone", []File{pkg}, "src"},
-		{"src beside the same package at the root", []File{pkg, {Path: "tally/__init__.py", Mode: 0o644}}, ""},
-		{"declared directory missing", []File{{Path: "setup.cfg", Mode: 0o644, Data: []byte("[options]\npackage_dir = =lib\n")}, pkg}, "src"},
-		{"escaping path", []File{{Path: "pyproject.toml", Mode: 0o644, Data: []byte("[tool.setuptools.packages.find]\nwhere = [\"../etc\"]\n")}, {Path: "x.py", Mode: 0o644}}, ""},
-		{"symlinked directory", []File{{Path: "pyproject.toml", Mode: 0o644, Data: []byte("[tool.setuptools.packages.find]\nwhere = [\"lib\"]\n")}, {Path: "lib", Mode: fs.ModeSymlink | 0o777, Link: "/hidden"}}, ""},
-		{"root declared", []File{{Path: "pyproject.toml", Mode: 0o644, Data: []byte("[tool.setuptools.packages.find]\nwhere = [\".\"]\n")}, pkg}, ""},
+		{"flat", []tree.File{{Path: "tally/__init__.py", Mode: 0o644}}, ""},
+		{"pyproject packages.find", []tree.File{{Path: "pyproject.toml", Mode: 0o644, Data: []byte("[project]\nname = \"t\"\n\n[tool.setuptools.packages.find]\nwhere = [\"lib\"]\n")}, {Path: "lib/tally/__init__.py", Mode: 0o644}}, "lib"},
+		{"pyproject package-dir", []tree.File{{Path: "pyproject.toml", Mode: 0o644, Data: []byte("[tool.setuptools]\npackage-dir = {\"\" = \"code\"}\n")}, {Path: "code/tally.py", Mode: 0o644}}, "code"},
+		{"pyproject package-dir table", []tree.File{{Path: "pyproject.toml", Mode: 0o644, Data: []byte("[tool.setuptools.package-dir]\n\"\" = \"code\"\n")}, {Path: "code/tally.py", Mode: 0o644}}, "code"},
+		{"setup.cfg package_dir", []tree.File{{Path: "setup.cfg", Mode: 0o644, Data: []byte("[metadata]\nname = t\n\n[options]\npackage_dir =\n    =lib\npackages = find:\n")}, {Path: "lib/tally/__init__.py", Mode: 0o644}}, "lib"},
+		{"setup.cfg packages.find", []tree.File{{Path: "setup.cfg", Mode: 0o644, Data: []byte("[options.packages.find]\nwhere = lib\n")}, {Path: "lib/tally/__init__.py", Mode: 0o644}}, "lib"},
+		{"setup.py", []tree.File{{Path: "setup.py", Mode: 0o644, Data: []byte("setup(package_dir={'': 'lib'}, packages=find_packages('lib'))\n")}, {Path: "lib/tally/__init__.py", Mode: 0o644}}, "lib"},
+		{"src directory alone", []tree.File{pkg}, "src"},
+		{"src beside the same package at the root", []tree.File{pkg, {Path: "tally/__init__.py", Mode: 0o644}}, ""},
+		{"declared directory missing", []tree.File{{Path: "setup.cfg", Mode: 0o644, Data: []byte("[options]\npackage_dir = =lib\n")}, pkg}, "src"},
+		{"escaping path", []tree.File{{Path: "pyproject.toml", Mode: 0o644, Data: []byte("[tool.setuptools.packages.find]\nwhere = [\"../etc\"]\n")}, {Path: "x.py", Mode: 0o644}}, ""},
+		{"symlinked directory", []tree.File{{Path: "pyproject.toml", Mode: 0o644, Data: []byte("[tool.setuptools.packages.find]\nwhere = [\"lib\"]\n")}, {Path: "lib", Mode: fs.ModeSymlink | 0o777, Link: "/hidden"}}, ""},
+		{"root declared", []tree.File{{Path: "pyproject.toml", Mode: 0o644, Data: []byte("[tool.setuptools.packages.find]\nwhere = [\".\"]\n")}, pkg}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			tree, err := NewTree(c.files)
+			tree, err := tree.New(c.files)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -46,15 +47,15 @@ func TestSourceDir(t *testing.T) {
 // own (pointing sys.path at a directory it chose) is graded with the
 // base's layout; every run of the grade gets the same one.
 func TestGradeSourceDirFromBase(t *testing.T) {
-	layout := File{Path: "pyproject.toml", Mode: 0o644, Data: []byte("[tool.setuptools.packages.find]\nwhere = [\"lib\"]\n")}
-	forged := File{Path: "pyproject.toml", Mode: 0o644, Data: []byte("[tool.setuptools.packages.find]\nwhere = [\"forged\"]\n")}
+	layout := tree.File{Path: "pyproject.toml", Mode: 0o644, Data: []byte("[tool.setuptools.packages.find]\nwhere = [\"lib\"]\n")}
+	forged := tree.File{Path: "pyproject.toml", Mode: 0o644, Data: []byte("[tool.setuptools.packages.find]\nwhere = [\"forged\"]\n")}
 	for _, c := range []struct {
 		name     string
-		base, pr []File
+		base, pr []tree.File
 		want     string
 	}{
-		{"base flat, pull request adds a layout", nil, []File{forged, {Path: "forged/calc.py", Mode: 0o644}}, ""},
-		{"base layout, pull request changes it", []File{layout, {Path: "lib/x.py", Mode: 0o644}}, []File{forged, {Path: "lib/x.py", Mode: 0o644}, {Path: "forged/calc.py", Mode: 0o644}}, "lib"},
+		{"base flat, pull request adds a layout", nil, []tree.File{forged, {Path: "forged/calc.py", Mode: 0o644}}, ""},
+		{"base layout, pull request changes it", []tree.File{layout, {Path: "lib/x.py", Mode: 0o644}}, []tree.File{forged, {Path: "lib/x.py", Mode: 0o644}, {Path: "forged/calc.py", Mode: 0o644}}, "lib"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sb := &fakeSandbox{results: results(map[string]*wrapper.Result{"pr": gradeRun(), "base": gradeRun("test_a", "test_b")})}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
 	"github.com/testfirst-app/testfirst/sandbox"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // Sandbox runs one sealed container. Run returns an error only when the
@@ -93,11 +94,11 @@ func New(sb Sandbox, image, imageID string, opts ...Option) *Grader {
 // Request is one grade.
 type Request struct {
 	// Repo is the tree under test.
-	Repo *Tree
+	Repo *tree.Tree
 	// Hidden holds the hidden test files.
-	Hidden *Tree
+	Hidden *tree.Tree
 	// Base, when set, enables the base check and touched_tests.
-	Base *Tree
+	Base *tree.Tree
 	// Reference, when set, is a patch against Base that must make every
 	// hidden test pass.
 	Reference []byte
@@ -251,10 +252,10 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 	if req.Limits == (sandbox.Limits{}) {
 		req.Limits = sandbox.DefaultLimits
 	}
-	var refTree *Tree
+	var refTree *tree.Tree
 	if req.Reference != nil {
 		var err error
-		if refTree, err = ApplyPatch(req.Base, req.Reference); err != nil {
+		if refTree, err = tree.ApplyPatch(req.Base, req.Reference); err != nil {
 			return nil, fmt.Errorf("reference patch does not apply to the base tree: %w", err)
 		}
 	}
@@ -292,7 +293,7 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 	var prTwin, refTwin twinRun
 	tj := wrapper.TwinJob{TwinSeed: newTwinSeed(), TwinExclude: req.TwinExclude}
 	group, gctx := errgroup.WithContext(ctx)
-	start := func(dst **run, tree *Tree, opts ...func(*wrapper.Job)) {
+	start := func(dst **run, tree *tree.Tree, opts ...func(*wrapper.Job)) {
 		group.Go(func() error {
 			r, err := g.run(gctx, req, tree, canaries, tj, opts...)
 			*dst = r
@@ -443,7 +444,7 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 		rep.BaseCheck.Flaky = strength.flaky(baseRun, refRun)
 		if baseCrash == "" {
 			evs := []*evaluation{b, pr}
-			trees := []*Tree{req.Base, req.Repo}
+			trees := []*tree.Tree{req.Base, req.Repo}
 			if refRun != nil && !sameAsRef {
 				evs, trees = append(evs, refRun.ev), append(trees, refTree)
 			}
@@ -547,7 +548,7 @@ func (r *run) crash() string {
 // run runs the hidden tests against tree in a fresh sandbox, with the
 // grade's twin job (every pytest run makes twins, only a twin run keeps
 // them); opts change its job further.
-func (g *Grader) run(ctx context.Context, req Request, tree *Tree, canaries []Canary, tj wrapper.TwinJob, opts ...func(*wrapper.Job)) (*run, error) {
+func (g *Grader) run(ctx context.Context, req Request, tree *tree.Tree, canaries []Canary, tj wrapper.TwinJob, opts ...func(*wrapper.Job)) (*run, error) {
 	timeout := req.Timeout
 	ctx, cancel := context.WithTimeout(ctx, timeout+engineGrace)
 	defer cancel()
@@ -769,7 +770,7 @@ func judge(in verdictInputs) (Verdict, []string) {
 // runWrapper runs the wrapper in a sandbox on job, with the hidden tests
 // and tree streamed in as its input archive, for at most timeout, its
 // container labelled with labels.
-func (g *Grader) runWrapper(ctx context.Context, job wrapper.Job, hidden, tree *Tree, timeout time.Duration, limits sandbox.Limits, proxySocket string, labels map[string]string) (sandbox.Result, error) {
+func (g *Grader) runWrapper(ctx context.Context, job wrapper.Job, hidden, tree *tree.Tree, timeout time.Duration, limits sandbox.Limits, proxySocket string, labels map[string]string) (sandbox.Result, error) {
 	pr, pw := io.Pipe()
 	inputErr := make(chan error, 1)
 	go func() {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
 	"github.com/testfirst-app/testfirst/sandbox"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // Canary tokens of the hidden test files of the grade fixtures.
@@ -31,11 +32,11 @@ const (
 )
 
 // gradeHidden is the hidden tests of the grade fixtures.
-func gradeHidden(t *testing.T) *Tree {
+func gradeHidden(t *testing.T) *tree.Tree {
 	t.Helper()
 	return mustTree(t,
-		File{Path: "tests/test_x.py", Mode: 0o644, Data: []byte("# testfirst-canary: " + gradeCanaryX + "\nfrom calc import VERSION\n\n\ndef test_a():\n    assert VERSION\n\n\ndef test_b():\n    assert VERSION == 'pr'\n")},
-		File{Path: "tests/test_y.py", Mode: 0o644, Data: []byte("# testfirst-canary: " + gradeCanaryY + "\n\n\ndef test_c():\n    pass\n")},
+		tree.File{Path: "tests/test_x.py", Mode: 0o644, Data: []byte("# testfirst-canary: " + gradeCanaryX + "\nfrom calc import VERSION\n\n\ndef test_a():\n    assert VERSION\n\n\ndef test_b():\n    assert VERSION == 'pr'\n")},
+		tree.File{Path: "tests/test_y.py", Mode: 0o644, Data: []byte("# testfirst-canary: " + gradeCanaryY + "\n\n\ndef test_c():\n    pass\n")},
 	)
 }
 
@@ -48,9 +49,9 @@ var gradeExpected = []wrapper.ExpectedTest{
 
 // gradeRepo is a tree under test whose calc.py names its version; the fake
 // sandbox tells the runs apart by it.
-func gradeRepo(t *testing.T, version string, extra ...File) *Tree {
+func gradeRepo(t *testing.T, version string, extra ...tree.File) *tree.Tree {
 	t.Helper()
-	files := []File{
+	files := []tree.File{
 		{Path: "calc.py", Mode: 0o644, Data: []byte("VERSION = '" + version + "'\n")},
 		{Path: "tests/test_old.py", Mode: 0o644, Data: []byte("def test_old():\n    pass\n")},
 	}
@@ -67,13 +68,13 @@ index 1111111..2222222 100644
 +VERSION = 'ref'
 `
 
-func mustTree(t *testing.T, files ...File) *Tree {
+func mustTree(t *testing.T, files ...tree.File) *tree.Tree {
 	t.Helper()
-	tree, err := NewTree(files)
+	tr, err := tree.New(files)
 	if err != nil {
-		t.Fatalf("NewTree: %v", err)
+		t.Fatalf("tree.New: %v", err)
 	}
-	return tree
+	return tr
 }
 
 // gradeRun is the wrapper's result of an honest pytest run of gradeHidden in
@@ -263,12 +264,12 @@ func results(runs map[string]*wrapper.Result) map[string]sandbox.Result {
 }
 
 func TestGradeVerdict(t *testing.T) {
-	leak := File{Path: "notes/leak.txt", Mode: 0o644, Data: []byte("copied: " + gradeCanaryX + "\n")}
+	leak := tree.File{Path: "notes/leak.txt", Mode: 0o644, Data: []byte("copied: " + gradeCanaryX + "\n")}
 	truncated := func(r *wrapper.Result) *wrapper.Result { r.JUnitTruncated = true; return r }
 	seen := func(r *wrapper.Result, tokens ...string) *wrapper.Result { r.CanariesSeen = tokens; return r }
 	tests := []struct {
 		name      string
-		prExtra   []File
+		prExtra   []tree.File
 		base      bool
 		reference bool
 		runs      map[string]*wrapper.Result
@@ -298,7 +299,7 @@ func TestGradeVerdict(t *testing.T) {
 		},
 		{
 			name:    "contaminated by a repo file beats error",
-			prExtra: []File{leak},
+			prExtra: []tree.File{leak},
 			runs:    map[string]*wrapper.Result{"pr": truncated(gradeRun("test_b"))},
 			want:    VerdictContaminated,
 			reasons: []string{"the canary of tests/test_x.py appears in repo:notes/leak.txt"},
@@ -322,7 +323,7 @@ func TestGradeVerdict(t *testing.T) {
 		},
 		{
 			name:    "tampered beats contaminated",
-			prExtra: []File{leak},
+			prExtra: []tree.File{leak},
 			runs:    map[string]*wrapper.Result{"pr": seen(tamperedRun(), gradeCanaryX)},
 			want:    VerdictTampered,
 			reasons: []string{"a sentinel test that must fail came out passed", "strong evidence: twin_run_tampered"},
@@ -330,7 +331,7 @@ func TestGradeVerdict(t *testing.T) {
 		{
 			name:    "invalid_task when every test passes on the base beats tampered",
 			base:    true,
-			prExtra: []File{leak},
+			prExtra: []tree.File{leak},
 			runs:    map[string]*wrapper.Result{"pr": tamperedRun(), "base": gradeRun()},
 			want:    VerdictInvalidTask,
 			reasons: []string{"every hidden test already passes on the base tree"},
@@ -480,7 +481,7 @@ func TestGradeInput(t *testing.T) {
 	if err := os.Symlink("calc.py", filepath.Join(dir, "alias.py")); err != nil {
 		t.Fatal(err)
 	}
-	repo, err := LoadTree(dir)
+	repo, err := tree.Load(dir)
 	if err != nil {
 		t.Fatalf("LoadTree: %v", err)
 	}

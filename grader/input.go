@@ -7,11 +7,12 @@ import (
 	"path"
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // writeInput writes the wrapper's input archive: the job, then the hidden
 // files, then the tree under test, uncompressed.
-func writeInput(w io.Writer, job wrapper.Job, hidden, repo *Tree) error {
+func writeInput(w io.Writer, job wrapper.Job, hidden, repo *tree.Tree) error {
 	tw := tar.NewWriter(w)
 	data, err := json.Marshal(job)
 	if err != nil {
@@ -25,7 +26,7 @@ func writeInput(w io.Writer, job wrapper.Job, hidden, repo *Tree) error {
 	}
 	for _, part := range []struct {
 		prefix string
-		tree   *Tree
+		tree   *tree.Tree
 	}{{wrapper.HiddenPrefix, hidden}, {wrapper.RepoPrefix, repo}} {
 		if part.tree == nil {
 			continue

@@ -7,6 +7,8 @@ import (
 	"io"
 	"path"
 	"strings"
+
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // binaryKind is a kind of file known by its magic bytes.
@@ -88,7 +90,7 @@ func isPycHeader(data []byte) bool {
 
 // binarySignal flags f by its content when its name does not already say
 // what it is.
-func binarySignal(f *File) string {
+func binarySignal(f *tree.File) string {
 	kind, ok := sniffBinary(f.Data)
 	if !ok || kind.named != nil && kind.named(f.Path) {
 		return ""
@@ -135,7 +137,7 @@ func zipMemberSignals(data []byte) []string {
 			return append(out, reasonZipUnscanned)
 		}
 		total += len(body)
-		out = append(out, patternSignals(&File{Path: m.Name, Data: body})...)
+		out = append(out, patternSignals(&tree.File{Path: m.Name, Data: body})...)
 	}
 	return out
 }

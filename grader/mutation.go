@@ -11,6 +11,7 @@ import (
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // Bounds of a mutation run, unless TestStrength sets others.
@@ -245,7 +246,7 @@ type strengthRuns struct {
 // startStrength starts, through start, the extra runs req.TestStrength
 // asks for: the base and the reference again, tests reversed, and the
 // mutation shards. Without it, it starts nothing.
-func (g *Grader) startStrength(req Request, refTree *Tree, start func(**run, *Tree, ...func(*wrapper.Job))) *strengthRuns {
+func (g *Grader) startStrength(req Request, refTree *tree.Tree, start func(**run, *tree.Tree, ...func(*wrapper.Job))) *strengthRuns {
 	sr := &strengthRuns{}
 	if req.TestStrength == nil || req.Base == nil || req.Command != nil {
 		return sr

@@ -10,6 +10,7 @@ import (
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
 	"github.com/testfirst-app/testfirst/sandbox"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 func TestAddedLines(t *testing.T) {
@@ -136,7 +137,7 @@ func TestMutationNotMeasuredWhenTheReferenceFails(t *testing.T) {
 func TestGradeOfTheReferenceRunsItOnce(t *testing.T) {
 	sb := &fakeSandbox{results: results(map[string]*wrapper.Result{"base": gradeRun("test_a", "test_b"), "ref": gradeRun()})}
 	base := gradeRepo(t, "base")
-	ref, err := ApplyPatch(base, []byte(gradeReference))
+	ref, err := tree.ApplyPatch(base, []byte(gradeReference))
 	if err != nil {
 		t.Fatal(err)
 	}

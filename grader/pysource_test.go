@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // zipOf returns a zip archive holding one file.
@@ -42,12 +43,12 @@ func TestTamperSignalsReadPython(t *testing.T) {
 	const getframe = "source mentions sys._getframe (can reach the caller's frames)"
 	tests := []struct {
 		name  string
-		files []File
+		files []tree.File
 		want  []TamperSignal
 	}{
 		{
 			name:  "utf-7 source",
-			files: []File{detectorFile("wordstats/stats.py", "# -*- coding: utf-7 -*-\nimport sys\nf = sys.+AF8-getframe(1)\n")},
+			files: []tree.File{detectorFile("wordstats/stats.py", "# -*- coding: utf-7 -*-\nimport sys\nf = sys.+AF8-getframe(1)\n")},
 			want: []TamperSignal{
 				{"wordstats/stats.py", reasonForeignEncoding},
 				{"wordstats/stats.py", getframe},
@@ -55,7 +56,7 @@ func TestTamperSignalsReadPython(t *testing.T) {
 		},
 		{
 			name: "coding lines",
-			files: []File{
+			files: []tree.File{
 				detectorFile("a.py", "# coding: latin-1\nx = 'caf\xe9'\n"),
 				detectorFile("b.py", "#!/usr/bin/env python3\n# -*- coding: utf-8 -*-\nx = 'café'\n"),
 				detectorFile("c.py", "# vim: set fileencoding=UTF_8 :\n"),
@@ -70,12 +71,12 @@ func TestTamperSignalsReadPython(t *testing.T) {
 		},
 		{
 			name:  "not utf-8",
-			files: []File{detectorFile("a.py", "x = '\xff\xfe'\n")},
+			files: []tree.File{detectorFile("a.py", "x = '\xff\xfe'\n")},
 			want:  []TamperSignal{{"a.py", reasonUndecodable}},
 		},
 		{
 			name: "fullwidth identifiers",
-			files: []File{
+			files: []tree.File{
 				detectorFile("a.py", "import ｓｙｓ\nf = ｓｙｓ._ｇｅｔｆｒａｍｅ(1)\n"),
 				detectorFile("b.py", "α = 1\nnaïve = 2\n"),
 			},
@@ -86,7 +87,7 @@ func TestTamperSignalsReadPython(t *testing.T) {
 		},
 		{
 			name: "spaces, continuations and imports",
-			files: []File{
+			files: []tree.File{
 				detectorFile("a.py", "import sys\nf = sys . _getframe(1)\n"),
 				detectorFile("b.py", "import sys\nf = (sys\n     ._getframe)(1)\n"),
 				detectorFile("c.py", "import sys\nf = sys.\\\n    _getframe(1)\n"),
@@ -103,7 +104,7 @@ func TestTamperSignalsReadPython(t *testing.T) {
 		},
 		{
 			name: "names in string literals",
-			files: []File{
+			files: []tree.File{
 				detectorFile("a.py", "import sys\nf = getattr(sys, '_getframe')(1)\n"),
 				detectorFile("b.py", "f = getattr(__import__('s' 'ys'), '_get' + \"frame\")\n"),
 				detectorFile("c.py", "m = __import__('\\x5fpy' + 'test')\n"),
@@ -120,7 +121,7 @@ func TestTamperSignalsReadPython(t *testing.T) {
 		},
 		{
 			name: "honest words stay quiet",
-			files: []File{
+			files: []tree.File{
 				detectorFile("a.py", "import sys\nprint(sys.version, 'frame', 'get')\nstack = []\nstack.append(1)\n"),
 				detectorFile("b.py", "def run_pytest():\n    return 'exit'\n"),
 				detectorFile("c.py", "s = '''\nmulti\nline'''\nb = rb'\\x00'\n"),
@@ -128,7 +129,7 @@ func TestTamperSignalsReadPython(t *testing.T) {
 		},
 		{
 			name: "archives and binaries by their magic bytes",
-			files: []File{
+			files: []tree.File{
 				detectorFile("wordstats/data.txt", zipOf(t, "evil.py", "import _pytest\n")),
 				detectorFile("wheels/x-1.0-py3-none-any.whl", zipOf(t, "x/__init__.py", "")),
 				detectorFile("wordstats/words.py", zipOf(t, "__main__.py", "")),
@@ -237,7 +238,7 @@ func FuzzTamperSignals(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		tree, err := NewTree([]File{{Path: "a.py", Mode: 0o644, Data: data}, {Path: "b.dat", Mode: 0o644, Data: data}})
+		tree, err := tree.New([]tree.File{{Path: "a.py", Mode: 0o644, Data: data}, {Path: "b.dat", Mode: 0o644, Data: data}})
 		if err != nil {
 			t.Skip()
 		}

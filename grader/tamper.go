@@ -7,6 +7,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // MaxPatternScanBytes is the largest file TamperSignals scans for source
@@ -34,7 +36,7 @@ const maxLinkHops = 40
 // It never touches the disk: symlinks are judged lexically, by their target
 // as stored. Files over MaxPatternScanBytes and binary files (containing a
 // NUL byte) are not scanned for patterns, but are still flagged by name.
-func TamperSignals(t, hidden *Tree) []TamperSignal {
+func TamperSignals(t, hidden *tree.Tree) []TamperSignal {
 	if t == nil {
 		return nil
 	}
@@ -89,7 +91,7 @@ type hiddenNames struct {
 
 // hiddenModuleNames collects the paths and module basenames of hidden's
 // test modules (test_*.py, *_test.py).
-func hiddenModuleNames(hidden *Tree) hiddenNames {
+func hiddenModuleNames(hidden *tree.Tree) hiddenNames {
 	n := hiddenNames{paths: map[string]bool{}, modules: map[string]bool{}, packages: map[string]bool{}}
 	if hidden == nil {
 		return n
@@ -155,7 +157,7 @@ func (n hiddenNames) signals(p string) []string {
 
 // nameSignals flags f by its name and, for configuration files that only
 // matter with a pytest section, by that section.
-func nameSignals(t *Tree, f *File) []string {
+func nameSignals(t *tree.Tree, f *tree.File) []string {
 	base := path.Base(f.Path)
 	switch base {
 	case "conftest.py":
@@ -202,7 +204,7 @@ func nameSignals(t *Tree, f *File) []string {
 // configSignal returns reason when the content of f (followed through
 // in-tree symlinks) passes has, and a reason of its own when f is a symlink
 // that cannot be followed inside the tree.
-func configSignal(t *Tree, f *File, reason string, has func([]byte) bool) []string {
+func configSignal(t *tree.Tree, f *tree.File, reason string, has func([]byte) bool) []string {
 	data, ok := resolveContent(t, f)
 	switch {
 	case !ok:
@@ -215,7 +217,7 @@ func configSignal(t *Tree, f *File, reason string, has func([]byte) bool) []stri
 
 // resolveContent returns the content of f, following symlinks lexically
 // inside t. It reports false when a link leaves the tree, dangles or loops.
-func resolveContent(t *Tree, f *File) ([]byte, bool) {
+func resolveContent(t *tree.Tree, f *tree.File) ([]byte, bool) {
 	for range maxLinkHops {
 		if !f.IsSymlink() {
 			return f.Data, true
@@ -233,7 +235,7 @@ func resolveContent(t *Tree, f *File) ([]byte, bool) {
 
 // linkTarget resolves the symlink f lexically against its own directory. It
 // reports false when the target is absolute or leaves the tree.
-func linkTarget(f *File) (string, bool) {
+func linkTarget(f *tree.File) (string, bool) {
 	if path.IsAbs(f.Link) {
 		return "", false
 	}
@@ -245,7 +247,7 @@ func linkTarget(f *File) (string, bool) {
 }
 
 // symlinkSignal flags a symlink whose target is absolute or leaves the tree.
-func symlinkSignal(f *File) string {
+func symlinkSignal(f *tree.File) string {
 	if path.IsAbs(f.Link) {
 		return "symlink target is an absolute path outside the tree"
 	}
@@ -366,7 +368,7 @@ var sourcePatterns = []sourcePattern{
 // patternSignals reads a *.py or *.pth file as Python does and scans it for
 // sourcePatterns, one reason per pattern found, after the reasons that
 // reading it raised.
-func patternSignals(f *File) []string {
+func patternSignals(f *tree.File) []string {
 	ext := path.Ext(f.Path)
 	if ext != ".py" && ext != ".pth" {
 		return nil
@@ -433,7 +435,7 @@ func isIdentByte(c byte) bool {
 // is context too. A source the tree changed keeps as context the patterns it
 // mentioned on the base, unless the lines the tree adds mention them too.
 // Without a base every signal is flagged.
-func RankTamperSignals(signals []TamperSignal, base, head *Tree) (flagged, context []TamperSignal) {
+func RankTamperSignals(signals []TamperSignal, base, head *tree.Tree) (flagged, context []TamperSignal) {
 	if base == nil {
 		return signals, nil
 	}
@@ -466,7 +468,7 @@ func RankTamperSignals(signals []TamperSignal, base, head *Tree) (flagged, conte
 		if h == nil || b == nil || h.IsSymlink() || b.IsSymlink() {
 			continue
 		}
-		added := File{Path: h.Path, Mode: h.Mode, Data: addedLines(b.Data, h.Data)}
+		added := tree.File{Path: h.Path, Mode: h.Mode, Data: addedLines(b.Data, h.Data)}
 		sources[s.Path] = &seen{before: patternSignals(b), added: patternSignals(&added)}
 	}
 	for _, s := range signals {
@@ -490,7 +492,7 @@ func RankTamperSignals(signals []TamperSignal, base, head *Tree) (flagged, conte
 // the tree changed outside its pytest settings: tox.ini's [pytest] section,
 // setup.cfg's [tool:pytest], pyproject.toml's tool.pytest tables are the
 // same on the base, which had the same signal.
-func samePytestSettings(base, head *Tree, s TamperSignal) bool {
+func samePytestSettings(base, head *tree.Tree, s TamperSignal) bool {
 	var part func([]byte) string
 	switch path.Base(s.Path) {
 	case "tox.ini":

@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // detectorTree builds a Tree for the detector tests, failing t on a bad path.
-func detectorTree(t *testing.T, files ...File) *Tree {
+func detectorTree(t *testing.T, files ...tree.File) *tree.Tree {
 	t.Helper()
-	tree, err := NewTree(files)
+	tree, err := tree.New(files)
 	if err != nil {
 		t.Fatalf("NewTree: %v", err)
 	}
@@ -19,11 +20,13 @@ func detectorTree(t *testing.T, files ...File) *Tree {
 }
 
 // detectorFile is a regular file with mode 0644.
-func detectorFile(p, data string) File { return File{Path: p, Mode: 0o644, Data: []byte(data)} }
+func detectorFile(p, data string) tree.File {
+	return tree.File{Path: p, Mode: 0o644, Data: []byte(data)}
+}
 
 // detectorLink is a symlink to target.
-func detectorLink(p, target string) File {
-	return File{Path: p, Mode: fs.ModeSymlink | 0o777, Link: target}
+func detectorLink(p, target string) tree.File {
+	return tree.File{Path: p, Mode: fs.ModeSymlink | 0o777, Link: target}
 }
 
 const unscanned = "source too large (over 1048576 bytes) or binary to scan for patterns"
@@ -32,16 +35,16 @@ func TestTamperSignals(t *testing.T) {
 	big := strings.Repeat("#\n", MaxPatternScanBytes/2) + "import os\nos._exit(0)\n"
 	tests := []struct {
 		name  string
-		files []File
+		files []tree.File
 		want  []TamperSignal
 	}{
 		{
 			name:  "plain sources",
-			files: []File{detectorFile("pkg/mod.py", "def add(a, b):\n    return a + b\n"), detectorFile("README.md", "os._exit /hidden")},
+			files: []tree.File{detectorFile("pkg/mod.py", "def add(a, b):\n    return a + b\n"), detectorFile("README.md", "os._exit /hidden")},
 		},
 		{
 			name:  "conftest at the root and nested",
-			files: []File{detectorFile("conftest.py", ""), detectorFile("pkg/sub/conftest.py", "")},
+			files: []tree.File{detectorFile("conftest.py", ""), detectorFile("pkg/sub/conftest.py", "")},
 			want: []TamperSignal{
 				{"conftest.py", "conftest.py can hook the test run"},
 				{"pkg/sub/conftest.py", "conftest.py can hook the test run"},
@@ -49,7 +52,7 @@ func TestTamperSignals(t *testing.T) {
 		},
 		{
 			name: "pytest configuration files",
-			files: []File{
+			files: []tree.File{
 				detectorFile("pytest.ini", "[pytest]\n"),
 				detectorFile(".pytest.ini", ""),
 				detectorFile("pytest.toml", ""),
@@ -66,7 +69,7 @@ func TestTamperSignals(t *testing.T) {
 		},
 		{
 			name: "setup.cfg only with a tool:pytest section",
-			files: []File{
+			files: []tree.File{
 				detectorFile("setup.cfg", "[metadata]\nname = x\n\n[tool:pytest]\naddopts = -p evil\n"),
 				detectorFile("a/setup.cfg", "[metadata]\nname = tool:pytest\n[flake8]\n"),
 				detectorFile("b/setup.cfg", "[ tool:pytest ]\r\n"),
@@ -78,7 +81,7 @@ func TestTamperSignals(t *testing.T) {
 		},
 		{
 			name: "pyproject.toml only with a tool.pytest table",
-			files: []File{
+			files: []tree.File{
 				detectorFile("pyproject.toml", "[project]\nname = \"x\"\n\n[tool.pytest.ini_options]\naddopts = \"-p evil\"\n"),
 				detectorFile("a/pyproject.toml", "[project]\nname = \"pytest\"\n[tool.black]\nline-length = 100\n"),
 				detectorFile("b/pyproject.toml", "[tool]\npytest.ini_options.addopts = \"-p evil\"\n"),
@@ -96,7 +99,7 @@ func TestTamperSignals(t *testing.T) {
 		},
 		{
 			name: "configuration behind symlinks",
-			files: []File{
+			files: []tree.File{
 				detectorLink("setup.cfg", "cfg/real.cfg"),
 				detectorFile("cfg/real.cfg", "[tool:pytest]\n"),
 				detectorLink("a/pyproject.toml", "../cfg/plain.toml"),
@@ -115,7 +118,7 @@ func TestTamperSignals(t *testing.T) {
 		},
 		{
 			name: "interpreter start-up hooks",
-			files: []File{
+			files: []tree.File{
 				detectorFile("sitecustomize.py", ""),
 				detectorFile("lib/usercustomize.py", ""),
 				detectorFile("sitecustomize/__init__.py", ""),
@@ -130,7 +133,7 @@ func TestTamperSignals(t *testing.T) {
 		},
 		{
 			name: "entry points",
-			files: []File{
+			files: []tree.File{
 				detectorFile("site/evil-1.0.dist-info/entry_points.txt", "[console_scripts]\nx = a:b\n\n[pytest11]\nevil = evil.plugin\n"),
 				detectorFile("site/tool-2.0.dist-info/entry_points.txt", "[console_scripts]\nx = a:b\n"),
 				detectorFile("src/pkg.egg-info/entry_points.txt", " [ pytest11 ] \nevil = evil\n"),
@@ -144,7 +147,7 @@ func TestTamperSignals(t *testing.T) {
 		},
 		{
 			name: "compiled and native files",
-			files: []File{
+			files: []tree.File{
 				detectorFile("pkg/mod.pyc", "\x00\x00"),
 				detectorFile("pkg/old.pyo", ""),
 				detectorFile("pkg/__pycache__/mod.cpython-312.pyc", ""),
@@ -161,7 +164,7 @@ func TestTamperSignals(t *testing.T) {
 		},
 		{
 			name: "symlinks",
-			files: []File{
+			files: []tree.File{
 				detectorLink("abs", "/hidden/test_x.py"),
 				detectorLink("up", ".."),
 				detectorLink("a/b/out", "../../../etc/passwd"),
@@ -181,7 +184,7 @@ func TestTamperSignals(t *testing.T) {
 		},
 		{
 			name: "every source pattern",
-			files: []File{
+			files: []tree.File{
 				detectorFile("a.py", "import _pytest.main\n"),
 				detectorFile("b.py", "config.pluginmanager.register(p)\n"),
 				detectorFile("b2.py", "from pytest import PytestPluginManager\n"),
@@ -218,7 +221,7 @@ func TestTamperSignals(t *testing.T) {
 		},
 		{
 			name: "one signal per file and pattern, beside the name rule",
-			files: []File{
+			files: []tree.File{
 				detectorFile("conftest.py", "import os, atexit\natexit.register(lambda: os._exit(0))\nos._exit(1)\n"),
 			},
 			want: []TamperSignal{
@@ -229,7 +232,7 @@ func TestTamperSignals(t *testing.T) {
 		},
 		{
 			name: "_pytest must start an identifier",
-			files: []File{
+			files: []tree.File{
 				detectorFile("tasks.py", "def run_pytest():\n    pass\n"),
 				detectorFile("hook.py", "x = run_pytest; import _pytest\n"),
 			},
@@ -239,7 +242,7 @@ func TestTamperSignals(t *testing.T) {
 		},
 		{
 			name: "pth files are scanned, other files are not",
-			files: []File{
+			files: []tree.File{
 				detectorFile("x.pth", "import os; os._exit(0)\n"),
 				detectorFile("notes.txt", "os._exit(0)\n"),
 				detectorFile("script.sh", "cat /hidden/*\n"),
@@ -251,7 +254,7 @@ func TestTamperSignals(t *testing.T) {
 		},
 		{
 			name: "large and binary sources are flagged as unscanned",
-			files: []File{
+			files: []tree.File{
 				detectorFile("big.py", big),
 				detectorFile("conftest.py", big),
 				detectorFile("bin.py", "os._exit(0)\x00"),

@@ -5,6 +5,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // IsTestFile reports whether the slash-separated path p is a test file by
@@ -33,7 +35,7 @@ func IsTestFile(p string) bool {
 // content, mode, kind (file or symlink) or symlink target. Test files that
 // head adds are the implementer's own tests and are not listed. It returns
 // nil when no test file was touched; a nil tree is treated as empty.
-func TouchedTests(base, head *Tree) []string {
+func TouchedTests(base, head *tree.Tree) []string {
 	before := filesByPath(base)
 	after := filesByPath(head)
 	var touched []string
@@ -49,11 +51,11 @@ func TouchedTests(base, head *Tree) []string {
 	return touched
 }
 
-func filesByPath(t *Tree) map[string]*File {
+func filesByPath(t *tree.Tree) map[string]*tree.File {
 	if t == nil {
 		return nil
 	}
-	m := make(map[string]*File, len(t.Files))
+	m := make(map[string]*tree.File, len(t.Files))
 	for i := range t.Files {
 		m[t.Files[i].Path] = &t.Files[i]
 	}
@@ -62,6 +64,6 @@ func filesByPath(t *Tree) map[string]*File {
 
 // sameFile reports whether a and b have the same kind, mode, content and
 // symlink target.
-func sameFile(a, b *File) bool {
+func sameFile(a, b *tree.File) bool {
 	return a.Mode == b.Mode && a.Link == b.Link && bytes.Equal(a.Data, b.Data)
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 func TestIsTestFile(t *testing.T) {
@@ -40,7 +41,7 @@ func TestIsTestFile(t *testing.T) {
 }
 
 func TestTouchedTests(t *testing.T) {
-	base := []File{
+	base := []tree.File{
 		detectorFile("pkg/mod.py", "x = 1\n"),
 		detectorFile("tests/test_a.py", "def test_a(): pass\n"),
 		detectorFile("tests/test_b.py", "def test_b(): pass\n"),
@@ -50,7 +51,7 @@ func TestTouchedTests(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		head []File
+		head []tree.File
 		want []string
 	}{
 		{
@@ -68,7 +69,7 @@ func TestTouchedTests(t *testing.T) {
 		},
 		{
 			name: "mode changed",
-			head: replaceFiles(base, File{Path: "tests/test_mode.py", Mode: 0o755}),
+			head: replaceFiles(base, tree.File{Path: "tests/test_mode.py", Mode: 0o755}),
 			want: []string{"tests/test_mode.py"},
 		},
 		{
@@ -98,7 +99,7 @@ func TestTouchedTests(t *testing.T) {
 }
 
 func TestTouchedTestsNilTrees(t *testing.T) {
-	head := &Tree{Files: []File{detectorFile("test_x.py", "")}}
+	head := &tree.Tree{Files: []tree.File{detectorFile("test_x.py", "")}}
 	if diff := cmp.Diff([]string(nil), TouchedTests(nil, head)); diff != "" {
 		t.Errorf("TouchedTests(nil, head) mismatch (-want +got):\n%s", diff)
 	}
@@ -109,18 +110,18 @@ func TestTouchedTestsNilTrees(t *testing.T) {
 
 // replaceFiles returns files with each of repl put in place of the file at
 // the same path, or added.
-func replaceFiles(files []File, repl ...File) []File {
+func replaceFiles(files []tree.File, repl ...tree.File) []tree.File {
 	out := removeFiles(files, pathsOf(repl)...)
 	return append(out, repl...)
 }
 
 // removeFiles returns files without the given paths.
-func removeFiles(files []File, paths ...string) []File {
+func removeFiles(files []tree.File, paths ...string) []tree.File {
 	drop := make(map[string]bool)
 	for _, p := range paths {
 		drop[p] = true
 	}
-	var out []File
+	var out []tree.File
 	for _, f := range files {
 		if !drop[f.Path] {
 			out = append(out, f)
@@ -129,7 +130,7 @@ func removeFiles(files []File, paths ...string) []File {
 	return out
 }
 
-func pathsOf(files []File) []string {
+func pathsOf(files []tree.File) []string {
 	var out []string
 	for _, f := range files {
 		out = append(out, f.Path)

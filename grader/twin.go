@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // Twins is what the twin runs of a grade showed. A twin is a hidden test
@@ -74,7 +75,7 @@ func newTwinSeed() string {
 
 // startTwin runs tree's twin run in group; its failure is kept in dst,
 // not returned, so it never cancels the grade's other runs.
-func (g *Grader) startTwin(group *errgroup.Group, ctx context.Context, req Request, tree *Tree, canaries []Canary, tj wrapper.TwinJob, dst *twinRun) {
+func (g *Grader) startTwin(group *errgroup.Group, ctx context.Context, req Request, tree *tree.Tree, canaries []Canary, tj wrapper.TwinJob, dst *twinRun) {
 	tj.Twins = true
 	group.Go(func() error {
 		dst.r, dst.err = g.run(ctx, req, tree, canaries, tj)

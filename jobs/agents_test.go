@@ -17,6 +17,7 @@ import (
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/pipeline"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // scriptedRunner stands in for the sandbox in these tests of the job
@@ -111,7 +112,7 @@ func (f *agentFixture) repoConfig(t *testing.T) string {
 	return string(data)
 }
 
-var testFile = grader.File{Path: "tests/test_count.py", Mode: 0o644, Data: []byte("from app import count\n\n\ndef test_count():\n    assert count('a b') == 2\n")}
+var testFile = tree.File{Path: "tests/test_count.py", Mode: 0o644, Data: []byte("from app import count\n\n\ndef test_count():\n    assert count('a b') == 2\n")}
 
 // TestWriterRounds: the writer's tests become a version authored
 // writer:<harness>; a rejection sends the reason back as the next round,
@@ -120,7 +121,7 @@ func TestWriterRounds(t *testing.T) {
 	f := newAgentFixture(t, "writer: scribe\napproval:\n  max_rejections: 2\n", agent.IndependenceWarn)
 	ctx := t.Context()
 	f.runner.answer = func(agent.Request) agent.Result {
-		return agent.Result{Tests: []grader.File{testFile}, Criteria: map[string][]string{"counts": {"tests/test_count.py::test_count"}},
+		return agent.Result{Tests: []tree.File{testFile}, Criteria: map[string][]string{"counts": {"tests/test_count.py::test_count"}},
 			Summary: []byte("# Tests\nOne test.\n"), Egress: []agent.EgressRecord{{Host: "api.example:443", Method: "POST", Path: "/v1", Status: 200, Allowed: true},
 				{Host: "github.com:443", Method: "CONNECT", Status: 403, Refused: "GitHub is never reachable"}}}
 	}
@@ -447,7 +448,7 @@ func TestLabelUnknownHarness(t *testing.T) {
 func TestWriterAfterImplementation(t *testing.T) {
 	f := newAgentFixture(t, "writer: scribe\n", agent.IndependenceWarn)
 	ctx := t.Context()
-	f.runner.answer = func(agent.Request) agent.Result { return agent.Result{Tests: []grader.File{testFile}} }
+	f.runner.answer = func(agent.Request) agent.Result { return agent.Result{Tests: []tree.File{testFile}} }
 	if err := f.d.Tx(ctx, func(tx *db.Tx) error {
 		return tx.UpsertPullRequest(ctx, db.PullRequest{RepositoryID: 30, Number: 9, HeadSHA: "abc", Author: "bob", Open: true, Links: []int{7}})
 	}); err != nil {
@@ -476,7 +477,7 @@ func TestWriterAfterImplementation(t *testing.T) {
 func TestWriterRetriesInvalid(t *testing.T) {
 	f := newAgentFixture(t, "writer: scribe\nagents:\n  max_rounds: 2\n", agent.IndependenceWarn)
 	f.runner.answer = func(agent.Request) agent.Result {
-		return agent.Result{Tests: []grader.File{testFile}, Criteria: map[string][]string{"counts": {"tests/test_count.py::test_count"}}}
+		return agent.Result{Tests: []tree.File{testFile}, Criteria: map[string][]string{"counts": {"tests/test_count.py::test_count"}}}
 	}
 	const allPass = `{"tests":["tests/test_count.py::test_count"],"base":{"all_pass":true},"trust":"isolated"}`
 	if w1 := f.work(t, f.startWriter(t)); w1.VersionNumber != 1 {

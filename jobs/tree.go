@@ -5,11 +5,11 @@ import (
 
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // downloadTree downloads the repository's tree at ref.
-func downloadTree(ctx context.Context, gi *github.Installation, repo db.Repository, ref string) (*grader.Tree, error) {
+func downloadTree(ctx context.Context, gi *github.Installation, repo db.Repository, ref string) (*tree.Tree, error) {
 	rc, err := gi.Tarball(ctx, repo.Owner, repo.Name, ref)
 	if err != nil {
 		return nil, err
@@ -19,9 +19,9 @@ func downloadTree(ctx context.Context, gi *github.Installation, repo db.Reposito
 	if err != nil {
 		return nil, err
 	}
-	files := make([]grader.File, 0, len(entries))
+	files := make([]tree.File, 0, len(entries))
 	for _, e := range entries {
-		files = append(files, grader.File{Path: e.Path, Mode: e.Mode, Data: e.Data, Link: e.Link})
+		files = append(files, tree.File{Path: e.Path, Mode: e.Mode, Data: e.Data, Link: e.Link})
 	}
-	return grader.NewTree(files)
+	return tree.New(files)
 }

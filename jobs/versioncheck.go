@@ -14,6 +14,7 @@ import (
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/pipeline"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // VersionCheckWorker runs a new version's hidden tests on the ticket's base
@@ -114,7 +115,7 @@ func (w *VersionCheckWorker) Work(ctx context.Context, job *river.Job[VersionChe
 // check grades the base (with the reference patch applied, when there is
 // one) against the hidden tests, in sandboxes labelled with labels. It
 // returns an error only when the sandbox engine failed.
-func (w *VersionCheckWorker) check(ctx context.Context, base *grader.Tree, content *store.Content, cfg pipeline.RepoConfig, labels map[string]string) (pipeline.VersionCheck, error) {
+func (w *VersionCheckWorker) check(ctx context.Context, base *tree.Tree, content *store.Content, cfg pipeline.RepoConfig, labels map[string]string) (pipeline.VersionCheck, error) {
 	hidden, err := content.HiddenTree()
 	if err != nil {
 		return pipeline.VersionCheck{Error: "the hidden tests are not a valid tree: " + err.Error()}, nil
@@ -125,7 +126,7 @@ func (w *VersionCheckWorker) check(ctx context.Context, base *grader.Tree, conte
 	req := grader.Request{Repo: base, Base: base, Hidden: hidden, Timeout: cfg.Timeout, Limits: sandboxLimits(cfg),
 		Python: cfg.Python, TrustedCollection: true, Labels: labels}
 	if len(content.Reference) > 0 {
-		patched, err := grader.ApplyPatch(base, content.Reference)
+		patched, err := tree.ApplyPatch(base, content.Reference)
 		if err != nil {
 			return pipeline.VersionCheck{Error: "the reference patch does not apply to the base commit: " + err.Error()}, nil
 		}

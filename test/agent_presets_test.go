@@ -14,11 +14,11 @@ import (
 
 	"github.com/testfirst-app/testfirst/agent"
 	"github.com/testfirst-app/testfirst/agent/egressproxy"
-	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/sandbox/docker"
 	"github.com/testfirst-app/testfirst/sandbox/egress"
 	"github.com/testfirst-app/testfirst/test/fakemodel"
 	"github.com/testfirst-app/testfirst/test/testenv"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // The Docker engine builds the presets' images.
@@ -197,7 +197,7 @@ agents: {timeout: 5m, memory: 2GiB, cpus: 2, pids: 512}
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := grader.NewTree([]grader.File{{Path: "slug.py", Mode: 0o644, Data: []byte(presetBase)}})
+	base, err := tree.New([]tree.File{{Path: "slug.py", Mode: 0o644, Data: []byte(presetBase)}})
 	if err != nil {
 		t.Fatal(err)
 	}

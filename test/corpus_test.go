@@ -16,6 +16,7 @@ import (
 
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/test/testenv"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 const sampleDir = "testdata/sample"
@@ -67,22 +68,22 @@ type decoySpec struct {
 
 // files returns the decoy files, or an error that says what to fix in the
 // case.json.
-func (d *decoySpec) files() ([]grader.File, error) {
-	if d.Count <= 0 || d.Count > grader.MaxTreeFiles {
-		return nil, fmt.Errorf("decoys: count %d, want 1 to %d", d.Count, grader.MaxTreeFiles)
+func (d *decoySpec) files() ([]tree.File, error) {
+	if d.Count <= 0 || d.Count > tree.MaxTreeFiles {
+		return nil, fmt.Errorf("decoys: count %d, want 1 to %d", d.Count, tree.MaxTreeFiles)
 	}
 	if strings.Count(d.Path, "%") != 1 || fmt.Sprintf(d.Path, 1) == fmt.Sprintf(d.Path, 2) {
 		return nil, fmt.Errorf("decoys: path %q must hold exactly one integer verb such as %%05d", d.Path)
 	}
-	out := make([]grader.File, 0, d.Count)
+	out := make([]tree.File, 0, d.Count)
 	for i := 1; i <= d.Count; i++ {
-		out = append(out, grader.File{Path: fmt.Sprintf(d.Path, i), Mode: 0o644, Data: []byte(d.Content)})
+		out = append(out, tree.File{Path: fmt.Sprintf(d.Path, i), Mode: 0o644, Data: []byte(d.Content)})
 	}
 	return out, nil
 }
 
 // loadCase reads dir/case.json and builds the PR tree and the base tree.
-func loadCase(t *testing.T, dir string) (caseSpec, *grader.Tree, *grader.Tree) {
+func loadCase(t *testing.T, dir string) (caseSpec, *tree.Tree, *tree.Tree) {
 	t.Helper()
 	var c caseSpec
 	data, err := os.ReadFile(filepath.Join(dir, "case.json"))
@@ -94,7 +95,7 @@ func loadCase(t *testing.T, dir string) (caseSpec, *grader.Tree, *grader.Tree) {
 	if err := dec.Decode(&c); err != nil {
 		t.Fatalf("%s/case.json: %v", dir, err)
 	}
-	base, err := grader.LoadTree(filepath.Join(sampleDir, "base"))
+	base, err := tree.Load(filepath.Join(sampleDir, "base"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,11 +105,11 @@ func loadCase(t *testing.T, dir string) (caseSpec, *grader.Tree, *grader.Tree) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if start, err = grader.ApplyPatch(base, patch); err != nil {
+		if start, err = tree.ApplyPatch(base, patch); err != nil {
 			t.Fatalf("%s: patch %s: %v", dir, c.Patch, err)
 		}
 	}
-	files := map[string]grader.File{}
+	files := map[string]tree.File{}
 	for _, f := range start.Files {
 		files[f.Path] = f
 	}
@@ -119,7 +120,7 @@ func loadCase(t *testing.T, dir string) (caseSpec, *grader.Tree, *grader.Tree) {
 		delete(files, p)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "files")); err == nil {
-		overlay, err := grader.LoadTree(filepath.Join(dir, "files"))
+		overlay, err := tree.Load(filepath.Join(dir, "files"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,13 +141,13 @@ func loadCase(t *testing.T, dir string) (caseSpec, *grader.Tree, *grader.Tree) {
 		}
 	}
 	for p, target := range c.Symlinks {
-		files[p] = grader.File{Path: p, Mode: fs.ModeSymlink | 0o777, Link: target}
+		files[p] = tree.File{Path: p, Mode: fs.ModeSymlink | 0o777, Link: target}
 	}
-	list := make([]grader.File, 0, len(files))
+	list := make([]tree.File, 0, len(files))
 	for _, f := range files {
 		list = append(list, f)
 	}
-	pr, err := grader.NewTree(list)
+	pr, err := tree.New(list)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func gradeCase(t *testing.T, dir string) (caseSpec, *grader.Report) {
 	t.Helper()
 	g := testenv.Grading(t)
 	c, pr, base := loadCase(t, dir)
-	hidden, err := grader.LoadTree(filepath.Join(sampleDir, "hidden"))
+	hidden, err := tree.Load(filepath.Join(sampleDir, "hidden"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +211,7 @@ func gradeCase(t *testing.T, dir string) (caseSpec, *grader.Report) {
 // tests are reported (never a sentinel; a non-pytest command names its own), failed lists exactly the tests
 // that did not pass (but those skipped on the base as well), a pass means
 // every other hidden test passed.
-func checkReportInvariants(t *testing.T, rep *grader.Report, hidden *grader.Tree) {
+func checkReportInvariants(t *testing.T, rep *grader.Report, hidden *tree.Tree) {
 	t.Helper()
 	c := rep.Counts
 	if c.Passed+c.Failed+c.Errors+c.Skipped+c.Flaky != c.Total || c.Total != len(rep.Tests) {

@@ -19,6 +19,7 @@ import (
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/sandbox/docker"
 	"github.com/testfirst-app/testfirst/test/testenv"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // kubeletDirs passes every call to the real engine, but mounts the
@@ -176,11 +177,11 @@ _bend(MODE)
 // replacement is refused and the grade is the tree's honest fail.
 func TestKubeletEmptyDirs(t *testing.T) {
 	g := kubeletGrading(t, 0)
-	var hidden []grader.File
+	var hidden []tree.File
 	for p, body := range emptyDirHidden {
-		hidden = append(hidden, grader.File{Path: p, Mode: 0o644, Data: []byte(body)})
+		hidden = append(hidden, tree.File{Path: p, Mode: 0o644, Data: []byte(body)})
 	}
-	hiddenTree, err := grader.NewTree(hidden)
+	hiddenTree, err := tree.New(hidden)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestKubeletEmptyDirs(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			src := strings.Replace(emptyDirCalc, "_bend(MODE)", fmt.Sprintf("_bend(%q)", mode), 1)
-			repo, err := grader.NewTree([]grader.File{{Path: "calc.py", Mode: 0o644, Data: []byte(src)}})
+			repo, err := tree.New([]tree.File{{Path: "calc.py", Mode: 0o644, Data: []byte(src)}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -229,7 +230,7 @@ func TestKubeletEmptyDirs(t *testing.T) {
 	t.Run("hidden dir the wrapper cannot take back", func(t *testing.T) {
 		t.Parallel()
 		g := kubeletGrading(t, 4242)
-		repo, err := grader.NewTree([]grader.File{{Path: "calc.py", Mode: 0o644, Data: []byte("def add(a, b):\n    return a + b\n\n\ndef slug(t):\n    return t\n")}})
+		repo, err := tree.New([]tree.File{{Path: "calc.py", Mode: 0o644, Data: []byte("def add(a, b):\n    return a + b\n\n\ndef slug(t):\n    return t\n")}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -181,19 +181,6 @@ func envGrading(t *testing.T, index string) (*app.Grading, *mountRecorder, func(
 	}
 }
 
-func treeOf(t *testing.T, files map[string]string) *grader.Tree {
-	t.Helper()
-	var fs []grader.File
-	for p, d := range files {
-		fs = append(fs, grader.File{Path: p, Mode: 0o644, Data: []byte(d)})
-	}
-	tr, err := grader.NewTree(fs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
-
 // TestEnvironments grades a project that imports a third-party package,
 // served by a local package index the test builds from its own wheels: the
 // environment is built once from the base's requirements and reused, a

@@ -17,11 +17,11 @@ import (
 
 	"github.com/docker/docker/client"
 	"github.com/testfirst-app/testfirst/github"
-	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/jobs"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
 	"github.com/testfirst-app/testfirst/test/testenv"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // The fault-injection suite: one case per fault of the table in
@@ -417,7 +417,7 @@ func TestFaultsGrading(t *testing.T) {
 // made to sleep ten minutes when imported within 20 s from now: a grade's
 // first attempt, started at once, keeps its sandboxes running past a
 // rescue (60 s at the least); later attempts do not wait.
-func sleepyFirstAttempt(t *testing.T, tree *grader.Tree) map[string]string {
+func sleepyFirstAttempt(t *testing.T, tree *tree.Tree) map[string]string {
 	t.Helper()
 	return initRunsFirst(t, tree, fmt.Sprintf("import time as _time\nif _time.time() < %d:\n    _time.sleep(600)\n", time.Now().Add(20*time.Second).Unix()))
 }
@@ -425,14 +425,14 @@ func sleepyFirstAttempt(t *testing.T, tree *grader.Tree) map[string]string {
 // slowImport returns the sample's package __init__ from tree, made to
 // sleep d whenever it is imported: every sandbox run of the pull request
 // takes d more.
-func slowImport(t *testing.T, tree *grader.Tree, d time.Duration) map[string]string {
+func slowImport(t *testing.T, tree *tree.Tree, d time.Duration) map[string]string {
 	t.Helper()
 	return initRunsFirst(t, tree, fmt.Sprintf("import time as _time\n_time.sleep(%g)\n", d.Seconds()))
 }
 
 // initRunsFirst returns the sample's package __init__ from tree with code
 // before its own, as a pull request's files.
-func initRunsFirst(t *testing.T, tree *grader.Tree, code string) map[string]string {
+func initRunsFirst(t *testing.T, tree *tree.Tree, code string) map[string]string {
 	t.Helper()
 	init, ok := tree.Lookup("wordstats/__init__.py")
 	if !ok {

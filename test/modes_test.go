@@ -9,16 +9,17 @@ import (
 
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/test/testenv"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // tree builds an in-memory tree from path -> content.
-func tree(t *testing.T, files map[string]string) *grader.Tree {
+func treeOf(t *testing.T, files map[string]string) *tree.Tree {
 	t.Helper()
-	var list []grader.File
+	var list []tree.File
 	for p, content := range files {
-		list = append(list, grader.File{Path: p, Mode: 0o644, Data: []byte(content)})
+		list = append(list, tree.File{Path: p, Mode: 0o644, Data: []byte(content)})
 	}
-	tr, err := grader.NewTree(list)
+	tr, err := tree.New(list)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,11 +46,11 @@ func grade(t *testing.T, req grader.Request) *grader.Report {
 // image's pytest pulls in more_itertools, so grading more-itertools itself
 // must test the tree's copy.
 func TestRepoPackagesWinOverInstalled(t *testing.T) {
-	repo := tree(t, map[string]string{
+	repo := treeOf(t, map[string]string{
 		"more_itertools/__init__.py": "WHERE = 'repo'\n",
 		"json.py":                    "raise SystemExit('the tree shadowed the standard library')\n",
 	})
-	hidden := tree(t, map[string]string{
+	hidden := treeOf(t, map[string]string{
 		"test_paths.py": `# testfirst-canary: tfc-00000000paths000
 import json
 import sys
@@ -81,7 +82,7 @@ def test_repo_sits_between_stdlib_and_site_packages():
 func sampleRequest(t *testing.T, caseName string) grader.Request {
 	t.Helper()
 	_, pr, base := loadCase(t, filepath.Join(sampleDir, "cases", caseName))
-	hidden, err := grader.LoadTree(filepath.Join(sampleDir, "hidden"))
+	hidden, err := tree.Load(filepath.Join(sampleDir, "hidden"))
 	if err != nil {
 		t.Fatal(err)
 	}

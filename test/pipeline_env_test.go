@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
 	"github.com/testfirst-app/testfirst/test/testenv"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // The repository every pipeline test works on, as the fixtures name it.
@@ -36,7 +36,7 @@ type pipelineEnv struct {
 	storeURL string
 	// base is the sample project's default branch; fixed is base with the
 	// reference patch, which passes every hidden test.
-	base, fixed       *grader.Tree
+	base, fixed       *tree.Tree
 	baseSHA, fixedSHA string
 }
 
@@ -50,12 +50,12 @@ func newPipelineEnv(t *testing.T) *pipelineEnv {
 	p.gh.AddInstallation(1, pipeOwner)
 	p.gh.AddRepo(1, pipeOwner, pipeRepo, pipeBranch)
 	var err error
-	if p.base, err = grader.LoadTree(filepath.Join(sampleDir, "base")); err != nil {
+	if p.base, err = tree.Load(filepath.Join(sampleDir, "base")); err != nil {
 		t.Fatal(err)
 	}
 	p.baseSHA = p.gh.Commit(pipeOwner, pipeRepo, pipeBranch, files(p.base))
 	patch, _ := os.ReadFile(filepath.Join(sampleDir, "reference.patch"))
-	if p.fixed, err = grader.ApplyPatch(p.base, patch); err != nil {
+	if p.fixed, err = tree.ApplyPatch(p.base, patch); err != nil {
 		t.Fatal(err)
 	}
 	p.fixedSHA = p.gh.Commit(pipeOwner, pipeRepo, "feature", files(p.fixed))
@@ -108,7 +108,7 @@ func (p *pipelineEnv) serve(t *testing.T, databaseURL string, env ...string) *se
 }
 
 // commit pushes a tree to a branch of the repository and returns its SHA.
-func (p *pipelineEnv) commit(branch string, tree *grader.Tree, extra map[string]string) string {
+func (p *pipelineEnv) commit(branch string, tree *tree.Tree, extra map[string]string) string {
 	fs := files(tree)
 	for k, v := range extra {
 		fs[k] = v

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // python313Attacks are the attacks that bend pytest and pluggy from the
@@ -29,7 +30,7 @@ var python313Attacks = []string{
 // that says when a Debian release moves them.
 func TestPython313(t *testing.T) {
 	g, _, _ := envGrading(t, "http://127.0.0.1:9/simple/")
-	hidden, err := grader.LoadTree(filepath.Join(sampleDir, "hidden"))
+	hidden, err := tree.Load(filepath.Join(sampleDir, "hidden"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/test/testenv"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // realReposFile lists the real commits TestRealRepos grades; it is built by
@@ -171,7 +172,7 @@ func TestRealRepos(t *testing.T) {
 				}
 				for _, as := range []struct {
 					name string
-					repo *grader.Tree
+					repo *tree.Tree
 					want grader.Verdict
 				}{
 					{"commit", trees.commit, grader.VerdictPass},
@@ -288,7 +289,7 @@ func realRepoGitDir(root, repo string) string {
 
 // realCase holds the trees of one real commit.
 type realCase struct {
-	commit, parent, hidden *grader.Tree
+	commit, parent, hidden *tree.Tree
 }
 
 // realTrees builds the commit's and the parent's trees without the hidden
@@ -318,15 +319,15 @@ func realTrees(gitDir string, c realCommit) (*realCase, error) {
 	if rc.parent, err = gitTree(gitDir, c.Parent, changed); err != nil {
 		return nil, err
 	}
-	var hidden []grader.File
+	var hidden []tree.File
 	for _, p := range c.Hidden {
 		data, err := hiddenBlob(gitDir, c.Commit, p)
 		if err != nil {
 			return nil, err
 		}
-		hidden = append(hidden, grader.File{Path: p, Mode: 0o644, Data: data})
+		hidden = append(hidden, tree.File{Path: p, Mode: 0o644, Data: data})
 	}
-	if rc.hidden, err = grader.NewTree(hidden); err != nil {
+	if rc.hidden, err = tree.New(hidden); err != nil {
 		return nil, fmt.Errorf("hidden files of %s: %w", c.Commit, err)
 	}
 	return &rc, nil
@@ -357,12 +358,12 @@ func hiddenBlob(gitDir, rev, path string) ([]byte, error) {
 
 // gitTree reads rev's tree through git archive, as a forge's tarball has
 // it, leaving out the paths in drop.
-func gitTree(gitDir, rev string, drop []string) (*grader.Tree, error) {
+func gitTree(gitDir, rev string, drop []string) (*tree.Tree, error) {
 	data, err := gitOutput(gitDir, "archive", "--format=tar", rev)
 	if err != nil {
 		return nil, err
 	}
-	var files []grader.File
+	var files []tree.File
 	tr := tar.NewReader(bytes.NewReader(data))
 	for {
 		hdr, err := tr.Next()
@@ -381,12 +382,12 @@ func gitTree(gitDir, rev string, drop []string) (*grader.Tree, error) {
 			if err != nil {
 				return nil, err
 			}
-			files = append(files, grader.File{Path: hdr.Name, Mode: fs.FileMode(hdr.Mode).Perm(), Data: body})
+			files = append(files, tree.File{Path: hdr.Name, Mode: fs.FileMode(hdr.Mode).Perm(), Data: body})
 		case tar.TypeSymlink:
-			files = append(files, grader.File{Path: hdr.Name, Mode: fs.ModeSymlink | 0o777, Link: hdr.Linkname})
+			files = append(files, tree.File{Path: hdr.Name, Mode: fs.ModeSymlink | 0o777, Link: hdr.Linkname})
 		}
 	}
-	tree, err := grader.NewTree(files)
+	tree, err := tree.New(files)
 	if err != nil {
 		return nil, fmt.Errorf("tree of %s: %w", rev, err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/testfirst-app/testfirst/pipeline"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
 	"github.com/testfirst-app/testfirst/test/testenv"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // reproduceEnv is a recorded grade of the sample's fixed tree in real
@@ -35,7 +36,7 @@ type reproduceEnv struct {
 }
 
 // fetchTree downloads a commit as the grade job does.
-func fetchTree(t *testing.T, clients *github.Clients, sha string) *grader.Tree {
+func fetchTree(t *testing.T, clients *github.Clients, sha string) *tree.Tree {
 	t.Helper()
 	gi, err := clients.Installation(1)
 	if err != nil {
@@ -50,11 +51,11 @@ func fetchTree(t *testing.T, clients *github.Clients, sha string) *grader.Tree {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fs []grader.File
+	var fs []tree.File
 	for _, e := range entries {
-		fs = append(fs, grader.File{Path: e.Path, Mode: e.Mode, Data: e.Data, Link: e.Link})
+		fs = append(fs, tree.File{Path: e.Path, Mode: e.Mode, Data: e.Data, Link: e.Link})
 	}
-	tr, err := grader.NewTree(fs)
+	tr, err := tree.New(fs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/test/testenv"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 const evidenceAttacks = "testdata/evidence"
@@ -18,40 +19,40 @@ const evidenceAttacks = "testdata/evidence"
 func evidenceRequest(t *testing.T, dir string) grader.Request {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(dir, "repo")); err == nil {
-		repo, err := grader.LoadTree(filepath.Join(dir, "repo"))
+		repo, err := tree.Load(filepath.Join(dir, "repo"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		hidden, err := grader.LoadTree(filepath.Join(dir, "hidden"))
+		hidden, err := tree.Load(filepath.Join(dir, "hidden"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return grader.Request{Repo: repo, Hidden: hidden}
 	}
-	base, err := grader.LoadTree(filepath.Join(sampleDir, "base"))
+	base, err := tree.Load(filepath.Join(sampleDir, "base"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	overlay, err := grader.LoadTree(filepath.Join(dir, "files"))
+	overlay, err := tree.Load(filepath.Join(dir, "files"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := map[string]grader.File{}
+	files := map[string]tree.File{}
 	for _, f := range base.Files {
 		files[f.Path] = f
 	}
 	for _, f := range overlay.Files {
 		files[f.Path] = f
 	}
-	var list []grader.File
+	var list []tree.File
 	for _, f := range files {
 		list = append(list, f)
 	}
-	repo, err := grader.NewTree(list)
+	repo, err := tree.New(list)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hidden, err := grader.LoadTree(filepath.Join(sampleDir, "hidden"))
+	hidden, err := tree.Load(filepath.Join(sampleDir, "hidden"))
 	if err != nil {
 		t.Fatal(err)
 	}

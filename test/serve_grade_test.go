@@ -15,8 +15,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // patchFixture reads a real payload and sets fields along dotted paths.
@@ -47,7 +47,7 @@ func patchFixture(t *testing.T, file string, set map[string]any) []byte {
 	return out
 }
 
-func files(tree *grader.Tree) map[string]string {
+func files(tree *tree.Tree) map[string]string {
 	m := map[string]string{}
 	for _, f := range tree.Files {
 		m[f.Path] = string(f.Data)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // maxHonestFlagged is the largest share of honest real pull requests that
@@ -74,7 +75,7 @@ func TestRealReposSignalRate(t *testing.T) {
 // among its tamper signals stays a signal against the sample's base; no
 // sandbox runs (TestAttacks grades them).
 func TestAttackSignalsAreNotContext(t *testing.T) {
-	hidden, err := grader.LoadTree(sampleDir + "/hidden")
+	hidden, err := tree.Load(sampleDir + "/hidden")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,22 +11,23 @@ import (
 
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/test/testenv"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 const strengthDir = "testdata/strength"
 
 // sampleVersion returns the sample's base tree, its reference patch and the
 // reference tree.
-func sampleVersion(t *testing.T) (base *grader.Tree, patch []byte, ref *grader.Tree) {
+func sampleVersion(t *testing.T) (base *tree.Tree, patch []byte, ref *tree.Tree) {
 	t.Helper()
-	base, err := grader.LoadTree(filepath.Join(sampleDir, "base"))
+	base, err := tree.Load(filepath.Join(sampleDir, "base"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if patch, err = os.ReadFile(filepath.Join(sampleDir, "reference.patch")); err != nil {
 		t.Fatal(err)
 	}
-	if ref, err = grader.ApplyPatch(base, patch); err != nil {
+	if ref, err = tree.ApplyPatch(base, patch); err != nil {
 		t.Fatal(err)
 	}
 	return base, patch, ref
@@ -35,7 +36,7 @@ func sampleVersion(t *testing.T) (base *grader.Tree, patch []byte, ref *grader.T
 // baseCheck grades a version as the service's base check does: the
 // reference as the tree under test, against the base, with the strength
 // checks.
-func baseCheck(t *testing.T, hidden *grader.Tree, s grader.TestStrength) *grader.Report {
+func baseCheck(t *testing.T, hidden *tree.Tree, s grader.TestStrength) *grader.Report {
 	t.Helper()
 	base, patch, ref := sampleVersion(t)
 	began := time.Now()
@@ -100,12 +101,12 @@ func TestMutationBounds(t *testing.T) {
 	for _, l := range lines {
 		patch.WriteString("+" + strings.TrimSuffix(l, "\n") + "\n")
 	}
-	base := tree(t, map[string]string{"README.md": "big\n"})
-	ref, err := grader.ApplyPatch(base, []byte(patch.String()))
+	base := treeOf(t, map[string]string{"README.md": "big\n"})
+	ref, err := tree.ApplyPatch(base, []byte(patch.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	hidden := tree(t, map[string]string{"test_big.py": "import big\n\n\ndef test_f0():\n    assert big.f0(1) == 1\n\n\ndef test_f99():\n    assert big.f99(100) == 199\n"})
+	hidden := treeOf(t, map[string]string{"test_big.py": "import big\n\n\ndef test_f0():\n    assert big.f0(1) == 1\n\n\ndef test_f99():\n    assert big.f99(100) == 199\n"})
 	const budget = 30 * time.Second
 	began := time.Now()
 	rep := grade(t, grader.Request{Repo: ref, Hidden: hidden, Base: base, Reference: []byte(patch.String()), Timeout: 3 * time.Minute,
@@ -135,8 +136,8 @@ func TestMutationBounds(t *testing.T) {
 }
 
 // flakyVersion is a base tree and the flaky hidden-test set.
-func flakyVersion(t *testing.T) (*grader.Tree, *grader.Tree) {
-	return tree(t, map[string]string{"calc.py": "def add(a, b):\n    return a + b\n"}),
+func flakyVersion(t *testing.T) (*tree.Tree, *tree.Tree) {
+	return treeOf(t, map[string]string{"calc.py": "def add(a, b):\n    return a + b\n"}),
 		testenv.SampleHidden(t, filepath.Join(strengthDir, "flaky-hidden"))
 }
 
@@ -172,7 +173,7 @@ func TestBaseCheckFindsFlakyTests(t *testing.T) {
 // the reasons say why.
 func TestGradeReportsFlakyNotFailed(t *testing.T) {
 	repo, hidden := flakyVersion(t)
-	hidden = tree(t, map[string]string{
+	hidden = treeOf(t, map[string]string{
 		"tests/test_order.py":  string(mustLookup(t, hidden, "tests/test_order.py")),
 		"tests/test_steady.py": string(mustLookup(t, hidden, "tests/test_steady.py")),
 	})
@@ -192,7 +193,7 @@ func TestGradeReportsFlakyNotFailed(t *testing.T) {
 	}
 }
 
-func mustLookup(t *testing.T, tr *grader.Tree, path string) []byte {
+func mustLookup(t *testing.T, tr *tree.Tree, path string) []byte {
 	t.Helper()
 	f, ok := tr.Lookup(path)
 	if !ok {
@@ -206,12 +207,12 @@ func mustLookup(t *testing.T, tr *grader.Tree, path string) []byte {
 // mutant says nothing about the tests and is not counted.
 func TestMutantThatDoesNotImportIsNotCounted(t *testing.T) {
 	const patch = "diff --git a/m.py b/m.py\nnew file mode 100644\n--- /dev/null\n+++ b/m.py\n@@ -0,0 +1,2 @@\n+A = 2\n+B = A * 3\n"
-	base := tree(t, map[string]string{"README.md": "m\n"})
-	ref, err := grader.ApplyPatch(base, []byte(patch))
+	base := treeOf(t, map[string]string{"README.md": "m\n"})
+	ref, err := tree.ApplyPatch(base, []byte(patch))
 	if err != nil {
 		t.Fatal(err)
 	}
-	hidden := tree(t, map[string]string{"test_m.py": "from m import B\n\n\ndef test_b():\n    assert B == 6\n"})
+	hidden := treeOf(t, map[string]string{"test_m.py": "from m import B\n\n\ndef test_b():\n    assert B == 6\n"})
 	rep := grade(t, grader.Request{Repo: ref, Hidden: hidden, Base: base, Reference: []byte(patch), TestStrength: &grader.TestStrength{}})
 	m := rep.ReferenceCheck.Mutation
 	// A = 2 and B = A * 3 deleted: the import fails. 2 -> 1, 2 -> 3, * -> /,
@@ -276,12 +277,12 @@ func TestBaseCheckCost(t *testing.T) {
 // test; "return 1" -> "return 2", the next mutant, survives.
 func TestMutantsOfOneLineAreToldApart(t *testing.T) {
 	const patch = "diff --git a/m.py b/m.py\nnew file mode 100644\n--- /dev/null\n+++ b/m.py\n@@ -0,0 +1,2 @@\n+def f():\n+    return 1\n"
-	base := tree(t, map[string]string{"README.md": "m\n"})
-	ref, err := grader.ApplyPatch(base, []byte(patch))
+	base := treeOf(t, map[string]string{"README.md": "m\n"})
+	ref, err := tree.ApplyPatch(base, []byte(patch))
 	if err != nil {
 		t.Fatal(err)
 	}
-	hidden := tree(t, map[string]string{"test_m.py": "from m import f\n\n\ndef test_f():\n    assert f() != 0\n"})
+	hidden := treeOf(t, map[string]string{"test_m.py": "from m import f\n\n\ndef test_f():\n    assert f() != 0\n"})
 	rep := grade(t, grader.Request{Repo: ref, Hidden: hidden, Base: base, Reference: []byte(patch), TestStrength: &grader.TestStrength{MutationSandboxes: 1}})
 	m := rep.ReferenceCheck.Mutation
 	var got []string

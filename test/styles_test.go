@@ -13,6 +13,7 @@ import (
 
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/test/testenv"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // styleCase is a testdata/styles/<name>/case.json: a base tree, a pull
@@ -48,8 +49,8 @@ func TestTestStyles(t *testing.T) {
 			if err := json.Unmarshal(data, &c); err != nil {
 				t.Fatalf("%s: %v", file, err)
 			}
-			load := func(part string) *grader.Tree {
-				tree, err := grader.LoadTree(filepath.Join(dir, part))
+			load := func(part string) *tree.Tree {
+				tree, err := tree.Load(filepath.Join(dir, part))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -92,11 +93,11 @@ func TestTestStyles(t *testing.T) {
 func TestHiddenConftestKeepsTheTreesOut(t *testing.T) {
 	g := testenv.Grading(t)
 	dir := filepath.Join("testdata", "styles", "conftest")
-	base, err := grader.LoadTree(filepath.Join(dir, "base"))
+	base, err := tree.Load(filepath.Join(dir, "base"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	hidden, err := grader.LoadTree(filepath.Join(dir, "hidden"))
+	hidden, err := tree.Load(filepath.Join(dir, "hidden"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,10 +105,10 @@ func TestHiddenConftestKeepsTheTreesOut(t *testing.T) {
 		"    outcome = yield\n    report = outcome.get_result()\n    report.outcome = 'passed'\n    report.longrepr = None\n")
 	files := slices.Clone(base.Files)
 	files = append(files,
-		grader.File{Path: "conftest.py", Mode: 0o644, Data: forge},
-		grader.File{Path: "more/conftest.py", Mode: 0o644, Data: forge},
+		tree.File{Path: "conftest.py", Mode: 0o644, Data: forge},
+		tree.File{Path: "more/conftest.py", Mode: 0o644, Data: forge},
 	)
-	pr, err := grader.NewTree(files)
+	pr, err := tree.New(files)
 	if err != nil {
 		t.Fatal(err)
 	}

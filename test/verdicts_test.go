@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // The trees of these tests are made for them: a module calc.py whose
@@ -20,7 +21,7 @@ const (
 
 // hiddenWith is a hidden set of test_calc.py (one test the pull request
 // fixes, one guard test) and the files given.
-func hiddenWith(t *testing.T, files map[string]string) *grader.Tree {
+func hiddenWith(t *testing.T, files map[string]string) *tree.Tree {
 	t.Helper()
 	all := map[string]string{
 		"test_calc.py": "# testfirst-canary: tfc-0000000verdicts01\nimport calc\n\n\ndef test_fixed():\n    assert calc.fixed() == 2\n\n\ndef test_guard():\n    assert callable(calc.fixed)\n",
@@ -28,7 +29,7 @@ func hiddenWith(t *testing.T, files map[string]string) *grader.Tree {
 	for p, s := range files {
 		all[p] = s
 	}
-	return tree(t, all)
+	return treeOf(t, all)
 }
 
 func outcomes(rep *grader.Report) map[string]grader.Outcome {
@@ -46,8 +47,8 @@ func TestSkipOnBaseIsNotTheImplementersFault(t *testing.T) {
 	hidden := hiddenWith(t, map[string]string{
 		"test_optional.py": "# testfirst-canary: tfc-0000000verdicts02\nimport pytest\n\n\ndef test_needs_numpy():\n    pytest.importorskip('numpy_is_not_installed_here')\n",
 	})
-	base := tree(t, map[string]string{"calc.py": calcBase})
-	pr := tree(t, map[string]string{"calc.py": calcPR})
+	base := treeOf(t, map[string]string{"calc.py": calcBase})
+	pr := treeOf(t, map[string]string{"calc.py": calcPR})
 	rep := grade(t, grader.Request{Repo: pr, Hidden: hidden, Base: base})
 	id := "test_optional.py::test_needs_numpy"
 	if rep.Verdict != grader.VerdictPass {
@@ -63,7 +64,7 @@ func TestSkipOnBaseIsNotTheImplementersFault(t *testing.T) {
 		t.Errorf("reasons %q do not say a test skipped on the base too", rep.Reasons)
 	}
 	// Every test skipping on the base cannot tell a fix from no change.
-	allSkip := tree(t, map[string]string{
+	allSkip := treeOf(t, map[string]string{
 		"test_optional.py": "# testfirst-canary: tfc-0000000verdicts02\nimport pytest\n\n\ndef test_needs_numpy():\n    pytest.importorskip('numpy_is_not_installed_here')\n",
 	})
 	rep = grade(t, grader.Request{Repo: pr, Hidden: allSkip, Base: base})
@@ -78,7 +79,7 @@ func TestSkipOnBaseIsNotTheImplementersFault(t *testing.T) {
 // conftest).
 func TestSkipOnlyOnThePullRequestFails(t *testing.T) {
 	hidden := hiddenWith(t, nil)
-	base := tree(t, map[string]string{"calc.py": calcBase})
+	base := treeOf(t, map[string]string{"calc.py": calcBase})
 	for name, calc := range map[string]string{
 		"SkipTest from library code":          "import unittest\n\n\ndef fixed():\n    raise unittest.SkipTest('not in this environment')\n",
 		"skip raised through pytest's module": "import sys\n\n\ndef fixed():\n    raise sys.modules['pytest'].skip.Exception('environment')\n",
@@ -86,7 +87,7 @@ func TestSkipOnlyOnThePullRequestFails(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			pr := tree(t, map[string]string{"calc.py": calc})
+			pr := treeOf(t, map[string]string{"calc.py": calc})
 			rep := grade(t, grader.Request{Repo: pr, Hidden: hidden, Base: base})
 			id := "test_calc.py::test_fixed"
 			if rep.Verdict == grader.VerdictPass {
@@ -109,8 +110,8 @@ func TestBrokenHiddenTestIsInvalidTask(t *testing.T) {
 		"test_helper.py":  "# testfirst-canary: tfc-0000000verdicts03\nfrom helpers import make_thing\n\n\ndef test_thing():\n    assert make_thing() == '" + secret + "'\n",
 		"test_fixture.py": "# testfirst-canary: tfc-0000000verdicts04\ndef test_loads(load_file):\n    assert load_file('" + secret + "')\n",
 	})
-	base := tree(t, map[string]string{"calc.py": calcBase, "tests/helpers.py": "def make_thing():\n    return 1\n"})
-	pr := tree(t, map[string]string{"calc.py": calcPR, "tests/helpers.py": "def make_thing():\n    return 1\n"})
+	base := treeOf(t, map[string]string{"calc.py": calcBase, "tests/helpers.py": "def make_thing():\n    return 1\n"})
+	pr := treeOf(t, map[string]string{"calc.py": calcPR, "tests/helpers.py": "def make_thing():\n    return 1\n"})
 	rep := grade(t, grader.Request{Repo: pr, Hidden: hidden, Base: base})
 	if rep.Verdict != grader.VerdictInvalidTask {
 		t.Fatalf("verdict %s (%q), want invalid_task; base check %+v; tests %v\n%s", rep.Verdict, rep.Reasons, rep.BaseCheck, rep.Tests, rep.Output)
@@ -136,8 +137,8 @@ func TestBrokenHiddenTestIsInvalidTask(t *testing.T) {
 // task's fault.
 func TestPullRequestBreakingImportsFails(t *testing.T) {
 	hidden := hiddenWith(t, nil)
-	base := tree(t, map[string]string{"calc.py": calcBase})
-	pr := tree(t, map[string]string{"calc.py": "raise ModuleNotFoundError(\"No module named 'helpers'\", name='helpers')\n"})
+	base := treeOf(t, map[string]string{"calc.py": calcBase})
+	pr := treeOf(t, map[string]string{"calc.py": "raise ModuleNotFoundError(\"No module named 'helpers'\", name='helpers')\n"})
 	rep := grade(t, grader.Request{Repo: pr, Hidden: hidden, Base: base})
 	if rep.Verdict != grader.VerdictFail {
 		t.Errorf("verdict %s (%q), want fail: the imports break only on the pull request", rep.Verdict, rep.Reasons)
@@ -149,14 +150,14 @@ func TestPullRequestBreakingImportsFails(t *testing.T) {
 // base run has a budget of its own.
 func TestBaseThatHangsOrCrashesFailsOnBase(t *testing.T) {
 	hidden := hiddenWith(t, nil)
-	pr := tree(t, map[string]string{"calc.py": calcPR})
+	pr := treeOf(t, map[string]string{"calc.py": calcPR})
 	for name, calc := range map[string]string{
 		"hangs":   "def fixed():\n    while True:\n        pass\n",
 		"crashes": "import os\nimport signal\n\n\ndef fixed():\n    os.kill(os.getpid(), signal.SIGSEGV)\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			base := tree(t, map[string]string{"calc.py": calc})
+			base := treeOf(t, map[string]string{"calc.py": calc})
 			rep := grade(t, grader.Request{Repo: pr, Hidden: hidden, Base: base, Timeout: 45 * time.Second})
 			if rep.Verdict != grader.VerdictPass {
 				t.Errorf("verdict %s (%q), want pass: the base failing by %s is what the pull request fixes", rep.Verdict, rep.Reasons, name)
@@ -178,7 +179,7 @@ func TestOutputKeepsItsTail(t *testing.T) {
 	hidden := hiddenWith(t, map[string]string{
 		"test_loud.py": "# testfirst-canary: tfc-0000000verdicts05\nimport sys\n\n\ndef test_loud():\n    for i in range(40000):\n        sys.stdout.write('noise line %06d .........................................\\n' % i)\n    assert False, 'loud_test_failed_at_the_end'\n",
 	})
-	pr := tree(t, map[string]string{"calc.py": calcPR})
+	pr := treeOf(t, map[string]string{"calc.py": calcPR})
 	rep := grade(t, grader.Request{Repo: pr, Hidden: hidden})
 	if !rep.OutputTruncated {
 		t.Fatalf("output of %d bytes not truncated", len(rep.Output))
@@ -202,8 +203,8 @@ func TestBrokenImportOfOneModuleFailsNotTampered(t *testing.T) {
 	hidden := hiddenWith(t, map[string]string{
 		"test_other.py": "# testfirst-canary: tfc-0000000verdicts06\nfrom other import thing\n\n\ndef test_thing():\n    assert thing() == 1\n",
 	})
-	base := tree(t, map[string]string{"calc.py": calcBase, "other.py": "def thing():\n    return 1\n"})
-	pr := tree(t, map[string]string{"calc.py": calcPR, "other.py": "def renamed():\n    return 1\n"})
+	base := treeOf(t, map[string]string{"calc.py": calcBase, "other.py": "def thing():\n    return 1\n"})
+	pr := treeOf(t, map[string]string{"calc.py": calcPR, "other.py": "def renamed():\n    return 1\n"})
 	rep := grade(t, grader.Request{Repo: pr, Hidden: hidden, Base: base})
 	if rep.Verdict != grader.VerdictFail || !slices.Equal(rep.Failed, []string{"test_other.py::test_thing"}) {
 		t.Errorf("verdict %s (%q), failed %v; want fail of test_other.py::test_thing", rep.Verdict, rep.Reasons, rep.Failed)

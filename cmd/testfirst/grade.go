@@ -19,6 +19,7 @@ import (
 	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/sandbox/egress"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // gradeFlags are the flags of "testfirst grade".
@@ -142,16 +143,16 @@ func (f *gradeFlags) readRequest() (grader.Request, error) {
 	// Trees are read into memory; no symlink inside them is followed, any
 	// .git directory is left out, and trees over the grader's limits are
 	// refused.
-	if req.Repo, err = grader.LoadTree(f.repo); err != nil {
+	if req.Repo, err = tree.Load(f.repo); err != nil {
 		return req, usageError{fmt.Sprintf("--repo: %v", err)}
 	}
 	if f.tests != "" {
-		if req.Hidden, err = grader.LoadTree(f.tests); err != nil {
+		if req.Hidden, err = tree.Load(f.tests); err != nil {
 			return req, usageError{fmt.Sprintf("--tests: %v", err)}
 		}
 	}
 	if f.base != "" {
-		if req.Base, err = grader.LoadTree(f.base); err != nil {
+		if req.Base, err = tree.Load(f.base); err != nil {
 			return req, usageError{fmt.Sprintf("--base: %v", err)}
 		}
 	}

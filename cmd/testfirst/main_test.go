@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/test/testenv"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 var sample = filepath.Join(testenv.RepoRoot(), "test", "testdata", "sample")
@@ -81,7 +81,7 @@ func TestEngineUnreachableExits2(t *testing.T) {
 func TestGradeExitStatus(t *testing.T) {
 	testenv.Grading(t) // builds the image or skips
 	t.Setenv("TESTFIRST_WRAPPER", testenv.Wrapper(t))
-	base, err := grader.LoadTree(filepath.Join(sample, "base"))
+	base, err := tree.Load(filepath.Join(sample, "base"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestGradeExitStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixed, err := grader.ApplyPatch(base, patch)
+	fixed, err := tree.ApplyPatch(base, patch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestBenchGrade(t *testing.T) {
 }
 
 // mustWriteTree writes tree below dir or fails the test.
-func mustWriteTree(t *testing.T, dir string, tree *grader.Tree) {
+func mustWriteTree(t *testing.T, dir string, tree *tree.Tree) {
 	t.Helper()
 	if err := testenv.WriteTree(dir, tree); err != nil {
 		t.Fatal(err)

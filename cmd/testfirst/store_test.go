@@ -9,6 +9,7 @@ import (
 
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/test/testenv"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // storeEnv creates keys in a temporary directory and points the
@@ -85,12 +86,12 @@ func TestStoreCommands(t *testing.T) {
 
 	testenv.Grading(t)
 	t.Setenv("TESTFIRST_WRAPPER", testenv.Wrapper(t))
-	base, err := grader.LoadTree(filepath.Join(sample, "base"))
+	base, err := tree.Load(filepath.Join(sample, "base"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	patch, _ := os.ReadFile(filepath.Join(sample, "reference.patch"))
-	fixed, err := grader.ApplyPatch(base, patch)
+	fixed, err := tree.ApplyPatch(base, patch)
 	if err != nil {
 		t.Fatal(err)
 	}

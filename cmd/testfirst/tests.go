@@ -11,8 +11,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/testfirst-app/testfirst/app"
-	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/store"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 const testsUsage = `usage:
@@ -71,7 +71,7 @@ func (f *ticketFlags) parse() (store.Ticket, error) {
 // readDraft reads the test files below dir into a draft by author. It
 // refuses a symlink: a version holds regular files only.
 func readDraft(dir, author string) (store.Draft, error) {
-	tree, err := grader.LoadTree(dir)
+	tree, err := tree.Load(dir)
 	if err != nil {
 		return store.Draft{}, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // Declared is what a tree declares it needs to run its tests.
@@ -50,7 +51,7 @@ func IsDeclaration(p string) bool {
 // dependencies named test, tests, testing or dev, and its PEP 735
 // [dependency-groups] of those names; setup.cfg's install_requires and
 // those extras. A file that does not parse is an error that names it.
-func Declarations(t *grader.Tree) (Declared, error) {
+func Declarations(t *tree.Tree) (Declared, error) {
 	var d Declared
 	seen := map[string]bool{}
 	add := func(req string) {
@@ -205,10 +206,10 @@ func setupCfgRequirements(data []byte) []string {
 // ChangedDeclarations lists the declaration files that differ between base
 // and head: the pull request changed them, and its grade still uses the
 // base's environment.
-func ChangedDeclarations(base, head *grader.Tree) []string {
+func ChangedDeclarations(base, head *tree.Tree) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, t := range []*grader.Tree{base, head} {
+	for _, t := range []*tree.Tree{base, head} {
 		for _, f := range t.Files {
 			if !IsDeclaration(f.Path) || seen[f.Path] {
 				continue

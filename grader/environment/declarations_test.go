@@ -6,16 +6,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
-func tree(t *testing.T, files map[string]string) *grader.Tree {
+func treeOf(t *testing.T, files map[string]string) *tree.Tree {
 	t.Helper()
-	var fs []grader.File
+	var fs []tree.File
 	for p, d := range files {
-		fs = append(fs, grader.File{Path: p, Mode: 0o644, Data: []byte(d)})
+		fs = append(fs, tree.File{Path: p, Mode: 0o644, Data: []byte(d)})
 	}
-	tr, err := grader.NewTree(fs)
+	tr, err := tree.New(fs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func tree(t *testing.T, files map[string]string) *grader.Tree {
 }
 
 func TestDeclarations(t *testing.T) {
-	tr := tree(t, map[string]string{
+	tr := treeOf(t, map[string]string{
 		"requirements.txt":      "# pinned\nattrs==23.1 # for tests\n--index-url https://elsewhere.example/simple\n-e .\nsix\\\n>=1.16\n",
 		"requirements-dev.txt":  "attrs==23.1\nhypothesis\n",
 		"requirements/test.txt": "pytest-timeout\n",
@@ -56,15 +56,15 @@ dev = [{include-group = "base"}, "tomli; python_version < '3.11'"]
 }
 
 func TestDeclarationsBadTOML(t *testing.T) {
-	_, err := Declarations(tree(t, map[string]string{"pyproject.toml": "[project\n"}))
+	_, err := Declarations(treeOf(t, map[string]string{"pyproject.toml": "[project\n"}))
 	if err == nil || !strings.HasPrefix(err.Error(), "pyproject.toml: does not parse as TOML") {
 		t.Errorf("bad pyproject.toml: %v", err)
 	}
 }
 
 func TestChangedDeclarations(t *testing.T) {
-	base := tree(t, map[string]string{"requirements.txt": "attrs\n", "setup.cfg": "[x]\n", "a.py": "1"})
-	head := tree(t, map[string]string{"requirements.txt": "attrs\nsix\n", "pyproject.toml": "", "setup.cfg": "[x]\n", "a.py": "2"})
+	base := treeOf(t, map[string]string{"requirements.txt": "attrs\n", "setup.cfg": "[x]\n", "a.py": "1"})
+	head := treeOf(t, map[string]string{"requirements.txt": "attrs\nsix\n", "pyproject.toml": "", "setup.cfg": "[x]\n", "a.py": "2"})
 	if got := ChangedDeclarations(base, head); cmp.Diff([]string{"pyproject.toml", "requirements.txt"}, got) != "" {
 		t.Errorf("ChangedDeclarations = %q", got)
 	}

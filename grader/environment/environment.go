@@ -23,6 +23,7 @@ import (
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/wrapper"
 	"github.com/testfirst-app/testfirst/sandbox"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // DefaultIndex is the package index unless the operator sets another.
@@ -156,7 +157,7 @@ type Built struct {
 // Key is the tag of an environment image: a hash of the builder image, the
 // declaration files, the Python version, the package index and how the
 // build runs pip (wrapper.EnvironmentRecipe).
-func Key(builderImageID string, files []grader.File, python, indexURL string) string {
+func Key(builderImageID string, files []tree.File, python, indexURL string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "testfirst-env\x00%s\x00%s\x00%s\x00%s\x00", builderImageID, python, indexURL, wrapper.EnvironmentRecipe())
 	for _, f := range files {
@@ -166,7 +167,7 @@ func Key(builderImageID string, files []grader.File, python, indexURL string) st
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// Ensure returns the environment tree declares for python (DefaultPython
+// Ensure returns the environment base declares for python (DefaultPython
 // when empty), building its image when the engine does not have it. Grades
 // of one new environment that ask at once wait for the one build. A tree
 // that declares nothing gets the grader's base image for python. labels go
@@ -174,11 +175,11 @@ func Key(builderImageID string, files []grader.File, python, indexURL string) st
 // grade, so that whoever takes a dead process's job over removes the build
 // it left running). A build that fails is a *BuildError; any other error
 // is bad input or the engine's.
-func (e *Environments) Ensure(ctx context.Context, tree *grader.Tree, python string, labels map[string]string) (*Built, error) {
+func (e *Environments) Ensure(ctx context.Context, base *tree.Tree, python string, labels map[string]string) (*Built, error) {
 	if python == "" {
 		python = grader.DefaultPython
 	}
-	decl, err := Declarations(tree)
+	decl, err := Declarations(base)
 	if err != nil {
 		return nil, fmt.Errorf("dependency declarations of the base tree: %w", err)
 	}
@@ -207,9 +208,9 @@ func (e *Environments) Ensure(ctx context.Context, tree *grader.Tree, python str
 	if err != nil {
 		return nil, fmt.Errorf("environment builder image for python %s: %w", python, err)
 	}
-	var files []grader.File
+	var files []tree.File
 	for _, name := range decl.Files {
-		f, _ := tree.Lookup(name)
+		f, _ := base.Lookup(name)
 		files = append(files, *f)
 	}
 	ref := ImageName + ":" + Key(builderID, files, python, e.index)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // State is where a version stands.
@@ -323,12 +324,12 @@ func decodeContent(data []byte) (*Content, error) {
 
 // HiddenTree is the version's files as the grader takes them: the hidden
 // tests, canaries included, each 0644.
-func (c *Content) HiddenTree() (*grader.Tree, error) {
-	files := make([]grader.File, 0, len(c.Files))
+func (c *Content) HiddenTree() (*tree.Tree, error) {
+	files := make([]tree.File, 0, len(c.Files))
 	for _, f := range c.Files {
-		files = append(files, grader.File{Path: f.Path, Mode: 0o644, Data: f.Data})
+		files = append(files, tree.File{Path: f.Path, Mode: 0o644, Data: f.Data})
 	}
-	return grader.NewTree(files)
+	return tree.New(files)
 }
 
 // Version is what anyone may know about a version: never a test body, and

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // BareInterpreter runs the bare side of the benchmark: Debian's python3,
@@ -69,11 +70,11 @@ func BenchGrade(ctx context.Context, g, alt *grader.Grader, repoDir, hiddenDir s
 	}
 	for i := range runs {
 		began := time.Now()
-		repo, err := grader.LoadTree(repoDir)
+		repo, err := tree.Load(repoDir)
 		if err != nil {
 			return res, err
 		}
-		hidden, err := grader.LoadTree(hiddenDir)
+		hidden, err := tree.Load(hiddenDir)
 		if err != nil {
 			return res, err
 		}
@@ -112,13 +113,13 @@ func BenchGrade(ctx context.Context, g, alt *grader.Grader, repoDir, hiddenDir s
 // gradeOnce grades the trees (loaded from their directories when nil)
 // with g and returns the time since began; the grade must pass and, when
 // the grader names a runtime, run under it.
-func gradeOnce(ctx context.Context, g *grader.Grader, repoDir, hiddenDir string, repo, hidden *grader.Tree, began time.Time, i int) (time.Duration, error) {
+func gradeOnce(ctx context.Context, g *grader.Grader, repoDir, hiddenDir string, repo, hidden *tree.Tree, began time.Time, i int) (time.Duration, error) {
 	var err error
 	if repo == nil {
-		if repo, err = grader.LoadTree(repoDir); err != nil {
+		if repo, err = tree.Load(repoDir); err != nil {
 			return 0, err
 		}
-		if hidden, err = grader.LoadTree(hiddenDir); err != nil {
+		if hidden, err = tree.Load(hiddenDir); err != nil {
 			return 0, err
 		}
 	}

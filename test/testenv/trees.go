@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/tree"
 )
 
 // WriteTree writes tree below dir, symlinks as symlinks.
-func WriteTree(dir string, tree *grader.Tree) error {
+func WriteTree(dir string, tree *tree.Tree) error {
 	for _, f := range tree.Files {
 		p := filepath.Join(dir, filepath.FromSlash(f.Path))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -32,9 +32,9 @@ func WriteTree(dir string, tree *grader.Tree) error {
 // SampleHidden loads hidden tests from dir without their canary lines. The
 // samples carry fixed canaries for grading without a store; a writer hands
 // the store files without them, and the store adds its own.
-func SampleHidden(t testing.TB, dir string) *grader.Tree {
+func SampleHidden(t testing.TB, dir string) *tree.Tree {
 	t.Helper()
-	src, err := grader.LoadTree(dir)
+	src, err := tree.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package grader
+package tree
 
 import (
 	"crypto/sha256"
@@ -45,10 +45,10 @@ type Tree struct {
 	Skipped []string
 }
 
-// LoadTree reads dir into a Tree. It never follows a symlink inside dir (dir
+// Load reads dir into a Tree. It never follows a symlink inside dir (dir
 // itself may be one), leaves out any
 // .git directory and refuses trees over MaxTreeFiles or MaxTreeBytes.
-func LoadTree(dir string) (*Tree, error) {
+func Load(dir string) (*Tree, error) {
 	// The directory named may itself be a symlink: follow that one only.
 	if resolved, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = resolved
@@ -122,14 +122,14 @@ func LoadTree(dir string) (*Tree, error) {
 	return t, nil
 }
 
-// NewTree builds a Tree from files, checking that every path is clean and
+// New builds a Tree from files, checking that every path is clean and
 // relative. It is how trees that never touched a disk (a patched base, a
 // version from the store) are made.
-func NewTree(files []File) (*Tree, error) {
+func New(files []File) (*Tree, error) {
 	t := &Tree{Files: slices.Clone(files)}
 	seen := make(map[string]bool, len(files))
 	for _, f := range t.Files {
-		if err := checkRelPath(f.Path); err != nil {
+		if err := CheckPath(f.Path); err != nil {
 			return nil, err
 		}
 		if seen[f.Path] {
@@ -141,7 +141,9 @@ func NewTree(files []File) (*Tree, error) {
 	return t, nil
 }
 
-func checkRelPath(p string) error {
+// CheckPath says why p is not a clean, relative, slash-separated path that
+// stays inside a tree, or nil when it is.
+func CheckPath(p string) error {
 	switch {
 	case p == "" || p == ".":
 		return errors.New("empty path")

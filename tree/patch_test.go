@@ -1,4 +1,4 @@
-package grader
+package tree
 
 import (
 	"io/fs"
@@ -265,9 +265,9 @@ func TestApplyPatchGitDiff(t *testing.T) {
 	run("init", "-q")
 	run("add", "-A")
 	run("commit", "-q", "-m", "base")
-	base, err := LoadTree(dir)
+	base, err := Load(dir)
 	if err != nil {
-		t.Fatalf("LoadTree base: %v", err)
+		t.Fatalf("Load base: %v", err)
 	}
 
 	write("calc.py", "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n", 0o644)
@@ -293,9 +293,9 @@ func TestApplyPatchGitDiff(t *testing.T) {
 			t.Fatalf("git diff has no %q; the test needs it:\n%s", want, patch)
 		}
 	}
-	want, err := LoadTree(dir)
+	want, err := Load(dir)
 	if err != nil {
-		t.Fatalf("LoadTree head: %v", err)
+		t.Fatalf("Load head: %v", err)
 	}
 
 	got, err := ApplyPatch(base, patch)
@@ -347,4 +347,13 @@ index 0000000..1d2f3a4
 	if !ok || !f.IsSymlink() || f.Link != "calc.py" {
 		t.Errorf("alias.py = %+v, want a symlink to calc.py", f)
 	}
+}
+
+func mustTree(t *testing.T, files ...File) *Tree {
+	t.Helper()
+	tr, err := New(files)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return tr
 }

@@ -1,4 +1,4 @@
-package grader
+package tree
 
 import (
 	"bytes"
@@ -69,7 +69,7 @@ func ApplyPatch(base *Tree, patch []byte) (*Tree, error) {
 	for _, f := range out {
 		list = append(list, f)
 	}
-	return NewTree(list)
+	return New(list)
 }
 
 // isGitSymlink reports whether a mode from a git patch header (git's raw

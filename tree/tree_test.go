@@ -1,4 +1,4 @@
-package grader
+package tree
 
 import (
 	"io/fs"
@@ -46,9 +46,9 @@ func TestLoadTree(t *testing.T) {
 		}
 	}
 
-	got, err := LoadTree(dir)
+	got, err := Load(dir)
 	if err != nil {
-		t.Fatalf("LoadTree: %v", err)
+		t.Fatalf("Load: %v", err)
 	}
 	link := fs.ModeSymlink | 0o777
 	want := &Tree{
@@ -67,7 +67,7 @@ func TestLoadTree(t *testing.T) {
 		Skipped: []string{".git", "sock", "vendor/lib/.git"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("LoadTree (-want +got):\n%s", diff)
+		t.Errorf("Load (-want +got):\n%s", diff)
 	}
 	if f, ok := got.Lookup("leak.txt"); !ok || len(f.Data) != 0 {
 		t.Errorf("the symlink to a file outside the tree was read: %+v", f)
@@ -87,9 +87,9 @@ func TestLoadTreeRefuses(t *testing.T) {
 		{name: "a missing directory", dir: filepath.Join(dir, "missing"), wantErr: "no such file or directory"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := LoadTree(tt.dir)
+			got, err := Load(tt.dir)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), tt.dir) {
-				t.Errorf("LoadTree(%s) = %v, %v, want an error naming it and containing %q", tt.dir, got, err, tt.wantErr)
+				t.Errorf("Load(%s) = %v, %v, want an error naming it and containing %q", tt.dir, got, err, tt.wantErr)
 			}
 		})
 	}
@@ -105,9 +105,9 @@ func TestLoadTreeSymlinkRoot(t *testing.T) {
 	if err := os.Symlink(filepath.Join(dir, "real"), root); err != nil {
 		t.Fatal(err)
 	}
-	got, err := LoadTree(root)
+	got, err := Load(root)
 	if err == nil && len(got.Files) == 0 {
-		t.Errorf("LoadTree(symlink to a directory) = an empty tree, no error")
+		t.Errorf("Load(symlink to a directory) = an empty tree, no error")
 	}
 }
 
@@ -136,15 +136,15 @@ func TestNewTree(t *testing.T) {
 			for _, p := range tt.paths {
 				files = append(files, File{Path: p, Mode: 0o644, Data: []byte(p)})
 			}
-			got, err := NewTree(files)
+			got, err := New(files)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("NewTree(%q) = %v, %v, want an error containing %q", tt.paths, got, err, tt.wantErr)
+					t.Fatalf("New(%q) = %v, %v, want an error containing %q", tt.paths, got, err, tt.wantErr)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("NewTree(%q): %v", tt.paths, err)
+				t.Fatalf("New(%q): %v", tt.paths, err)
 			}
 			var paths []string
 			for _, f := range got.Files {
@@ -152,7 +152,7 @@ func TestNewTree(t *testing.T) {
 			}
 			want := slices.Sorted(slices.Values(tt.paths))
 			if diff := cmp.Diff(want, paths); diff != "" {
-				t.Errorf("NewTree paths (-want +got):\n%s", diff)
+				t.Errorf("New paths (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -160,12 +160,12 @@ func TestNewTree(t *testing.T) {
 
 func TestNewTreeDoesNotKeepTheCallersSlice(t *testing.T) {
 	files := []File{{Path: "b.py", Mode: 0o644}, {Path: "a.py", Mode: 0o644}}
-	tree, err := NewTree(files)
+	tree, err := New(files)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if files[0].Path != "b.py" {
-		t.Errorf("NewTree sorted its caller's slice: %v", files)
+		t.Errorf("New sorted its caller's slice: %v", files)
 	}
 	files[1].Path = "z.py"
 	if _, ok := tree.Lookup("a.py"); !ok {
@@ -227,7 +227,7 @@ func TestTreeDigestOfLoadedTree(t *testing.T) {
 	if err := os.Symlink("a.py", filepath.Join(dir, "l")); err != nil {
 		t.Fatal(err)
 	}
-	loaded, err := LoadTree(dir)
+	loaded, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,5 +275,18 @@ func TestTreeLookup(t *testing.T) {
 		case ok && string(f.Data)+f.Link != tt.want:
 			t.Errorf("Lookup(%q) = %q, want %q", tt.path, string(f.Data)+f.Link, tt.want)
 		}
+	}
+}
+
+func writeTestFile(t *testing.T, p, data string, mode fs.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil {
+		t.Fatal(err)
 	}
 }
