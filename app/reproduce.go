@@ -8,14 +8,14 @@ import (
 
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
-	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/jobs"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // ReproduceGrade opens the service's database, GitHub App, store and
 // sandbox engine as cfg says and reproduces grade id; see
 // jobs.Reproducer.Reproduce.
-func ReproduceGrade(ctx context.Context, cfg Config, id int64) (*grader.Reproduction, error) {
+func ReproduceGrade(ctx context.Context, cfg Config, id int64) (*report.Reproduction, error) {
 	if !cfg.HasApp() {
 		return nil, errors.New("reproducing a grade fetches its trees from GitHub: configure the GitHub App (TESTFIRST_GITHUB_APP_ID and TESTFIRST_GITHUB_PRIVATE_KEY_FILE) as for serve")
 	}

@@ -13,10 +13,10 @@ import (
 
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
-	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/handlers"
 	"github.com/testfirst-app/testfirst/pipeline"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // Hook is called after the card recorded a decision on a ticket (an
@@ -403,7 +403,7 @@ func criteriaView(cs []pipeline.Criterion) []handlers.Criterion {
 }
 
 // mutationView is a reference's mutation check as the card shows it.
-func mutationView(m *grader.Mutation) *handlers.MutationResult {
+func mutationView(m *report.Mutation) *handlers.MutationResult {
 	if m == nil {
 		return nil
 	}
@@ -422,7 +422,7 @@ func mutationView(m *grader.Mutation) *handlers.MutationResult {
 const maxUntwinnedShown = 20
 
 // twinsView is a version's twin coverage as the card shows it.
-func twinsView(tw *grader.Twins) *handlers.TwinsResult {
+func twinsView(tw *report.Twins) *handlers.TwinsResult {
 	v := &handlers.TwinsResult{Twinned: tw.Twinned, Of: tw.Of, Untwinnable: tw.Untwinnable, Invalid: len(tw.InvalidTwins)}
 	for _, g := range tw.Untwinned[:min(len(tw.Untwinned), maxUntwinnedShown)] {
 		v.Untwinned = append(v.Untwinned, handlers.TwinGapView{ID: g.ID, Why: g.Why})

@@ -17,10 +17,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/testfirst-app/testfirst/db"
-	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/handlers"
 	"github.com/testfirst-app/testfirst/pipeline"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // realCanary matches a canary token as the store makes it; no page may
@@ -467,8 +467,8 @@ func TestCardBrokenConfig(t *testing.T) {
 // reference patch, cannot be approved.
 func TestCardInvalidVersion(t *testing.T) {
 	for name, check := range map[string]pipeline.VersionCheck{
-		"all pass on base": {Tests: defaultCheck.Tests, Base: grader.BaseCheck{AllPass: true, Counts: grader.Counts{Passed: 3, Total: 3}}},
-		"reference fails":  {Tests: defaultCheck.Tests, Base: defaultCheck.Base, Reference: &grader.ReferenceCheck{Failed: []string{"tests/hidden/test_totals.py::test_whole"}}},
+		"all pass on base": {Tests: defaultCheck.Tests, Base: report.BaseCheck{AllPass: true, Counts: report.Counts{Passed: 3, Total: 3}}},
+		"reference fails":  {Tests: defaultCheck.Tests, Base: defaultCheck.Base, Reference: &report.ReferenceCheck{Failed: []string{"tests/hidden/test_totals.py::test_whole"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newCardFixture(t, "")
@@ -490,8 +490,8 @@ func TestCardGradePage(t *testing.T) {
 	f := newCardFixture(t, "")
 	v := f.push(t, writerCriteria)
 	f.sync(t, v, &defaultCheck, true)
-	rep := grader.Report{Verdict: grader.VerdictFail, Trust: grader.TrustIsolated, Counts: grader.Counts{Passed: 1, Failed: 1, Total: 2},
-		Tests:  []grader.TestResult{{ID: "tests/hidden/test_totals.py::test_whole", Outcome: grader.OutcomePassed}, {ID: "tests/hidden/test_totals.py::test_empty", Outcome: grader.OutcomeFailed}},
+	rep := report.Report{Verdict: report.VerdictFail, Trust: report.TrustIsolated, Counts: report.Counts{Passed: 1, Failed: 1, Total: 2},
+		Tests:  []report.TestResult{{ID: "tests/hidden/test_totals.py::test_whole", Outcome: report.OutcomePassed}, {ID: "tests/hidden/test_totals.py::test_empty", Outcome: report.OutcomeFailed}},
 		Output: "# testfirst-canary: tfc-0123456789abcdef0123456789abcdef\nE   assert total([]) == 0\nseen tfc-fedcba9876543210fedcba9876543210 here\n",
 		Runner: []string{"python", "-m", "pytest"}, Sentinels: "ok"}
 	data, _ := json.Marshal(rep)
@@ -512,8 +512,8 @@ func TestCardGradePage(t *testing.T) {
 
 	// The grader's sentinels are not the ticket's: the page neither shows
 	// them nor counts them.
-	rep = grader.Report{Verdict: grader.VerdictPass, Trust: grader.TrustIsolated, Counts: grader.Counts{Passed: 2, Total: 2},
-		Tests:  []grader.TestResult{{ID: "tests/hidden/test_totals.py::test_whole", Outcome: grader.OutcomePassed}, {ID: "tests/hidden/test_totals.py::test_empty", Outcome: grader.OutcomePassed}},
+	rep = report.Report{Verdict: report.VerdictPass, Trust: report.TrustIsolated, Counts: report.Counts{Passed: 2, Total: 2},
+		Tests:  []report.TestResult{{ID: "tests/hidden/test_totals.py::test_whole", Outcome: report.OutcomePassed}, {ID: "tests/hidden/test_totals.py::test_empty", Outcome: report.OutcomePassed}},
 		Output: sentinelOutput, Sentinels: "ok"}
 	data, _ = json.Marshal(rep)
 	_, body, _ = b.get(t, fmt.Sprintf("/grades/%d", f.addGrade(t, v, string(data))))
@@ -797,13 +797,13 @@ func TestCardGradePageSaysEnvironmentContextAndCases(t *testing.T) {
 	f := newCardFixture(t, "")
 	v := f.push(t, writerCriteria)
 	f.sync(t, v, &defaultCheck, true)
-	rep := grader.Report{Verdict: grader.VerdictPass, Trust: grader.TrustIsolated, Counts: grader.Counts{Passed: 1, Skipped: 1, Total: 2},
-		Tests: []grader.TestResult{{ID: "tests/hidden/test_totals.py::test_whole[case-1]", Outcome: grader.OutcomePassed},
-			{ID: "tests/hidden/test_totals.py::test_empty", Outcome: grader.OutcomeSkipped}},
+	rep := report.Report{Verdict: report.VerdictPass, Trust: report.TrustIsolated, Counts: report.Counts{Passed: 1, Skipped: 1, Total: 2},
+		Tests: []report.TestResult{{ID: "tests/hidden/test_totals.py::test_whole[case-1]", Outcome: report.OutcomePassed},
+			{ID: "tests/hidden/test_totals.py::test_empty", Outcome: report.OutcomeSkipped}},
 		SkippedOnBase: []string{"tests/hidden/test_totals.py::test_empty"},
-		TamperContext: []grader.TamperSignal{{Path: "tox.ini", Reason: "tox.ini can configure pytest"}},
+		TamperContext: []report.TamperSignal{{Path: "tox.ini", Reason: "tox.ini can configure pytest"}},
 		CaseNames:     map[string]string{"tests/hidden/test_totals.py::test_whole[case-1]": "tests/hidden/test_totals.py::test_whole[secret parameter]"},
-		Environment:   &grader.Environment{Image: "testfirst-env:0123456789abcdef", Python: "3.11", Packages: []string{"greetlib==1.0"}, BuiltFrom: []string{"requirements.txt"}},
+		Environment:   &report.Environment{Image: "testfirst-env:0123456789abcdef", Python: "3.11", Packages: []string{"greetlib==1.0"}, BuiltFrom: []string{"requirements.txt"}},
 		Sentinels:     "ok"}
 	data, _ := json.Marshal(rep)
 	id := f.addGrade(t, v, string(data))

@@ -20,10 +20,10 @@ import (
 
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
-	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/handlers"
 	"github.com/testfirst-app/testfirst/pipeline"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
 )
 
@@ -184,7 +184,7 @@ func (f *cardFixture) push(t *testing.T, criteria map[string][]string) store.Ver
 // defaultCheck is a base check: three tests, one passing on base.
 var defaultCheck = pipeline.VersionCheck{
 	Tests:     []string{"tests/hidden/test_totals.py::test_whole", "tests/hidden/test_totals.py::test_empty", "tests/hidden/test_totals.py::test_existing"},
-	Base:      grader.BaseCheck{GuardTests: []string{"tests/hidden/test_totals.py::test_existing"}, Counts: grader.Counts{Passed: 1, Failed: 2, Total: 3}},
+	Base:      report.BaseCheck{GuardTests: []string{"tests/hidden/test_totals.py::test_existing"}, Counts: report.Counts{Passed: 1, Failed: 2, Total: 3}},
 	Reference: nil,
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/handlers"
 	"github.com/testfirst-app/testfirst/pipeline"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // canaryToken matches a canary token the store makes ("tfc-" and hex),
@@ -42,10 +43,10 @@ func maskCanaries(text string) string {
 // full output for the requester, maintainers and admins.
 func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers.GradePage, error) {
 	var (
-		g      db.Grade
-		ct     cardTicket
-		report json.RawMessage
-		runs   []db.AgentRun
+		g    db.Grade
+		ct   cardTicket
+		raw  json.RawMessage
+		runs []db.AgentRun
 	)
 	err := s.db.Tx(ctx, func(tx *db.Tx) error {
 		var err error
@@ -58,7 +59,7 @@ func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers
 		if ct.repo, err = tx.Repository(ctx, ct.tk.RepositoryID); err != nil {
 			return err
 		}
-		if report, err = tx.GradeReport(ctx, id); err != nil {
+		if raw, err = tx.GradeReport(ctx, id); err != nil {
 			return err
 		}
 		runs, err = tx.AgentRuns(ctx, ct.tk.ID)
@@ -84,11 +85,11 @@ func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers
 		State: string(g.State), Started: g.StartedAt, Finished: g.FinishedAt,
 		PRURL: fmt.Sprintf("%s%s/%s/pull/%d", s.webURL, ct.repo.Owner, ct.repo.Name, g.PRNumber), Full: full,
 		CardLink: pipeline.MayView(ct.perm, ct.requester), AgentRuns: implementerRuns(runs), AgentWarnings: db.TicketWarnings(runs)}
-	if len(report) == 0 {
+	if len(raw) == 0 {
 		return page, nil
 	}
-	var r grader.Report
-	if err := json.Unmarshal(report, &r); err != nil {
+	var r report.Report
+	if err := json.Unmarshal(raw, &r); err != nil {
 		return nil, fmt.Errorf("read the report of grade %d: %w", id, err)
 	}
 	var criteria map[string][]string
@@ -109,14 +110,14 @@ func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers
 }
 
 // reportView is a report as the grade page shows it, canaries masked.
-func reportView(r *grader.Report, criteria map[string][]string) *handlers.ReportView {
+func reportView(r *report.Report, criteria map[string][]string) *handlers.ReportView {
 	rv := &handlers.ReportView{Verdict: string(r.Verdict), Trust: string(r.Trust), Reasons: r.Reasons,
 		Passed: r.Counts.Passed, Failed: r.Counts.Failed, Errors: r.Counts.Errors, Skipped: r.Counts.Skipped, Total: r.Counts.Total,
 		TouchedTests: r.TouchedTests, Contaminated: r.Contaminated, Sentinels: r.Sentinels, UIDSplit: r.Isolation.UIDSplit,
 		Image: r.Image, TestsDigest: r.TestsDigest, RepoDigest: r.RepoDigest, Runner: strings.Join(r.Runner, " "), ExitCode: r.ExitCode,
 		Duration: time.Duration(r.DurationSeconds * float64(time.Second)).Round(time.Millisecond),
 		Output:   maskCanaries(hideSentinels(r.Output, r)), OutputTruncated: r.OutputTruncated,
-		SkippedOnBase: r.SkippedOnBase, Environment: grader.EnvironmentLine(r.Environment, r.Network)}
+		SkippedOnBase: r.SkippedOnBase, Environment: report.EnvironmentLine(r.Environment, r.Network)}
 	for _, s := range r.TamperContext {
 		rv.TamperContext = append(rv.TamperContext, handlers.PathReason{Path: s.Path, Reason: s.Reason})
 	}
@@ -132,7 +133,7 @@ func reportView(r *grader.Report, criteria map[string][]string) *handlers.Report
 			byTest[t] = append(byTest[t], c)
 		}
 	}
-	outcome := map[string]grader.Outcome{}
+	outcome := map[string]report.Outcome{}
 	for _, t := range r.Tests {
 		if isSentinel(t.ID) {
 			continue
@@ -143,7 +144,7 @@ func reportView(r *grader.Report, criteria map[string][]string) *handlers.Report
 	for c, tests := range criteria {
 		score := handlers.CriterionScore{ID: c, Total: len(tests)}
 		for _, t := range tests {
-			if outcome[t] == grader.OutcomePassed {
+			if outcome[t] == report.OutcomePassed {
 				score.Passed++
 			}
 		}
@@ -161,12 +162,12 @@ func reportView(r *grader.Report, criteria map[string][]string) *handlers.Report
 
 // trustMeaning says in one sentence what a trust level means.
 func trustMeaning(trust string) string {
-	switch grader.Trust(trust) {
-	case grader.TrustIsolated:
+	switch report.Trust(trust) {
+	case report.TrustIsolated:
 		return "isolated: the hidden tests ran as root-owned files the code under test could not read or change, under a separate user, with no network."
-	case grader.TrustBestEffort:
+	case report.TrustBestEffort:
 		return "best_effort: the sandbox ran without the user split, so the code under test could in principle reach the hidden tests; the grade is likely right but not proven sealed."
-	case grader.TrustLow:
+	case report.TrustLow:
 		return "low: a test command of the repository's own ran instead of the sealed pytest runner, so the grade says what that command reported and nothing more."
 	}
 	return ""

@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // The grader names the sentinel tests it plants in hidden modules
@@ -31,11 +31,11 @@ func isSentinel(id string) bool { return strings.Contains(id, "::"+sentinelMarke
 // lines, their failure sections, their marks in the progress lines, and
 // rewrites "collected N items" and the final tally with the report's
 // hidden tests. An output without sentinels is returned as it is.
-func hideSentinels(out string, r *grader.Report) string {
+func hideSentinels(out string, r *report.Report) string {
 	if !strings.Contains(out, sentinelMarker) {
 		return out
 	}
-	var tests []grader.TestResult
+	var tests []report.TestResult
 	for _, t := range r.Tests {
 		if !isSentinel(t.ID) {
 			tests = append(tests, t)
@@ -91,8 +91,8 @@ func dropEmptySections(lines []string) []string {
 
 // progress is a progress line of pytest for file, written from the
 // outcomes the report gives the hidden tests in it.
-func progress(file string, tests []grader.TestResult) string {
-	marks := map[grader.Outcome]byte{grader.OutcomePassed: '.', grader.OutcomeFailed: 'F', grader.OutcomeError: 'E', grader.OutcomeSkipped: 's'}
+func progress(file string, tests []report.TestResult) string {
+	marks := map[report.Outcome]byte{report.OutcomePassed: '.', report.OutcomeFailed: 'F', report.OutcomeError: 'E', report.OutcomeSkipped: 's'}
 	var b strings.Builder
 	for _, t := range tests {
 		f, _, _ := strings.Cut(t.ID, "::")
@@ -109,7 +109,7 @@ func progress(file string, tests []grader.TestResult) string {
 }
 
 // tally is pytest's closing count, of the hidden tests.
-func tally(c grader.Counts) string {
+func tally(c report.Counts) string {
 	var parts []string
 	for _, p := range []struct {
 		n    int

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/store"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // TestCardLeadsWithMutation: a version whose base check measured the
@@ -23,11 +23,11 @@ func TestCardLeadsWithMutation(t *testing.T) {
 	}
 	check := defaultCheck
 	check.Base.Flaky = []string{"tests/hidden/test_totals.py::test_empty"}
-	check.Reference = &grader.ReferenceCheck{AllPass: true, Failed: []string{}, Counts: grader.Counts{Passed: 3, Total: 3},
-		Mutation: &grader.Mutation{Mutants: 5, Killed: 4, Invalid: 1, Survivors: []grader.Survivor{
+	check.Reference = &report.ReferenceCheck{AllPass: true, Failed: []string{}, Counts: report.Counts{Passed: 3, Total: 3},
+		Mutation: &report.Mutation{Mutants: 5, Killed: 4, Invalid: 1, Survivors: []report.Survivor{
 			{File: "widgets.py", Line: 1, Change: "0 -> 1", Before: "def total(xs): return sum(xs) if xs else 0", After: "def total(xs): return sum(xs) if xs else 1"},
 		}}}
-	check.Twins = &grader.Twins{Twinned: 2, Of: 3, Untwinnable: 1, Untwinned: []grader.TwinGap{{ID: "tests/hidden/test_totals.py::test_type", Why: "no literal to change"}}}
+	check.Twins = &report.Twins{Twinned: 2, Of: 3, Untwinnable: 1, Untwinned: []report.TwinGap{{ID: "tests/hidden/test_totals.py::test_type", Why: "no literal to change"}}}
 	f.sync(t, v, &check, true)
 	code, body, _ := b.get(t, cardPath)
 	if code != 200 {
@@ -64,7 +64,7 @@ func TestCardShowsSkips(t *testing.T) {
 	}
 	check := defaultCheck
 	check.Base.Skipped = []string{"tests/hidden/test_totals.py::test_empty", "tests/hidden/test_totals.py::test_type"}
-	check.Reference = &grader.ReferenceCheck{AllPass: true, Failed: []string{}, Skipped: []string{"tests/hidden/test_totals.py::test_empty"}, Counts: grader.Counts{Passed: 2, Skipped: 1, Total: 3}}
+	check.Reference = &report.ReferenceCheck{AllPass: true, Failed: []string{}, Skipped: []string{"tests/hidden/test_totals.py::test_empty"}, Counts: report.Counts{Passed: 2, Skipped: 1, Total: 3}}
 	f.sync(t, v, &check, true)
 	code, body, _ := b.get(t, cardPath)
 	if code != 200 {

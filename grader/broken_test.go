@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/tree"
 )
@@ -140,19 +141,19 @@ func TestGradeSkips(t *testing.T) {
 	for _, tt := range []struct {
 		name          string
 		runs          map[string]*wrapper.Result
-		want          Verdict
+		want          report.Verdict
 		skippedOnBase []string
 	}{
 		{"skips on base and reference", map[string]*wrapper.Result{"pr": skipRun("test_c"), "base": skipRun("test_b", "test_c"), "ref": skipRun("test_c")},
-			VerdictPass, []string{"tests/test_y.py::test_c"}},
+			report.VerdictPass, []string{"tests/test_y.py::test_c"}},
 		{"the reference runs it", map[string]*wrapper.Result{"pr": skipRun("test_c"), "base": skipRun("test_b", "test_c"), "ref": gradeRun()},
-			VerdictFail, nil},
+			report.VerdictFail, nil},
 		{"skips on the pull request only", map[string]*wrapper.Result{"pr": skipRun("test_b"), "base": gradeRun("test_b"), "ref": gradeRun()},
-			VerdictFail, nil},
+			report.VerdictFail, nil},
 		{"all skip on base, the reference runs them", map[string]*wrapper.Result{"pr": gradeRun(), "base": skipRun(all...), "ref": gradeRun()},
-			VerdictPass, nil},
+			report.VerdictPass, nil},
 		{"all skip on base and reference", map[string]*wrapper.Result{"pr": skipRun(all...), "base": skipRun(all...), "ref": skipRun(all...)},
-			VerdictInvalidTask, []string{"tests/test_x.py::test_a", "tests/test_x.py::test_b", "tests/test_y.py::test_c"}},
+			report.VerdictInvalidTask, []string{"tests/test_x.py::test_a", "tests/test_x.py::test_b", "tests/test_y.py::test_c"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			sb := &fakeSandbox{results: results(tt.runs)}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/tree"
 )
 
@@ -47,11 +48,11 @@ func Canaries(hidden *tree.Tree) []Canary {
 // binary, whatever its size) or in a symlink's target. Each sighting's Where
 // is "repo:" + the file's path. Sightings are sorted and deduplicated; nil
 // when there are none.
-func ScanTree(t *tree.Tree, cs []Canary) []CanarySighting {
+func ScanTree(t *tree.Tree, cs []Canary) []report.CanarySighting {
 	if t == nil {
 		return nil
 	}
-	var out []CanarySighting
+	var out []report.CanarySighting
 	for _, f := range t.Files {
 		where := "repo:" + f.Path
 		out = append(out, ScanBytes(where, f.Data, cs)...)
@@ -64,18 +65,18 @@ func ScanTree(t *tree.Tree, cs []Canary) []CanarySighting {
 // given where ("output", "junit", "repo:<path>"). Sightings are sorted and
 // deduplicated; nil when there are none. Canaries with an empty token are
 // ignored.
-func ScanBytes(where string, b []byte, cs []Canary) []CanarySighting {
-	var out []CanarySighting
+func ScanBytes(where string, b []byte, cs []Canary) []report.CanarySighting {
+	var out []report.CanarySighting
 	for _, c := range cs {
 		if c.Token != "" && bytes.Contains(b, []byte(c.Token)) {
-			out = append(out, CanarySighting{HiddenFile: c.HiddenFile, Where: where})
+			out = append(out, report.CanarySighting{HiddenFile: c.HiddenFile, Where: where})
 		}
 	}
 	return sortSightings(out)
 }
 
-func sortSightings(s []CanarySighting) []CanarySighting {
-	slices.SortFunc(s, func(a, b CanarySighting) int {
+func sortSightings(s []report.CanarySighting) []report.CanarySighting {
+	slices.SortFunc(s, func(a, b report.CanarySighting) int {
 		return cmp.Or(strings.Compare(a.HiddenFile, b.HiddenFile), strings.Compare(a.Where, b.Where))
 	})
 	return slices.Compact(s)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/tree"
 )
 
@@ -62,7 +63,7 @@ func TestScanTree(t *testing.T) {
 	tests := []struct {
 		name  string
 		files []tree.File
-		want  []CanarySighting
+		want  []report.CanarySighting
 	}{
 		{
 			name:  "clean",
@@ -76,7 +77,7 @@ func TestScanTree(t *testing.T) {
 				detectorLink("pkg/link", "../canary-BBBB2222/x"),
 				detectorFile("pkg/both.py", "canary-AAAA1111 canary-BBBB2222 canary-AAAA1111"),
 			},
-			want: []CanarySighting{
+			want: []report.CanarySighting{
 				{HiddenFile: "test_a.py", Where: "repo:pkg/blob.bin"},
 				{HiddenFile: "test_a.py", Where: "repo:pkg/both.py"},
 				{HiddenFile: "test_b.py", Where: "repo:pkg/both.py"},
@@ -102,7 +103,7 @@ func TestScanBytes(t *testing.T) {
 		name string
 		in   string
 		cs   []Canary
-		want []CanarySighting
+		want []report.CanarySighting
 	}{
 		{name: "nothing", in: "all good", cs: detectorCanaries},
 		{name: "no canaries", in: "canary-AAAA1111"},
@@ -111,7 +112,7 @@ func TestScanBytes(t *testing.T) {
 			name: "one token, two files, deduplicated",
 			in:   "canary-AAAA1111 and again canary-AAAA1111",
 			cs:   append(detectorCanaries, detectorCanaries...),
-			want: []CanarySighting{
+			want: []report.CanarySighting{
 				{HiddenFile: "test_a.py", Where: "output"},
 				{HiddenFile: "test_c.py", Where: "output"},
 			},

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // checkListedCases holds a pytest run to the parametrized cases the
@@ -85,7 +86,7 @@ func checkListedCases(ev *evaluation, res *wrapper.Result) {
 				}
 			}
 		}
-		slices.SortFunc(ev.tests, func(a, b TestResult) int { return strings.Compare(a.ID, b.ID) })
+		slices.SortFunc(ev.tests, func(a, b report.TestResult) int { return strings.Compare(a.ID, b.ID) })
 	}
 	if missingTests > 0 {
 		ev.problemf("%d listed parametrized case(s) of %d hidden test(s) missing from the runner's report, e.g. of %s", missingCases, missingTests, example)

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 )
 
@@ -42,50 +42,6 @@ func BaseRecipeFor(python string) (sandbox.DebianRecipe, error) {
 	return r, nil
 }
 
-// Environment is the dependency environment a grade ran in: the base
-// tree's declarations installed with pip from the operator's package index.
-type Environment struct {
-	// Image is the environment image's reference (the grader image is
-	// built on it).
-	Image string `json:"image"`
-	// Python is the Python version ("3.11").
-	Python string `json:"python"`
-	// Packages are what pip installed, as "name==version".
-	Packages []string `json:"packages"`
-	// BuiltFrom are the base tree's declaration files it was built from.
-	BuiltFrom []string `json:"built_from"`
-	// Cached is true when the image existed already and nothing was built.
-	Cached bool `json:"cached"`
-	// BuildSeconds is how long this grade spent building it.
-	BuildSeconds float64 `json:"build_seconds"`
-	// IndexURL is the package index it was built from.
-	IndexURL string `json:"index_url,omitempty"`
-	// IgnoredChanges are declaration files the tree under test changed
-	// against the base: the grade used the base's environment regardless.
-	IgnoredChanges []string `json:"ignored_changes,omitempty"`
-	// Error says why the environment could not be built; the grade is
-	// then an error and graded nothing.
-	Error string `json:"error,omitempty"`
-}
-
-// Network values of a report.
-const (
-	// NetworkNone: the grade had no network at all.
-	NetworkNone = "none"
-	// NetworkMirror: the grade could read (GET, HEAD) the package index
-	// through the egress proxy, and nothing else.
-	NetworkMirror = "mirror"
-)
-
-// ErrorReport is the report of a grade that ran nothing, for reason: its
-// verdict is error; trust is what the grade would have had; output, for
-// the requester only, says what failed (a dependency build's pip output).
-func ErrorReport(trust Trust, reason, output string) *Report {
-	rep := &Report{Verdict: VerdictError, Trust: trust, Reasons: []string{reason}, Output: output, Sentinels: "none"}
-	rep.normalize()
-	return rep
-}
-
 // EnvironmentSource prepares the dependency environment of a grade
 // (grader/environment implements it).
 type EnvironmentSource interface {
@@ -100,7 +56,7 @@ type Prepared struct {
 	// Image and ImageID are the grader image built on the environment.
 	Image, ImageID string
 	// Environment is what the report says of it.
-	Environment *Environment
+	Environment *report.Environment
 	// ProxySocket is the read-only egress proxy's socket, for a mirror
 	// grade.
 	ProxySocket string
@@ -109,44 +65,4 @@ type Prepared struct {
 	// requester only, is the build's output.
 	Failure       string
 	FailureOutput string
-}
-
-// EnvironmentLine says in one line what a grade ran in, for the check run,
-// the card and the text report: "python 3.11 · image testfirst-env:…
-// (cached) · 2 packages: attrs==23.1, six==1.16 · built from
-// requirements.txt · network: none". Empty when the report has no
-// environment and no network.
-func EnvironmentLine(env *Environment, network string) string {
-	var parts []string
-	if env != nil {
-		parts = append(parts, "python "+env.Python)
-		img := "image " + env.Image
-		switch {
-		case env.Error != "":
-			img += " (not built)"
-		case env.Cached:
-			img += " (cached)"
-		default:
-			img += fmt.Sprintf(" (built in %.1fs)", env.BuildSeconds)
-		}
-		parts = append(parts, img)
-		switch n := len(env.Packages); {
-		case n == 0:
-			parts = append(parts, "no packages")
-		case n <= 10:
-			parts = append(parts, fmt.Sprintf("%d package(s): %s", n, strings.Join(env.Packages, ", ")))
-		default:
-			parts = append(parts, fmt.Sprintf("%d packages: %s, …", n, strings.Join(env.Packages[:10], ", ")))
-		}
-		if len(env.BuiltFrom) > 0 {
-			parts = append(parts, "built from "+strings.Join(env.BuiltFrom, ", ")+" of the base")
-		}
-		if len(env.IgnoredChanges) > 0 {
-			parts = append(parts, "changes to "+strings.Join(env.IgnoredChanges, ", ")+" not used")
-		}
-	}
-	if network != "" {
-		parts = append(parts, "network: "+network)
-	}
-	return strings.Join(parts, " · ")
 }

@@ -8,19 +8,12 @@ import (
 	"strings"
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
-)
-
-// Sentinel states in a Report.
-const (
-	SentinelsOK     = "ok"
-	SentinelsWrong  = "wrong"
-	SentinelsAbsent = "absent"
-	SentinelsNone   = "none"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // evaluation is what one run's evidence says about the hidden tests.
 type evaluation struct {
-	tests []TestResult
+	tests []report.TestResult
 	// problems are reasons the run cannot be trusted to say pass or fail:
 	// each one makes the verdict error.
 	problems []string
@@ -32,10 +25,10 @@ type evaluation struct {
 	sentinels string
 	// evidence is what the run showed about the runner itself (see
 	// runtimeEvidence), strongest first.
-	evidence []Evidence
+	evidence []report.Evidence
 	// cases holds each hidden test's results by its id without
 	// parametrization, in the order the runner reported them.
-	cases map[string][]TestResult
+	cases map[string][]report.TestResult
 	// importErrors holds what the runner printed of each hidden module
 	// the report says failed to import, by its file; missingFixtures the
 	// fixtures it printed as not found, by the hidden file that asked for
@@ -58,9 +51,9 @@ func (e *evaluation) allPassed(excused map[string]bool) bool {
 	passed := 0
 	for _, t := range e.tests {
 		switch {
-		case t.Outcome == OutcomePassed:
+		case t.Outcome == report.OutcomePassed:
 			passed++
-		case t.Outcome == OutcomeSkipped && excused[t.ID]:
+		case t.Outcome == report.OutcomeSkipped && excused[t.ID]:
 		default:
 			return false
 		}
@@ -73,7 +66,7 @@ func (e *evaluation) allPassed(excused map[string]bool) bool {
 func (e *evaluation) notPassed(excused map[string]bool) []string {
 	var ids []string
 	for _, t := range e.tests {
-		if t.Outcome != OutcomePassed && !(t.Outcome == OutcomeSkipped && excused[t.ID]) {
+		if t.Outcome != report.OutcomePassed && !(t.Outcome == report.OutcomeSkipped && excused[t.ID]) {
 			ids = append(ids, t.ID)
 		}
 	}
@@ -84,7 +77,7 @@ func (e *evaluation) notPassed(excused map[string]bool) []string {
 func (e *evaluation) skipped() []string {
 	var ids []string
 	for _, t := range e.tests {
-		if t.Outcome == OutcomeSkipped {
+		if t.Outcome == report.OutcomeSkipped {
 			ids = append(ids, t.ID)
 		}
 	}
@@ -143,7 +136,7 @@ func baseName(name string) string {
 // outcomes. It fails closed: evidence that is missing, malformed or
 // inconsistent becomes a problem, never a pass.
 func evaluatePytest(res *wrapper.Result) *evaluation {
-	ev := &evaluation{sentinels: SentinelsAbsent}
+	ev := &evaluation{sentinels: report.SentinelsAbsent}
 	if res.Error != "" && len(res.Runner) == 0 {
 		// The tests never ran: nothing else in the evidence means anything.
 		ev.problemf("%s", res.Error)
@@ -180,7 +173,7 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 	// pytest gives them, and by module for collection reports.
 	type slot struct {
 		exp     wrapper.ExpectedTest
-		results []TestResult
+		results []report.TestResult
 	}
 	slots := make([]*slot, len(res.Expected))
 	byKey := map[string]*slot{}
@@ -196,7 +189,7 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 	for _, s := range res.Sentinels {
 		sentinels[s.ClassName+"::"+s.Name] = s
 	}
-	sentinelSeen := map[string]Outcome{}
+	sentinelSeen := map[string]report.Outcome{}
 	// failedModules are the modules reported as a whole (they failed to
 	// import, or were skipped); casesOf counts the reported cases of each
 	// module's own tests.
@@ -210,11 +203,11 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 	// no test ran, the sentinels in those modules included.
 	onlyModuleSkips := len(cases) > 0
 	for _, c := range cases {
-		if c.Outcome == OutcomeFailed || c.Outcome == OutcomeError {
+		if c.Outcome == report.OutcomeFailed || c.Outcome == report.OutcomeError {
 			anyFailure = true
 		}
 		key := c.ClassName + "::" + baseName(c.Name)
-		if _, ok := byModule[c.Name]; !ok || c.ClassName != "" || c.Outcome != OutcomeSkipped {
+		if _, ok := byModule[c.Name]; !ok || c.ClassName != "" || c.Outcome != report.OutcomeSkipped {
 			onlyModuleSkips = false
 		}
 		if _, ok := sentinels[c.ClassName+"::"+c.Name]; ok {
@@ -234,20 +227,20 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 			}
 			reported[id] = true
 			casesOf[junitClass(s.exp.File, "")]++
-			s.results = append(s.results, TestResult{ID: id, Outcome: c.Outcome})
+			s.results = append(s.results, report.TestResult{ID: id, Outcome: c.Outcome})
 			continue
 		}
 		// A report about a whole module: it failed to import, or it was
 		// skipped as a whole. Every hidden test in it shares the outcome.
-		if mods, ok := byModule[c.Name]; ok && c.ClassName == "" && c.Outcome != OutcomePassed {
+		if mods, ok := byModule[c.Name]; ok && c.ClassName == "" && c.Outcome != report.OutcomePassed {
 			failedModules[c.Name] = true
-			onlyModuleSkips = onlyModuleSkips && c.Outcome == OutcomeSkipped
-			if c.Outcome == OutcomeError && len(mods) > 0 {
+			onlyModuleSkips = onlyModuleSkips && c.Outcome == report.OutcomeSkipped
+			if c.Outcome == report.OutcomeError && len(mods) > 0 {
 				importFailed = append(importFailed, mods[0].exp.File)
 			}
 			for _, s := range mods {
 				if len(s.results) == 0 {
-					s.results = append(s.results, TestResult{ID: testID(s.exp.File, s.exp.Class, s.exp.Name), Outcome: c.Outcome})
+					s.results = append(s.results, report.TestResult{ID: testID(s.exp.File, s.exp.Class, s.exp.Name), Outcome: c.Outcome})
 				}
 			}
 			continue
@@ -267,12 +260,12 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 		ev.problemf("the runner reported more than %d cases of %d hidden test(s)", maxCasesPerTest, len(tooMany))
 	}
 	var missing []string
-	ev.cases = map[string][]TestResult{}
+	ev.cases = map[string][]report.TestResult{}
 	for _, s := range slots {
 		if len(s.results) == 0 {
 			id := testID(s.exp.File, s.exp.Class, s.exp.Name)
 			missing = append(missing, id)
-			s.results = []TestResult{{ID: id, Outcome: OutcomeNotRun}}
+			s.results = []report.TestResult{{ID: id, Outcome: report.OutcomeNotRun}}
 		}
 		ev.tests = append(ev.tests, s.results...)
 		ev.cases[testID(s.exp.File, s.exp.Class, s.exp.Name)] = s.results
@@ -280,7 +273,7 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 	if len(missing) > 0 && err == nil {
 		ev.problemf("%d hidden test(s) missing from the runner's report, e.g. %s", len(missing), missing[0])
 	}
-	slices.SortFunc(ev.tests, func(a, b TestResult) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(ev.tests, func(a, b report.TestResult) int { return strings.Compare(a.ID, b.ID) })
 
 	// Sentinels: one must pass, one must fail. Either the other way round
 	// means the runner was bent.
@@ -289,13 +282,13 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 		ev.problemf("the wrapper reported no sentinel tests")
 	}
 	if len(res.Sentinels) > 0 && len(cases) > 0 {
-		ev.sentinels = SentinelsOK
+		ev.sentinels = report.SentinelsOK
 		checked := 0
 		for key, s := range sentinels {
 			got, ok := sentinelSeen[key]
-			want := OutcomeFailed
+			want := report.OutcomeFailed
 			if s.MustPass {
-				want = OutcomePassed
+				want = report.OutcomePassed
 			}
 			if !ok && failedModules[s.ClassName] && casesOf[s.ClassName] == 0 {
 				// The sentinel sits in a hidden module that failed to import
@@ -311,18 +304,18 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 				// sentinel is collected with its module, or its module is
 				// reported as a whole (above): a well-formed report
 				// without one was not written by an unbent runner.
-				ev.sentinels = SentinelsWrong
+				ev.sentinels = report.SentinelsWrong
 				ev.tampered = append(ev.tampered, "a sentinel test is missing from a well-formed runner report: the report was not the runner's own")
 			case !ok:
-				ev.sentinels = SentinelsAbsent
+				ev.sentinels = report.SentinelsAbsent
 				ev.problemf("a sentinel test is missing from the runner's report")
 			case got != want:
-				ev.sentinels = SentinelsWrong
+				ev.sentinels = report.SentinelsWrong
 				ev.tampered = append(ev.tampered, fmt.Sprintf("a sentinel test that must %s came out %s: the runner was bent", map[bool]string{true: "pass", false: "fail"}[s.MustPass], got))
 			}
 		}
 		if checked == 0 {
-			ev.sentinels = SentinelsAbsent
+			ev.sentinels = report.SentinelsAbsent
 		}
 		sentinelsChecked = checked
 	}
@@ -362,7 +355,7 @@ func pytestExit(code int) string {
 // outcomes: the tests of its JUnit report if it wrote one, else one test
 // named after the command that passed if it exited 0.
 func evaluateCommand(res *wrapper.Result) *evaluation {
-	ev := &evaluation{sentinels: SentinelsNone}
+	ev := &evaluation{sentinels: report.SentinelsNone}
 	if res.Error != "" {
 		ev.problemf("wrapper: %s", res.Error)
 	}
@@ -378,21 +371,21 @@ func evaluateCommand(res *wrapper.Result) *evaluation {
 			ev.problemf("%v", err)
 		}
 		for _, c := range cases {
-			ev.tests = append(ev.tests, TestResult{ID: strings.TrimPrefix(c.ClassName+"::"+c.Name, "::"), Outcome: c.Outcome})
+			ev.tests = append(ev.tests, report.TestResult{ID: strings.TrimPrefix(c.ClassName+"::"+c.Name, "::"), Outcome: c.Outcome})
 		}
-		if res.ExitCode != 0 && !res.TimedOut && err == nil && !slices.ContainsFunc(ev.tests, func(t TestResult) bool { return t.Outcome != OutcomePassed }) {
+		if res.ExitCode != 0 && !res.TimedOut && err == nil && !slices.ContainsFunc(ev.tests, func(t report.TestResult) bool { return t.Outcome != report.OutcomePassed }) {
 			ev.problemf("the command exited %d although its report shows no failure", res.ExitCode)
 		}
 		return ev
 	}
-	outcome := OutcomePassed
+	outcome := report.OutcomePassed
 	if res.ExitCode != 0 || res.TimedOut || res.Signal != "" {
-		outcome = OutcomeFailed
+		outcome = report.OutcomeFailed
 	}
 	name := "command"
 	if len(res.Runner) > 0 {
 		name = path.Base(res.Runner[0])
 	}
-	ev.tests = []TestResult{{ID: name, Outcome: outcome}}
+	ev.tests = []report.TestResult{{ID: name, Outcome: outcome}}
 	return ev
 }

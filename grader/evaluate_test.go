@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // The hidden tests of the evaluation fixtures, as the wrapper lists them.
@@ -111,18 +112,18 @@ func with(r *wrapper.Result, edits ...func(*wrapper.Result)) *wrapper.Result {
 }
 
 // honestTests are the outcomes of honestCases, sorted by id.
-var honestTests = []TestResult{
-	{ID: "tests/test_x.py::TestC::test_m", Outcome: OutcomePassed},
-	{ID: "tests/test_x.py::test_a", Outcome: OutcomePassed},
-	{ID: "tests/test_x.py::test_b", Outcome: OutcomeFailed},
-	{ID: "tests/test_x.py::test_p[1-2]", Outcome: OutcomePassed},
-	{ID: "tests/test_x.py::test_p[3-4]", Outcome: OutcomePassed},
-	{ID: "tests/test_y.py::test_c", Outcome: OutcomePassed},
+var honestTests = []report.TestResult{
+	{ID: "tests/test_x.py::TestC::test_m", Outcome: report.OutcomePassed},
+	{ID: "tests/test_x.py::test_a", Outcome: report.OutcomePassed},
+	{ID: "tests/test_x.py::test_b", Outcome: report.OutcomeFailed},
+	{ID: "tests/test_x.py::test_p[1-2]", Outcome: report.OutcomePassed},
+	{ID: "tests/test_x.py::test_p[3-4]", Outcome: report.OutcomePassed},
+	{ID: "tests/test_y.py::test_c", Outcome: report.OutcomePassed},
 }
 
 // replaceOutcome returns a copy of tests with the outcome of id set.
-func replaceOutcome(tests []TestResult, id string, o Outcome) []TestResult {
-	out := make([]TestResult, len(tests))
+func replaceOutcome(tests []report.TestResult, id string, o report.Outcome) []report.TestResult {
+	out := make([]report.TestResult, len(tests))
 	copy(out, tests)
 	for i := range out {
 		if out[i].ID == id {
@@ -134,8 +135,8 @@ func replaceOutcome(tests []TestResult, id string, o Outcome) []TestResult {
 
 // allOutcome is the five listed hidden tests (test_p unparametrized) with
 // tests/test_x.py's outcome set to x and tests/test_y.py's to y.
-func allOutcome(x, y Outcome) []TestResult {
-	return []TestResult{
+func allOutcome(x, y report.Outcome) []report.TestResult {
+	return []report.TestResult{
 		{ID: "tests/test_x.py::TestC::test_m", Outcome: x},
 		{ID: "tests/test_x.py::test_a", Outcome: x},
 		{ID: "tests/test_x.py::test_b", Outcome: x},
@@ -148,7 +149,7 @@ func allOutcome(x, y Outcome) []TestResult {
 // substrings of the evaluation's, one each, in order; tests is compared
 // whole unless skipTests.
 type evalWant struct {
-	tests     []TestResult
+	tests     []report.TestResult
 	skipTests bool
 	allPassed bool
 	problems  []string
@@ -197,21 +198,21 @@ func TestEvaluatePytest(t *testing.T) {
 		{
 			name: "honest run with one hidden failure",
 			res:  pytestRun(1, honestCases()...),
-			want: evalWant{tests: honestTests, sentinels: SentinelsOK},
+			want: evalWant{tests: honestTests, sentinels: report.SentinelsOK},
 		},
 		{
 			name: "every hidden test passes; the failing sentinel makes the exit 1",
 			res:  pytestRun(1, allPassCases()...),
 			want: evalWant{
-				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
+				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", report.OutcomePassed),
 				allPassed: true,
-				sentinels: SentinelsOK,
+				sentinels: report.SentinelsOK,
 			},
 		},
 		{
 			name: "exit 0 although the report shows failures",
 			res:  pytestRun(0, honestCases()...),
-			want: evalWant{tests: honestTests, sentinels: SentinelsOK, problems: []string{"exited 0 although its report shows failures"}},
+			want: evalWant{tests: honestTests, sentinels: report.SentinelsOK, problems: []string{"exited 0 although its report shows failures"}},
 		},
 		{
 			name: "exit 1 with no failure in the report",
@@ -219,36 +220,36 @@ func TestEvaluatePytest(t *testing.T) {
 				r.Sentinels = evalSentinels[:1]
 			}),
 			want: evalWant{
-				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
+				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", report.OutcomePassed),
 				allPassed: true,
-				sentinels: SentinelsOK,
+				sentinels: report.SentinelsOK,
 				problems:  []string{"exited 1 although its report shows no failure"},
 			},
 		},
 		{
 			name: "exit 2",
 			res:  pytestRun(2, honestCases()...),
-			want: evalWant{tests: honestTests, sentinels: SentinelsOK, problems: []string{"exited 2 (interrupted)"}},
+			want: evalWant{tests: honestTests, sentinels: report.SentinelsOK, problems: []string{"exited 2 (interrupted)"}},
 		},
 		{
 			name: "exit 3",
 			res:  pytestRun(3, honestCases()...),
-			want: evalWant{tests: honestTests, sentinels: SentinelsOK, problems: []string{"exited 3 (internal error)"}},
+			want: evalWant{tests: honestTests, sentinels: report.SentinelsOK, problems: []string{"exited 3 (internal error)"}},
 		},
 		{
 			name: "exit 4",
 			res:  pytestRun(4, honestCases()...),
-			want: evalWant{tests: honestTests, sentinels: SentinelsOK, problems: []string{"exited 4 (usage error)"}},
+			want: evalWant{tests: honestTests, sentinels: report.SentinelsOK, problems: []string{"exited 4 (usage error)"}},
 		},
 		{
 			name: "exit 5",
 			res:  pytestRun(5, honestCases()...),
-			want: evalWant{tests: honestTests, sentinels: SentinelsOK, problems: []string{"exited 5 (no tests collected)"}},
+			want: evalWant{tests: honestTests, sentinels: report.SentinelsOK, problems: []string{"exited 5 (no tests collected)"}},
 		},
 		{
 			name: "unknown exit status",
 			res:  pytestRun(70, honestCases()...),
-			want: evalWant{tests: honestTests, sentinels: SentinelsOK, problems: []string{"exited 70 (unknown exit status)"}},
+			want: evalWant{tests: honestTests, sentinels: report.SentinelsOK, problems: []string{"exited 70 (unknown exit status)"}},
 		},
 		{
 			name: "killed by a signal",
@@ -256,8 +257,8 @@ func TestEvaluatePytest(t *testing.T) {
 				r.Signal, r.JUnit = "SIGKILL", nil
 			}),
 			want: evalWant{
-				tests:     allOutcome(OutcomeNotRun, OutcomeNotRun),
-				sentinels: SentinelsAbsent,
+				tests:     allOutcome(report.OutcomeNotRun, report.OutcomeNotRun),
+				sentinels: report.SentinelsAbsent,
 				problems:  []string{"the runner was killed by SIGKILL", "the runner wrote no JUnit report"},
 			},
 		},
@@ -267,9 +268,9 @@ func TestEvaluatePytest(t *testing.T) {
 				r.Signal = "SIGSEGV"
 			}),
 			want: evalWant{
-				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
+				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", report.OutcomePassed),
 				allPassed: true,
-				sentinels: SentinelsOK,
+				sentinels: report.SentinelsOK,
 				problems:  []string{"the runner was killed by SIGSEGV"},
 			},
 		},
@@ -279,8 +280,8 @@ func TestEvaluatePytest(t *testing.T) {
 				r.TimedOut, r.Signal, r.Seconds, r.JUnit = true, "SIGKILL", 600, nil
 			}),
 			want: evalWant{
-				tests:     allOutcome(OutcomeNotRun, OutcomeNotRun),
-				sentinels: SentinelsAbsent,
+				tests:     allOutcome(report.OutcomeNotRun, report.OutcomeNotRun),
+				sentinels: report.SentinelsAbsent,
 				problems:  []string{"killed at its deadline after 600s", "wrote no JUnit report"},
 			},
 		},
@@ -288,8 +289,8 @@ func TestEvaluatePytest(t *testing.T) {
 			name: "JUnit report missing",
 			res:  with(pytestRun(1), func(r *wrapper.Result) { r.JUnit = nil }),
 			want: evalWant{
-				tests:     allOutcome(OutcomeNotRun, OutcomeNotRun),
-				sentinels: SentinelsAbsent,
+				tests:     allOutcome(report.OutcomeNotRun, report.OutcomeNotRun),
+				sentinels: report.SentinelsAbsent,
 				problems:  []string{"the runner wrote no JUnit report"},
 			},
 		},
@@ -299,8 +300,8 @@ func TestEvaluatePytest(t *testing.T) {
 				r.JUnit = r.JUnit[:len(r.JUnit)-30]
 			}),
 			want: evalWant{
-				tests:     allOutcome(OutcomeNotRun, OutcomeNotRun),
-				sentinels: SentinelsAbsent,
+				tests:     allOutcome(report.OutcomeNotRun, report.OutcomeNotRun),
+				sentinels: report.SentinelsAbsent,
 				problems:  []string{"truncated"},
 			},
 		},
@@ -310,8 +311,8 @@ func TestEvaluatePytest(t *testing.T) {
 				r.JUnit = append(r.JUnit, junitReport(allPassCases()...)...)
 			}),
 			want: evalWant{
-				tests:     allOutcome(OutcomeNotRun, OutcomeNotRun),
-				sentinels: SentinelsAbsent,
+				tests:     allOutcome(report.OutcomeNotRun, report.OutcomeNotRun),
+				sentinels: report.SentinelsAbsent,
 				problems:  []string{"more than one root element"},
 			},
 		},
@@ -319,9 +320,9 @@ func TestEvaluatePytest(t *testing.T) {
 			name: "JUnit report larger than the limit",
 			res:  with(pytestRun(1, allPassCases()...), func(r *wrapper.Result) { r.JUnitTruncated = true }),
 			want: evalWant{
-				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
+				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", report.OutcomePassed),
 				allPassed: true,
-				sentinels: SentinelsOK,
+				sentinels: report.SentinelsOK,
 				problems:  []string{"the JUnit report was larger than the limit and was cut"},
 			},
 		},
@@ -329,8 +330,8 @@ func TestEvaluatePytest(t *testing.T) {
 			name: "a hidden test missing from the report",
 			res:  pytestRun(1, without(allPassCases(), "test_a")...),
 			want: evalWant{
-				tests:     replaceOutcome(replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed), "tests/test_x.py::test_a", OutcomeNotRun),
-				sentinels: SentinelsOK,
+				tests:     replaceOutcome(replaceOutcome(honestTests, "tests/test_x.py::test_b", report.OutcomePassed), "tests/test_x.py::test_a", report.OutcomeNotRun),
+				sentinels: report.SentinelsOK,
 				problems:  []string{"1 hidden test(s) missing from the runner's report, e.g. tests/test_x.py::test_a"},
 			},
 		},
@@ -338,9 +339,9 @@ func TestEvaluatePytest(t *testing.T) {
 			name: "a testcase that is not a hidden test",
 			res:  pytestRun(1, append(allPassCases(), passedCase("tests.test_x", "test_extra"))...),
 			want: evalWant{
-				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
+				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", report.OutcomePassed),
 				allPassed: true,
-				sentinels: SentinelsOK,
+				sentinels: report.SentinelsOK,
 				problems:  []string{"reported 1 test(s) that are not hidden tests"},
 			},
 		},
@@ -348,9 +349,9 @@ func TestEvaluatePytest(t *testing.T) {
 			name: "a passed module-level testcase is not a hidden test",
 			res:  pytestRun(1, append(allPassCases(), passedCase("", "tests.test_x"))...),
 			want: evalWant{
-				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
+				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", report.OutcomePassed),
 				allPassed: true,
-				sentinels: SentinelsOK,
+				sentinels: report.SentinelsOK,
 				problems:  []string{"not hidden tests"},
 			},
 		},
@@ -362,7 +363,7 @@ func TestEvaluatePytest(t *testing.T) {
 				passedCase(evalSentinelModule, evalSentinelPass),
 				failedCase(evalSentinelModule, evalSentinelFail),
 			),
-			want: evalWant{tests: allOutcome(OutcomeError, OutcomePassed), sentinels: SentinelsOK},
+			want: evalWant{tests: allOutcome(report.OutcomeError, report.OutcomePassed), sentinels: report.SentinelsOK},
 		},
 		{
 			name: "module-level skip",
@@ -372,16 +373,16 @@ func TestEvaluatePytest(t *testing.T) {
 				passedCase(evalSentinelModule, evalSentinelPass),
 				failedCase(evalSentinelModule, evalSentinelFail),
 			),
-			want: evalWant{tests: allOutcome(OutcomeSkipped, OutcomePassed), sentinels: SentinelsOK},
+			want: evalWant{tests: allOutcome(report.OutcomeSkipped, report.OutcomePassed), sentinels: report.SentinelsOK},
 		},
 		{
 			name: "must-fail sentinel came out passed",
 			res: pytestRun(0, append(without(allPassCases(), evalSentinelFail),
 				passedCase(evalSentinelModule, evalSentinelFail))...),
 			want: evalWant{
-				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
+				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", report.OutcomePassed),
 				allPassed: true,
-				sentinels: SentinelsWrong,
+				sentinels: report.SentinelsWrong,
 				tampered:  []string{"a sentinel test that must fail came out passed"},
 			},
 		},
@@ -390,9 +391,9 @@ func TestEvaluatePytest(t *testing.T) {
 			res: pytestRun(1, append(without(allPassCases(), evalSentinelPass),
 				failedCase(evalSentinelModule, evalSentinelPass))...),
 			want: evalWant{
-				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
+				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", report.OutcomePassed),
 				allPassed: true,
-				sentinels: SentinelsWrong,
+				sentinels: report.SentinelsWrong,
 				tampered:  []string{"a sentinel test that must pass came out failed"},
 			},
 		},
@@ -400,16 +401,16 @@ func TestEvaluatePytest(t *testing.T) {
 			name: "sentinel missing from the report",
 			res:  pytestRun(1, without(allPassCases(), evalSentinelPass)...),
 			want: evalWant{
-				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
+				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", report.OutcomePassed),
 				allPassed: true,
-				sentinels: SentinelsWrong,
+				sentinels: report.SentinelsWrong,
 				tampered:  []string{"a sentinel test is missing from a well-formed runner report"},
 			},
 		},
 		{
 			name: "wrapper error before the run",
 			res:  &wrapper.Result{Error: "read input archive: unexpected EOF"},
-			want: evalWant{sentinels: SentinelsAbsent, problems: []string{"read input archive: unexpected EOF"}},
+			want: evalWant{sentinels: report.SentinelsAbsent, problems: []string{"read input archive: unexpected EOF"}},
 		},
 		{
 			name: "wrapper error after the run",
@@ -417,9 +418,9 @@ func TestEvaluatePytest(t *testing.T) {
 				r.Error = "kill leftover processes: permission denied"
 			}),
 			want: evalWant{
-				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
+				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", report.OutcomePassed),
 				allPassed: true,
-				sentinels: SentinelsOK,
+				sentinels: report.SentinelsOK,
 				problems:  []string{"wrapper: kill leftover processes: permission denied"},
 			},
 		},
@@ -429,9 +430,9 @@ func TestEvaluatePytest(t *testing.T) {
 				r.ListError = `hidden tests do not parse: ["tests/test_z.py: invalid syntax"]`
 			}),
 			want: evalWant{
-				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", OutcomePassed),
+				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", report.OutcomePassed),
 				allPassed: true,
-				sentinels: SentinelsOK,
+				sentinels: report.SentinelsOK,
 				problems:  []string{"hidden tests do not parse"},
 			},
 		},
@@ -439,12 +440,12 @@ func TestEvaluatePytest(t *testing.T) {
 			name: "no hidden tests",
 			res: with(pytestRun(1, passedCase(evalSentinelModule, evalSentinelPass), failedCase(evalSentinelModule, evalSentinelFail)),
 				func(r *wrapper.Result) { r.Expected = nil }),
-			want: evalWant{sentinels: SentinelsOK, problems: []string{"no hidden tests found"}},
+			want: evalWant{sentinels: report.SentinelsOK, problems: []string{"no hidden tests found"}},
 		},
 		{
 			name: "processes outlived the runner",
 			res:  with(pytestRun(1, honestCases()...), func(r *wrapper.Result) { r.Leftovers = 3 }),
-			want: evalWant{tests: honestTests, sentinels: SentinelsOK, notes: []string{"3 process(es) of the code under test outlived the runner"}},
+			want: evalWant{tests: honestTests, sentinels: report.SentinelsOK, notes: []string{"3 process(es) of the code under test outlived the runner"}},
 		},
 	}
 	for _, tt := range tests {
@@ -471,7 +472,7 @@ func TestEvaluatePytestNoSentinels(t *testing.T) {
 func TestEvaluatePytestSkippedSentinel(t *testing.T) {
 	res := pytestRun(1, append(without(honestCases(), evalSentinelFail), skippedCase(evalSentinelModule, evalSentinelFail))...)
 	ev := evaluatePytest(res)
-	if ev.sentinels == SentinelsOK {
+	if ev.sentinels == report.SentinelsOK {
 		t.Errorf("sentinels = %q for a must-fail sentinel that was skipped", ev.sentinels)
 	}
 }
@@ -485,30 +486,30 @@ func TestEvaluateCommand(t *testing.T) {
 		{
 			name: "exit 0 without a report",
 			res:  &wrapper.Result{Runner: []string{"/usr/bin/make", "test"}},
-			want: evalWant{tests: []TestResult{{ID: "make", Outcome: OutcomePassed}}, allPassed: true, sentinels: SentinelsNone},
+			want: evalWant{tests: []report.TestResult{{ID: "make", Outcome: report.OutcomePassed}}, allPassed: true, sentinels: report.SentinelsNone},
 		},
 		{
 			name: "exit 3 without a report",
 			res:  &wrapper.Result{Runner: []string{"/usr/bin/make", "test"}, ExitCode: 3},
-			want: evalWant{tests: []TestResult{{ID: "make", Outcome: OutcomeFailed}}, sentinels: SentinelsNone},
+			want: evalWant{tests: []report.TestResult{{ID: "make", Outcome: report.OutcomeFailed}}, sentinels: report.SentinelsNone},
 		},
 		{
 			name: "killed by a signal without a report",
 			res:  &wrapper.Result{Runner: []string{"/usr/bin/make"}, ExitCode: -1, Signal: "SIGKILL"},
-			want: evalWant{tests: []TestResult{{ID: "make", Outcome: OutcomeFailed}}, sentinels: SentinelsNone},
+			want: evalWant{tests: []report.TestResult{{ID: "make", Outcome: report.OutcomeFailed}}, sentinels: report.SentinelsNone},
 		},
 		{
 			name: "timed out without a report",
 			res:  &wrapper.Result{Runner: []string{"/usr/bin/make"}, ExitCode: -1, Signal: "SIGKILL", TimedOut: true, Seconds: 30},
-			want: evalWant{tests: []TestResult{{ID: "make", Outcome: OutcomeFailed}}, sentinels: SentinelsNone, problems: []string{"killed at its deadline after 30s"}},
+			want: evalWant{tests: []report.TestResult{{ID: "make", Outcome: report.OutcomeFailed}}, sentinels: report.SentinelsNone, problems: []string{"killed at its deadline after 30s"}},
 		},
 		{
 			name: "no runner",
 			res:  &wrapper.Result{Error: "test command: exec: \"mk\": executable file not found in $PATH"},
 			want: evalWant{
-				tests:     []TestResult{{ID: "command", Outcome: OutcomePassed}},
+				tests:     []report.TestResult{{ID: "command", Outcome: report.OutcomePassed}},
 				allPassed: true,
-				sentinels: SentinelsNone,
+				sentinels: report.SentinelsNone,
 				problems:  []string{"wrapper: test command"},
 			},
 		},
@@ -520,12 +521,12 @@ func TestEvaluateCommand(t *testing.T) {
 				JUnit:    junitReport(passedCase("pkg.mod", "test_a"), failedCase("pkg.mod", "test_b"), skippedCase("", "test_c")),
 			},
 			want: evalWant{
-				tests: []TestResult{
-					{ID: "pkg.mod::test_a", Outcome: OutcomePassed},
-					{ID: "pkg.mod::test_b", Outcome: OutcomeFailed},
-					{ID: "test_c", Outcome: OutcomeSkipped},
+				tests: []report.TestResult{
+					{ID: "pkg.mod::test_a", Outcome: report.OutcomePassed},
+					{ID: "pkg.mod::test_b", Outcome: report.OutcomeFailed},
+					{ID: "test_c", Outcome: report.OutcomeSkipped},
 				},
-				sentinels: SentinelsNone,
+				sentinels: report.SentinelsNone,
 			},
 		},
 		{
@@ -536,16 +537,16 @@ func TestEvaluateCommand(t *testing.T) {
 				JUnit:    junitReport(passedCase("pkg.mod", "test_a")),
 			},
 			want: evalWant{
-				tests:     []TestResult{{ID: "pkg.mod::test_a", Outcome: OutcomePassed}},
+				tests:     []report.TestResult{{ID: "pkg.mod::test_a", Outcome: report.OutcomePassed}},
 				allPassed: true,
-				sentinels: SentinelsNone,
+				sentinels: report.SentinelsNone,
 				problems:  []string{"the command exited 2 although its report shows no failure"},
 			},
 		},
 		{
 			name: "a malformed JUnit report",
 			res:  &wrapper.Result{Runner: []string{"/usr/bin/make"}, JUnit: []byte(`<testsuite><testcase name="a">`)},
-			want: evalWant{sentinels: SentinelsNone, problems: []string{"truncated"}},
+			want: evalWant{sentinels: report.SentinelsNone, problems: []string{"truncated"}},
 		},
 	}
 	for _, tt := range tests {
@@ -639,28 +640,28 @@ func TestEvaluateHostedSentinels(t *testing.T) {
 			res: hosted(1, passedCase("tests.test_x", "test_a"), passedCase("tests.test_x", "test_b"), passedCase("tests.test_x", "test_p"),
 				passedCase("tests.test_x.TestC", "test_m"), passedCase("tests.test_y", "test_c"),
 				passedCase("tests.test_x", "test_a_b"), failedCase("tests.test_x", "test_b_a")),
-			want: evalWant{tests: allOutcome(OutcomePassed, OutcomePassed), allPassed: true, sentinels: SentinelsOK},
+			want: evalWant{tests: allOutcome(report.OutcomePassed, report.OutcomePassed), allPassed: true, sentinels: report.SentinelsOK},
 		},
 		{
 			name: "the host module does not import",
 			res:  hosted(1, errorCase("", "tests.test_x"), passedCase("tests.test_y", "test_c")),
-			want: evalWant{tests: allOutcome(OutcomeError, OutcomePassed), sentinels: SentinelsAbsent},
+			want: evalWant{tests: allOutcome(report.OutcomeError, report.OutcomePassed), sentinels: report.SentinelsAbsent},
 		},
 		{
 			name: "every hidden module skipped as a whole",
 			res:  hosted(5, skippedCase("", "tests.test_x"), skippedCase("", "tests.test_y")),
-			want: evalWant{tests: allOutcome(OutcomeSkipped, OutcomeSkipped), sentinels: SentinelsAbsent},
+			want: evalWant{tests: allOutcome(report.OutcomeSkipped, report.OutcomeSkipped), sentinels: report.SentinelsAbsent},
 		},
 		{
 			name: "exit 5 with a test that ran",
 			res:  hosted(5, skippedCase("", "tests.test_x"), passedCase("tests.test_y", "test_c")),
-			want: evalWant{tests: allOutcome(OutcomeSkipped, OutcomePassed), sentinels: SentinelsAbsent, problems: []string{"exited 5 (no tests collected)"}},
+			want: evalWant{tests: allOutcome(report.OutcomeSkipped, report.OutcomePassed), sentinels: report.SentinelsAbsent, problems: []string{"exited 5 (no tests collected)"}},
 		},
 		{
 			name: "a forged collection error beside passing tests of the module",
 			res: hosted(1, passedCase("tests.test_x", "test_a"), passedCase("tests.test_x", "test_b"), passedCase("tests.test_x", "test_p"),
 				passedCase("tests.test_x.TestC", "test_m"), passedCase("tests.test_y", "test_c"), errorCase("", "tests.test_x")),
-			want: evalWant{tests: allOutcome(OutcomePassed, OutcomePassed), allPassed: true, sentinels: SentinelsWrong,
+			want: evalWant{tests: allOutcome(report.OutcomePassed, report.OutcomePassed), allPassed: true, sentinels: report.SentinelsWrong,
 				tampered: []string{"a sentinel test is missing", "a sentinel test is missing"}},
 		},
 		{
@@ -668,7 +669,7 @@ func TestEvaluateHostedSentinels(t *testing.T) {
 			res: hosted(0, passedCase("tests.test_x", "test_a"), passedCase("tests.test_x", "test_b"), passedCase("tests.test_x", "test_p"),
 				passedCase("tests.test_x.TestC", "test_m"), passedCase("tests.test_y", "test_c"),
 				passedCase("tests.test_x", "test_a_b"), passedCase("tests.test_x", "test_b_a")),
-			want: evalWant{tests: allOutcome(OutcomePassed, OutcomePassed), allPassed: true, sentinels: SentinelsWrong,
+			want: evalWant{tests: allOutcome(report.OutcomePassed, report.OutcomePassed), allPassed: true, sentinels: report.SentinelsWrong,
 				tampered: []string{"a sentinel test that must fail came out passed"}},
 		},
 	}

@@ -6,13 +6,8 @@ import (
 	"strings"
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/report"
 )
-
-// OutcomeFlaky is a hidden test that did not pass in a grade's run and
-// passed when it was run again alone. It counts against the grade like a
-// failure: an implementation that passes only sometimes must not read as
-// one that passes.
-const OutcomeFlaky Outcome = "flaky"
 
 // maxRerun bounds the failing hidden test functions a grade runs again: a
 // run where more fail is a failing implementation, not a flaky test, and
@@ -44,7 +39,7 @@ func failingFunctions(ev *evaluation) []string {
 			// collect it, and the rerun would report nothing at all.
 			continue
 		}
-		if t.Outcome == OutcomeFailed || t.Outcome == OutcomeError {
+		if t.Outcome == report.OutcomeFailed || t.Outcome == report.OutcomeError {
 			if id := functionID(t.ID); !slices.Contains(ids, id) {
 				ids = append(ids, id)
 			}
@@ -87,14 +82,14 @@ func applyRerun(first, second *evaluation) int {
 		first.notes = append(first.notes, "the rerun of the failing tests could not be judged: "+strings.Join(second.problems, "; "))
 		return 0
 	}
-	again := map[string]Outcome{}
+	again := map[string]report.Outcome{}
 	for _, t := range second.tests {
 		again[t.ID] = t.Outcome
 	}
 	n := 0
 	for i, t := range first.tests {
-		if (t.Outcome == OutcomeFailed || t.Outcome == OutcomeError) && again[t.ID] == OutcomePassed {
-			first.tests[i].Outcome = OutcomeFlaky
+		if (t.Outcome == report.OutcomeFailed || t.Outcome == report.OutcomeError) && again[t.ID] == report.OutcomePassed {
+			first.tests[i].Outcome = report.OutcomeFlaky
 			n++
 		}
 	}
@@ -118,7 +113,7 @@ func flakyBetween(a, b *run) []string {
 			return nil
 		}
 	}
-	other := map[string]Outcome{}
+	other := map[string]report.Outcome{}
 	for _, t := range b.ev.tests {
 		other[t.ID] = t.Outcome
 	}

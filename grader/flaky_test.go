@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 )
 
@@ -49,22 +50,22 @@ func TestGradeRerunsFailingTests(t *testing.T) {
 	tests := []struct {
 		name    string
 		rerun   func(ids []string) *wrapper.Result
-		want    Verdict
-		outcome Outcome
+		want    report.Verdict
+		outcome report.Outcome
 		reasons []string
 	}{
 		{
 			name:    "passes alone: flaky, still not a pass",
 			rerun:   func(ids []string) *wrapper.Result { return selectedRun(ids) },
-			want:    VerdictFail,
-			outcome: OutcomeFlaky,
+			want:    report.VerdictFail,
+			outcome: report.OutcomeFlaky,
 			reasons: []string{"1 of 3 hidden tests did not pass", "1 hidden test(s) failed, then passed when run again alone: flaky"},
 		},
 		{
 			name:    "fails again: failed",
 			rerun:   func(ids []string) *wrapper.Result { return selectedRun(ids, "test_b") },
-			want:    VerdictFail,
-			outcome: OutcomeFailed,
+			want:    report.VerdictFail,
+			outcome: report.OutcomeFailed,
 			reasons: []string{"1 of 3 hidden tests did not pass"},
 		},
 		{
@@ -75,8 +76,8 @@ func TestGradeRerunsFailingTests(t *testing.T) {
 				r.ExitCode = 0
 				return r
 			},
-			want:    VerdictTampered,
-			outcome: OutcomeFailed,
+			want:    report.VerdictTampered,
+			outcome: report.OutcomeFailed,
 			reasons: []string{"rerun of the failing tests: a sentinel test that must fail came out passed"},
 		},
 		{
@@ -86,8 +87,8 @@ func TestGradeRerunsFailingTests(t *testing.T) {
 				r.JUnit = nil
 				return r
 			},
-			want:    VerdictFail,
-			outcome: OutcomeFailed,
+			want:    report.VerdictFail,
+			outcome: report.OutcomeFailed,
 			reasons: []string{"1 of 3 hidden tests did not pass", "the rerun of the failing tests could not be judged"},
 		},
 	}
@@ -102,7 +103,7 @@ func TestGradeRerunsFailingTests(t *testing.T) {
 				t.Errorf("verdict %s, want %s (%q)", rep.Verdict, tt.want, rep.Reasons)
 			}
 			checkMessages(t, "reasons", rep.Reasons, tt.reasons)
-			var got Outcome
+			var got report.Outcome
 			for _, r := range rep.Tests {
 				if r.ID == "tests/test_x.py::test_b" {
 					got = r.Outcome
@@ -111,7 +112,7 @@ func TestGradeRerunsFailingTests(t *testing.T) {
 			if got != tt.outcome {
 				t.Errorf("test_b came out %s, want %s", got, tt.outcome)
 			}
-			if tt.outcome == OutcomeFlaky && (rep.Counts.Flaky != 1 || rep.Counts.Passed != 2) {
+			if tt.outcome == report.OutcomeFlaky && (rep.Counts.Flaky != 1 || rep.Counts.Passed != 2) {
 				t.Errorf("counts %+v, want 2 passed and 1 flaky", rep.Counts)
 			}
 			var selects [][]string

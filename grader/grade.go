@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/tree"
 )
@@ -173,7 +174,7 @@ const (
 // does ends in a report, never an error. With WithEnvironments, the grade
 // runs in the environment prepared for it, and one that cannot be built is
 // a report with verdict error that graded nothing.
-func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
+func (g *Grader) Grade(ctx context.Context, req Request) (*report.Report, error) {
 	stage := func(s Stage) {
 		if req.Stage != nil {
 			req.Stage(s)
@@ -198,14 +199,14 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 		return nil, fmt.Errorf("grade: environment: %w", err)
 	}
 	if p.Failure != "" {
-		rep := ErrorReport(trustOf(req), p.Failure, p.FailureOutput)
-		rep.Environment, rep.Network, rep.Settings = p.Environment, NetworkNone, settingsOf(req)
+		rep := report.ErrorReport(trustOf(req), p.Failure, p.FailureOutput)
+		rep.Environment, rep.Network, rep.Settings = p.Environment, report.NetworkNone, settingsOf(req)
 		rep.Runtime = g.runtimeName()
 		if req.Mirror {
-			rep.Network = NetworkMirror
+			rep.Network = report.NetworkMirror
 		}
 		rep.RepoDigest, rep.TestsDigest = req.Repo.Digest(), cmp.Or(req.TestsDigest, req.Hidden.Digest())
-		rep.normalize()
+		rep.Normalize()
 		return rep, nil
 	}
 	req.proxySocket = p.ProxySocket
@@ -219,23 +220,23 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*Report, error) {
 	if env := rep.Environment; env != nil && len(env.IgnoredChanges) > 0 {
 		rep.Reasons = append(rep.Reasons, fmt.Sprintf("the pull request changes %s: graded with the base's environment", strings.Join(env.IgnoredChanges, ", ")))
 	}
-	rep.normalize()
+	rep.Normalize()
 	return rep, nil
 }
 
 // trustOf is the trust a grade of req has when it runs as asked.
-func trustOf(req Request) Trust {
+func trustOf(req Request) report.Trust {
 	switch {
 	case req.Command != nil:
-		return TrustLow
+		return report.TrustLow
 	case req.NoUIDSplit:
-		return TrustBestEffort
+		return report.TrustBestEffort
 	}
-	return TrustIsolated
+	return report.TrustIsolated
 }
 
 // grade grades req in g's image.
-func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
+func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error) {
 	began := time.Now()
 	if req.Repo == nil || req.Hidden == nil {
 		return nil, errors.New("grade: a repo tree and hidden tests are required")
@@ -264,17 +265,17 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 	// request's time, nor the first run the rerun's. The engine calls that
 	// kill, read and remove a sandbox get engineGrace past its budget.
 	canaries := Canaries(req.Hidden)
-	rep := &Report{
+	rep := &report.Report{
 		Settings:      settingsOf(req),
 		Image:         g.imageID,
 		Runtime:       g.runtimeName(),
 		TestsDigest:   cmp.Or(req.TestsDigest, req.Hidden.Digest()),
 		RepoDigest:    req.Repo.Digest(),
 		Contamination: ScanTree(req.Repo, canaries),
-		Network:       NetworkNone,
+		Network:       report.NetworkNone,
 	}
 	if req.proxySocket != "" {
-		rep.Network = NetworkMirror
+		rep.Network = report.NetworkMirror
 	}
 	rep.TamperSignals, rep.TamperContext = RankTamperSignals(TamperSignals(req.Repo, req.Hidden), req.Base, req.Repo)
 	if req.Base != nil {
@@ -361,7 +362,7 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 		}
 	}
 	rep.Tests = pr.tests
-	rep.Counts = count(pr.tests)
+	rep.Counts = report.CountsOf(pr.tests)
 	rep.Failed = pr.notPassed(excused)
 	for _, id := range pr.skipped() {
 		if excused[id] {
@@ -376,7 +377,7 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 	if names := CaseNames(prRun.res.Expected); len(names) > 0 {
 		rep.CaseNames = names
 	}
-	rep.Isolation = Isolation{
+	rep.Isolation = report.Isolation{
 		UIDSplit:   prRun.res.Isolation.Proven,
 		UID:        prRun.res.Isolation.UID,
 		GID:        prRun.res.Isolation.GID,
@@ -388,7 +389,7 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 		DirsSealed: prRun.res.Isolation.DirsSealed,
 	}
 	for _, d := range prRun.res.Isolation.Dirs {
-		rep.Isolation.Dirs = append(rep.Isolation.Dirs, DirState(d))
+		rep.Isolation.Dirs = append(rep.Isolation.Dirs, report.DirState(d))
 	}
 	rep.Contamination = append(rep.Contamination, runSightings(canaries, prRun.res)...)
 	if prRun.rerun != nil {
@@ -399,28 +400,28 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 
 	switch {
 	case req.Command != nil:
-		rep.Trust = TrustLow
+		rep.Trust = report.TrustLow
 	case rep.Isolation.UIDSplit && rep.Isolation.DirsSealed && !req.NoUIDSplit:
-		rep.Trust = TrustIsolated
+		rep.Trust = report.TrustIsolated
 	default:
-		rep.Trust = TrustBestEffort
+		rep.Trust = report.TrustBestEffort
 	}
 
 	var invalid, problems []string
 	if baseRun != nil {
 		bc := *baseRun.ev // a copy: the base run may be the tree's own
 		b := &bc
-		rep.BaseCheck = &BaseCheck{Counts: count(b.tests)}
+		rep.BaseCheck = &report.BaseCheck{Counts: report.CountsOf(b.tests)}
 		switch {
 		case baseCrash != "":
 			rep.BaseCheck.Note = baseCrash + ": every hidden test counts as failing on the base"
-			rep.BaseCheck.Counts = Counts{}
+			rep.BaseCheck.Counts = report.Counts{}
 		default:
 			b.tampered = append(b.tampered, describeStrong(b.evidence)...)
 			rep.BaseCheck.AllPass = b.allPassed(excused) && len(b.problems) == 0 && len(b.tampered) == 0
 			rep.BaseCheck.Skipped = b.skipped()
 			for _, t := range b.tests {
-				if t.Outcome == OutcomePassed {
+				if t.Outcome == report.OutcomePassed {
 					rep.BaseCheck.GuardTests = append(rep.BaseCheck.GuardTests, t.ID)
 				}
 			}
@@ -436,7 +437,7 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 			invalid = append(invalid, "every hidden test already passes on the base tree")
 		case rep.BaseCheck.AllPass:
 			invalid = append(invalid, fmt.Sprintf("every hidden test passes or skips on the base tree (%d skip there and with the reference): none can tell a fix from no change", len(rep.BaseCheck.Skipped)))
-		case len(b.tests) > 0 && baseCrash == "" && !slices.ContainsFunc(b.tests, func(t TestResult) bool { return !excused[t.ID] }):
+		case len(b.tests) > 0 && baseCrash == "" && !slices.ContainsFunc(b.tests, func(t report.TestResult) bool { return !excused[t.ID] }):
 			// Every test skips on the base (and with the reference): a
 			// tree that changes nothing skips them too.
 			invalid = append(invalid, "every hidden test skips on the base tree: none can tell a fix from no change")
@@ -455,7 +456,7 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 	if refRun != nil {
 		r := refRun.ev
 		r.tampered = append(r.tampered, describeStrong(r.evidence)...)
-		rep.ReferenceCheck = &ReferenceCheck{Counts: count(r.tests), Failed: r.notPassed(excused), Skipped: r.skipped(), AllPass: r.allPassed(excused) && len(r.problems) == 0 && len(r.tampered) == 0}
+		rep.ReferenceCheck = &report.ReferenceCheck{Counts: report.CountsOf(r.tests), Failed: r.notPassed(excused), Skipped: r.skipped(), AllPass: r.allPassed(excused) && len(r.problems) == 0 && len(r.tampered) == 0}
 		if errs := slices.Concat(r.tampered, r.problems); len(errs) > 0 {
 			// The reference run could not be judged: that says nothing
 			// about the task, only that the grade cannot be trusted.
@@ -508,11 +509,11 @@ func (g *Grader) grade(ctx context.Context, req Request) (*Report, error) {
 		rep.Reasons = append(rep.Reasons, flakyReason(prRun.flaky))
 	}
 	rep.Reasons = append(rep.Reasons, pr.notes...)
-	if note := twinsNote(rep.Twins); note != "" {
+	if note := report.TwinsNote(rep.Twins); note != "" {
 		rep.Reasons = append(rep.Reasons, note)
 	}
 	rep.DurationSeconds = time.Since(began).Seconds()
-	rep.normalize()
+	rep.Normalize()
 	return rep, nil
 }
 
@@ -639,97 +640,27 @@ func lastLine(s string) string {
 }
 
 // runSightings are the canaries a run printed or wrote into its report.
-func runSightings(cs []Canary, res *wrapper.Result) []CanarySighting {
+func runSightings(cs []Canary, res *wrapper.Result) []report.CanarySighting {
 	return append(canarySightings(cs, res.CanariesSeen, "output"), ScanBytes("junit", res.JUnit, cs)...)
 }
 
 // canarySightings maps seen tokens back to their hidden files.
-func canarySightings(cs []Canary, tokens []string, where string) []CanarySighting {
-	var out []CanarySighting
+func canarySightings(cs []Canary, tokens []string, where string) []report.CanarySighting {
+	var out []report.CanarySighting
 	for _, c := range cs {
 		if slices.Contains(tokens, c.Token) {
-			out = append(out, CanarySighting{HiddenFile: c.HiddenFile, Where: where})
+			out = append(out, report.CanarySighting{HiddenFile: c.HiddenFile, Where: where})
 		}
 	}
 	return out
-}
-
-func count(tests []TestResult) Counts {
-	c := Counts{Total: len(tests)}
-	for _, t := range tests {
-		switch t.Outcome {
-		case OutcomePassed:
-			c.Passed++
-		case OutcomeFailed:
-			c.Failed++
-		case OutcomeSkipped:
-			c.Skipped++
-		case OutcomeFlaky:
-			c.Flaky++
-		default:
-			c.Errors++
-		}
-	}
-	return c
-}
-
-// normalize makes every list field an empty list rather than null, so the
-// JSON contract never changes shape.
-func (r *Report) normalize() {
-	nonNil := func(s *[]string) {
-		if *s == nil {
-			*s = []string{}
-		}
-	}
-	nonNil(&r.Reasons)
-	nonNil(&r.Failed)
-	nonNil(&r.TouchedTests)
-	nonNil(&r.SkippedOnBase)
-	nonNil(&r.Runner)
-	if r.Environment != nil {
-		nonNil(&r.Environment.Packages)
-		nonNil(&r.Environment.BuiltFrom)
-	}
-	if r.Tests == nil {
-		r.Tests = []TestResult{}
-	}
-	if r.Isolation.Dirs == nil {
-		r.Isolation.Dirs = []DirState{}
-	}
-	if r.TamperSignals == nil {
-		r.TamperSignals = []TamperSignal{}
-	}
-	if r.TamperContext == nil {
-		r.TamperContext = []TamperSignal{}
-	}
-	if r.Contamination == nil {
-		r.Contamination = []CanarySighting{}
-	}
-	if r.Evidence == nil {
-		r.Evidence = []Evidence{}
-	}
-	for i := range r.Evidence {
-		nonNil(&r.Evidence[i].Examples)
-	}
-	if r.BaseCheck != nil {
-		nonNil(&r.BaseCheck.GuardTests)
-		nonNil(&r.BaseCheck.Flaky)
-		nonNil(&r.BaseCheck.Skipped)
-		nonNil(&r.BaseCheck.Broken)
-	}
-	if r.ReferenceCheck != nil {
-		nonNil(&r.ReferenceCheck.Failed)
-		nonNil(&r.ReferenceCheck.Skipped)
-	}
-	r.Twins.normalize()
 }
 
 // verdictInputs is what a verdict is decided from.
 type verdictInputs struct {
 	invalid      []string // why the task itself is invalid
 	tampered     []string // why the runner was bent (sentinels, report checks)
-	evidence     []Evidence
-	contaminated []CanarySighting
+	evidence     []report.Evidence
+	contaminated []report.CanarySighting
 	problems     []string // why the run cannot say pass or fail
 	failed       int
 	total        int
@@ -740,28 +671,28 @@ type verdictInputs struct {
 // task, then a bent runner (wrong sentinels or strong evidence), then
 // contamination, then a run that could not be judged, then the outcomes.
 // Weak evidence never changes the verdict; it is counted in the reasons.
-func judge(in verdictInputs) (Verdict, []string) {
-	var v Verdict
+func judge(in verdictInputs) (report.Verdict, []string) {
+	var v report.Verdict
 	var reasons []string
 	switch {
 	case len(in.invalid) > 0:
-		v, reasons = VerdictInvalidTask, slices.Clone(in.invalid)
-	case len(in.tampered) > 0 || StrongSignals(in.evidence) > 0:
-		v, reasons = VerdictTampered, slices.Clone(in.tampered)
+		v, reasons = report.VerdictInvalidTask, slices.Clone(in.invalid)
+	case len(in.tampered) > 0 || report.StrongSignals(in.evidence) > 0:
+		v, reasons = report.VerdictTampered, slices.Clone(in.tampered)
 		reasons = append(reasons, describeStrong(in.evidence)...)
 	case len(in.contaminated) > 0:
-		v = VerdictContaminated
+		v = report.VerdictContaminated
 		for _, s := range in.contaminated {
 			reasons = append(reasons, fmt.Sprintf("the canary of %s appears in %s", s.HiddenFile, s.Where))
 		}
 	case len(in.problems) > 0:
-		v, reasons = VerdictError, slices.Clone(in.problems)
+		v, reasons = report.VerdictError, slices.Clone(in.problems)
 	case !in.allPassed:
-		v, reasons = VerdictFail, []string{fmt.Sprintf("%d of %d hidden tests did not pass", in.failed, in.total)}
+		v, reasons = report.VerdictFail, []string{fmt.Sprintf("%d of %d hidden tests did not pass", in.failed, in.total)}
 	default:
-		v, reasons = VerdictPass, []string{fmt.Sprintf("all %d hidden tests passed", in.total)}
+		v, reasons = report.VerdictPass, []string{fmt.Sprintf("all %d hidden tests passed", in.total)}
 	}
-	if n := WeakSignals(in.evidence); n > 0 {
+	if n := report.WeakSignals(in.evidence); n > 0 {
 		reasons = append(reasons, fmt.Sprintf("runtime signals: %d", n))
 	}
 	return v, reasons

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/tree"
 )
@@ -275,39 +276,39 @@ func TestGradeVerdict(t *testing.T) {
 		runs      map[string]*wrapper.Result
 		// rerun: the failing tests of the pr run run again alone.
 		rerun   bool
-		want    Verdict
+		want    report.Verdict
 		reasons []string
 	}{
 		{
 			name:    "pass",
 			runs:    map[string]*wrapper.Result{"pr": gradeRun()},
-			want:    VerdictPass,
+			want:    report.VerdictPass,
 			reasons: []string{"all 3 hidden tests passed"},
 		},
 		{
 			name:    "fail",
 			runs:    map[string]*wrapper.Result{"pr": gradeRun("test_b")},
 			rerun:   true,
-			want:    VerdictFail,
+			want:    report.VerdictFail,
 			reasons: []string{"1 of 3 hidden tests did not pass"},
 		},
 		{
 			name:    "error beats fail",
 			runs:    map[string]*wrapper.Result{"pr": truncated(gradeRun("test_b"))},
-			want:    VerdictError,
+			want:    report.VerdictError,
 			reasons: []string{"the JUnit report was larger than the limit"},
 		},
 		{
 			name:    "contaminated by a repo file beats error",
 			prExtra: []tree.File{leak},
 			runs:    map[string]*wrapper.Result{"pr": truncated(gradeRun("test_b"))},
-			want:    VerdictContaminated,
+			want:    report.VerdictContaminated,
 			reasons: []string{"the canary of tests/test_x.py appears in repo:notes/leak.txt"},
 		},
 		{
 			name:    "contaminated by the output beats error",
 			runs:    map[string]*wrapper.Result{"pr": seen(truncated(gradeRun("test_b")), gradeCanaryY)},
-			want:    VerdictContaminated,
+			want:    report.VerdictContaminated,
 			reasons: []string{"the canary of tests/test_y.py appears in output"},
 		},
 		{
@@ -318,14 +319,14 @@ func TestGradeVerdict(t *testing.T) {
 				return r
 			}()},
 			rerun:   true,
-			want:    VerdictContaminated,
+			want:    report.VerdictContaminated,
 			reasons: []string{"the canary of tests/test_x.py appears in junit"},
 		},
 		{
 			name:    "tampered beats contaminated",
 			prExtra: []tree.File{leak},
 			runs:    map[string]*wrapper.Result{"pr": seen(tamperedRun(), gradeCanaryX)},
-			want:    VerdictTampered,
+			want:    report.VerdictTampered,
 			reasons: []string{"a sentinel test that must fail came out passed", "strong evidence: twin_run_tampered"},
 		},
 		{
@@ -333,7 +334,7 @@ func TestGradeVerdict(t *testing.T) {
 			base:    true,
 			prExtra: []tree.File{leak},
 			runs:    map[string]*wrapper.Result{"pr": tamperedRun(), "base": gradeRun()},
-			want:    VerdictInvalidTask,
+			want:    report.VerdictInvalidTask,
 			reasons: []string{"every hidden test already passes on the base tree"},
 		},
 		{
@@ -341,14 +342,14 @@ func TestGradeVerdict(t *testing.T) {
 			base:      true,
 			reference: true,
 			runs:      map[string]*wrapper.Result{"pr": gradeRun(), "base": gradeRun("test_a", "test_b", "test_c"), "ref": gradeRun("test_b")},
-			want:      VerdictInvalidTask,
+			want:      report.VerdictInvalidTask,
 			reasons:   []string{"the reference patch does not pass every hidden test (1 of 3 failed)"},
 		},
 		{
 			name:    "the base run's problems are an error",
 			base:    true,
 			runs:    map[string]*wrapper.Result{"pr": gradeRun(), "base": func() *wrapper.Result { r := gradeRun("test_a"); r.JUnit = nil; return r }()},
-			want:    VerdictError,
+			want:    report.VerdictError,
 			reasons: []string{"base check: the runner wrote no JUnit report"},
 		},
 		{
@@ -356,13 +357,13 @@ func TestGradeVerdict(t *testing.T) {
 			base:      true,
 			reference: true,
 			runs:      map[string]*wrapper.Result{"pr": gradeRun(), "base": gradeRun("test_a", "test_b"), "ref": gradeRun()},
-			want:      VerdictPass,
+			want:      report.VerdictPass,
 			reasons:   []string{"all 3 hidden tests passed"},
 		},
 		{
 			name:    "leftover processes are noted",
 			runs:    map[string]*wrapper.Result{"pr": func() *wrapper.Result { r := gradeRun(); r.Leftovers = 2; return r }()},
-			want:    VerdictPass,
+			want:    report.VerdictPass,
 			reasons: []string{"all 3 hidden tests passed", "2 process(es) of the code under test outlived the runner"},
 		},
 	}
@@ -422,28 +423,28 @@ func TestGradeChecks(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Grade: %v", err)
 	}
-	wantBase := &BaseCheck{
+	wantBase := &report.BaseCheck{
 		GuardTests: []string{"tests/test_y.py::test_c"},
 		Skipped:    []string{},
 		Broken:     []string{},
-		Counts:     Counts{Passed: 1, Failed: 2, Total: 3},
+		Counts:     report.Counts{Passed: 1, Failed: 2, Total: 3},
 		Flaky:      []string{},
 	}
 	if diff := cmp.Diff(wantBase, rep.BaseCheck); diff != "" {
 		t.Errorf("BaseCheck (-want +got):\n%s", diff)
 	}
-	wantRef := &ReferenceCheck{
+	wantRef := &report.ReferenceCheck{
 		Failed:  []string{"tests/test_x.py::test_b"},
 		Skipped: []string{},
-		Counts:  Counts{Passed: 2, Failed: 1, Total: 3},
+		Counts:  report.Counts{Passed: 2, Failed: 1, Total: 3},
 	}
 	if diff := cmp.Diff(wantRef, rep.ReferenceCheck); diff != "" {
 		t.Errorf("ReferenceCheck (-want +got):\n%s", diff)
 	}
-	wantTests := []TestResult{
-		{ID: "tests/test_x.py::test_a", Outcome: OutcomePassed},
-		{ID: "tests/test_x.py::test_b", Outcome: OutcomePassed},
-		{ID: "tests/test_y.py::test_c", Outcome: OutcomePassed},
+	wantTests := []report.TestResult{
+		{ID: "tests/test_x.py::test_a", Outcome: report.OutcomePassed},
+		{ID: "tests/test_x.py::test_b", Outcome: report.OutcomePassed},
+		{ID: "tests/test_y.py::test_c", Outcome: report.OutcomePassed},
 	}
 	if diff := cmp.Diff(wantTests, rep.Tests); diff != "" {
 		t.Errorf("Tests (-want +got):\n%s", diff)
@@ -452,8 +453,8 @@ func TestGradeChecks(t *testing.T) {
 		t.Errorf("Image, TestsDigest, RepoDigest = %q, %q, %q, want %q, %q, %q",
 			rep.Image, rep.TestsDigest, rep.RepoDigest, gradeImageID, req.Hidden.Digest(), req.Repo.Digest())
 	}
-	if rep.Sentinels != SentinelsOK {
-		t.Errorf("Sentinels = %q, want %q", rep.Sentinels, SentinelsOK)
+	if rep.Sentinels != report.SentinelsOK {
+		t.Errorf("Sentinels = %q, want %q", rep.Sentinels, report.SentinelsOK)
 	}
 }
 
@@ -501,7 +502,7 @@ func TestGradeInput(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Grade: %v", err)
 	}
-	if rep.Verdict != VerdictPass {
+	if rep.Verdict != report.VerdictPass {
 		t.Errorf("Verdict = %q (%q), want pass", rep.Verdict, rep.Reasons)
 	}
 	calls := sb.Calls()
@@ -649,29 +650,29 @@ func TestGradeTrust(t *testing.T) {
 		noUIDSplit bool
 		command    []string
 		res        *wrapper.Result
-		want       Trust
+		want       report.Trust
 		wantSplit  bool
 		wantMode   string
-		wantTests  []TestResult
+		wantTests  []report.TestResult
 	}{
 		{
 			name:      "uid split proven",
 			res:       gradeRun(),
-			want:      TrustIsolated,
+			want:      report.TrustIsolated,
 			wantSplit: true,
 			wantMode:  wrapper.ModePytest,
 		},
 		{
 			name:      "uid split proven, hidden directory writable",
 			res:       unsealedHidden(gradeRun()),
-			want:      TrustBestEffort,
+			want:      report.TrustBestEffort,
 			wantSplit: true,
 			wantMode:  wrapper.ModePytest,
 		},
 		{
 			name:      "uid split asked for but not proven",
 			res:       notProven,
-			want:      TrustBestEffort,
+			want:      report.TrustBestEffort,
 			wantSplit: true,
 			wantMode:  wrapper.ModePytest,
 		},
@@ -679,17 +680,17 @@ func TestGradeTrust(t *testing.T) {
 			name:       "no uid split",
 			noUIDSplit: true,
 			res:        notProven,
-			want:       TrustBestEffort,
+			want:       report.TrustBestEffort,
 			wantMode:   wrapper.ModePytest,
 		},
 		{
 			name:      "a command",
 			command:   []string{"make", "test"},
 			res:       command,
-			want:      TrustLow,
+			want:      report.TrustLow,
 			wantSplit: true,
 			wantMode:  wrapper.ModeCommand,
-			wantTests: []TestResult{{ID: "make", Outcome: OutcomePassed}},
+			wantTests: []report.TestResult{{ID: "make", Outcome: report.OutcomePassed}},
 		},
 	}
 	for _, tt := range tests {
@@ -714,8 +715,8 @@ func TestGradeTrust(t *testing.T) {
 				if diff := cmp.Diff(tt.wantTests, rep.Tests); diff != "" {
 					t.Errorf("Tests (-want +got):\n%s", diff)
 				}
-				if rep.Sentinels != SentinelsNone {
-					t.Errorf("Sentinels = %q, want %q", rep.Sentinels, SentinelsNone)
+				if rep.Sentinels != report.SentinelsNone {
+					t.Errorf("Sentinels = %q, want %q", rep.Sentinels, report.SentinelsNone)
 				}
 			}
 		})
@@ -732,8 +733,8 @@ func TestGradeNoUIDSplitCapsTrust(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Grade: %v", err)
 	}
-	if rep.Trust != TrustBestEffort {
-		t.Errorf("Trust = %q with NoUIDSplit, want %q", rep.Trust, TrustBestEffort)
+	if rep.Trust != report.TrustBestEffort {
+		t.Errorf("Trust = %q with NoUIDSplit, want %q", rep.Trust, report.TrustBestEffort)
 	}
 }
 
@@ -772,11 +773,11 @@ func TestGradeSandboxWithoutReport(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Grade: %v", err)
 			}
-			if rep.Verdict != VerdictError {
-				t.Errorf("Verdict = %q, want %q", rep.Verdict, VerdictError)
+			if rep.Verdict != report.VerdictError {
+				t.Errorf("Verdict = %q, want %q", rep.Verdict, report.VerdictError)
 			}
 			checkMessages(t, "reasons", rep.Reasons, []string{tt.reason})
-			if len(rep.Tests) != 0 || rep.Trust != TrustBestEffort {
+			if len(rep.Tests) != 0 || rep.Trust != report.TrustBestEffort {
 				t.Errorf("Tests = %v, Trust = %q, want no tests and best_effort", rep.Tests, rep.Trust)
 			}
 		})
@@ -1017,13 +1018,13 @@ func TestGradeUnsealedDirs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Grade: %v", err)
 	}
-	if rep.Trust != TrustBestEffort || rep.Verdict != VerdictPass {
+	if rep.Trust != report.TrustBestEffort || rep.Verdict != report.VerdictPass {
 		t.Errorf("trust %s, verdict %s: want best_effort, and the verdict kept (pass)", rep.Trust, rep.Verdict)
 	}
 	if !rep.Isolation.UIDSplit || rep.Isolation.DirsSealed || len(rep.Isolation.Dirs) != 3 || rep.Isolation.Dirs[0].Mode != "0777" {
 		t.Errorf("isolation %+v: want the uid split proven and the directories as the wrapper saw them", rep.Isolation)
 	}
-	want := Evidence{Reason: ReasonDirsUnsealed, Strength: StrengthWeak, Count: 1,
+	want := report.Evidence{Reason: ReasonDirsUnsealed, Strength: report.StrengthWeak, Count: 1,
 		Examples: []string{"/hidden: owner 0, mode 0777 (want owner 0, mode 0755)"}}
 	if len(rep.Evidence) != 1 || !cmp.Equal(rep.Evidence[0], want) {
 		t.Errorf("evidence %+v, want [%+v]", rep.Evidence, want)

@@ -6,13 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // junitCase is one <testcase> of a JUnit XML report.
 type junitCase struct {
 	ClassName string
 	Name      string
-	Outcome   Outcome
+	Outcome   report.Outcome
 }
 
 // parseJUnit reads a JUnit XML report as pytest writes it: one root
@@ -55,7 +57,7 @@ func parseJUnit(data []byte) ([]junitCase, error) {
 				if cur != nil {
 					return nil, errors.New("JUnit report nests a <testcase> in another")
 				}
-				cur = &junitCase{Outcome: OutcomePassed}
+				cur = &junitCase{Outcome: report.OutcomePassed}
 				for _, a := range t.Attr {
 					switch a.Name.Local {
 					case "classname":
@@ -66,15 +68,15 @@ func parseJUnit(data []byte) ([]junitCase, error) {
 				}
 			case "error":
 				if cur != nil {
-					cur.Outcome = OutcomeError
+					cur.Outcome = report.OutcomeError
 				}
 			case "failure":
-				if cur != nil && cur.Outcome != OutcomeError {
-					cur.Outcome = OutcomeFailed
+				if cur != nil && cur.Outcome != report.OutcomeError {
+					cur.Outcome = report.OutcomeFailed
 				}
 			case "skipped":
-				if cur != nil && cur.Outcome == OutcomePassed {
-					cur.Outcome = OutcomeSkipped
+				if cur != nil && cur.Outcome == report.OutcomePassed {
+					cur.Outcome = report.OutcomeSkipped
 				}
 			}
 		case xml.EndElement:

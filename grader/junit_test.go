@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 func TestParseJUnit(t *testing.T) {
@@ -25,14 +26,14 @@ func TestParseJUnit(t *testing.T) {
 			name: "pytest report",
 			in:   ok,
 			want: []junitCase{
-				{"tests.test_a", "test_pass", OutcomePassed},
-				{"tests.test_a.TestB", "test_fail[1-2]", OutcomeFailed},
-				{"tests.test_a", "test_skip", OutcomeSkipped},
-				{"", "tests.test_c", OutcomeError},
-				{"tests.test_a", "test_teardown", OutcomeError},
+				{"tests.test_a", "test_pass", report.OutcomePassed},
+				{"tests.test_a.TestB", "test_fail[1-2]", report.OutcomeFailed},
+				{"tests.test_a", "test_skip", report.OutcomeSkipped},
+				{"", "tests.test_c", report.OutcomeError},
+				{"tests.test_a", "test_teardown", report.OutcomeError},
 			},
 		},
-		{name: "bare testsuite root", in: `<testsuite><testcase classname="a" name="t"/></testsuite>`, want: []junitCase{{"a", "t", OutcomePassed}}},
+		{name: "bare testsuite root", in: `<testsuite><testcase classname="a" name="t"/></testsuite>`, want: []junitCase{{"a", "t", report.OutcomePassed}}},
 		{name: "empty", in: "  \n", wantErr: "no JUnit report"},
 		{name: "truncated", in: ok[:len(ok)-40], wantErr: "truncated"},
 		{name: "second root appended", in: ok + `<testsuites><testsuite><testcase classname="a" name="t"/></testsuite></testsuites>`, wantErr: "more than one root"},

@@ -8,6 +8,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/tree"
 )
 
@@ -24,22 +25,22 @@ type binaryKind struct {
 // archive on sys.path is importable, a shared object is native code, and
 // none of them is read by the pattern scan.
 var (
-	kindZip = binaryKind{reason: "zip archive: Python can import code from it whatever its name"}
-	kindELF = binaryKind{reason: "ELF binary: native code a reviewer cannot read", named: func(n string) bool {
+	kindZip = binaryKind{reason: report.ReasonZip}
+	kindELF = binaryKind{reason: report.ReasonELF, named: func(n string) bool {
 		return strings.HasSuffix(n, ".so")
 	}}
-	kindPyc = binaryKind{reason: "compiled python bytecode: it can hide code a reviewer cannot read", named: func(n string) bool {
+	kindPyc = binaryKind{reason: report.ReasonPyc, named: func(n string) bool {
 		return isCompiledPython(n) || underPycache(n)
 	}}
-	kindGzip  = binaryKind{reason: "gzip data: its content is not scanned"}
-	kindBzip2 = binaryKind{reason: "bzip2 data: its content is not scanned"}
-	kindXz    = binaryKind{reason: "xz data: its content is not scanned"}
-	kindZstd  = binaryKind{reason: "zstd data: its content is not scanned"}
-	kind7z    = binaryKind{reason: "7z archive: its content is not scanned"}
-	kindTar   = binaryKind{reason: "tar archive: its content is not scanned"}
+	kindGzip  = binaryKind{reason: report.ReasonGzip}
+	kindBzip2 = binaryKind{reason: report.ReasonBzip2}
+	kindXz    = binaryKind{reason: report.ReasonXz}
+	kindZstd  = binaryKind{reason: report.ReasonZstd}
+	kind7z    = binaryKind{reason: report.Reason7z}
+	kindTar   = binaryKind{reason: report.ReasonTar}
 )
 
-// binaryKinds lists every kind, for ranking their signals.
+// binaryKinds lists every kind.
 var binaryKinds = []binaryKind{kindZip, kindELF, kindPyc, kindGzip, kindBzip2, kindXz, kindZstd, kind7z, kindTar}
 
 // zipTailWindow is how far from the end zipimport looks for the end of a
@@ -106,16 +107,13 @@ const (
 	maxZipTotalBytes = 16 << 20
 )
 
-// reasonZipUnscanned flags an archive the scan could not read to the end.
-const reasonZipUnscanned = "zip archive that could not be read whole: its members are not all scanned"
-
 // zipMemberSignals reads the *.py and *.pth members of a zip archive as
 // Python would import them from it and returns their pattern signals, so
 // that a payload inside an archive under an innocent name is seen.
 func zipMemberSignals(data []byte) []string {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
-		return []string{reasonZipUnscanned}
+		return []string{report.ReasonZipUnscanned}
 	}
 	var out []string
 	total := 0
@@ -125,16 +123,16 @@ func zipMemberSignals(data []byte) []string {
 			continue
 		}
 		if i >= maxZipMembers || m.UncompressedSize64 > MaxPatternScanBytes || total+int(m.UncompressedSize64) > maxZipTotalBytes {
-			return append(out, reasonZipUnscanned)
+			return append(out, report.ReasonZipUnscanned)
 		}
 		rc, err := m.Open()
 		if err != nil {
-			return append(out, reasonZipUnscanned)
+			return append(out, report.ReasonZipUnscanned)
 		}
 		body, err := io.ReadAll(io.LimitReader(rc, MaxPatternScanBytes+1))
 		rc.Close()
 		if err != nil {
-			return append(out, reasonZipUnscanned)
+			return append(out, report.ReasonZipUnscanned)
 		}
 		total += len(body)
 		out = append(out, patternSignals(&tree.File{Path: m.Name, Data: body})...)

@@ -11,6 +11,7 @@ import (
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/tree"
 )
 
@@ -66,47 +67,6 @@ func (s TestStrength) withDefaults() TestStrength {
 	return s
 }
 
-// Mutation says how many small changes to the reference patch the hidden
-// tests notice: each mutant is the reference with one change in a line the
-// patch adds (an operator swapped, a constant moved by one, a boolean
-// flipped, a returned string changed, a statement deleted). A mutant is
-// killed when a hidden test does not pass against it; a survivor is a
-// change no hidden test notices.
-type Mutation struct {
-	// Mutants counts the mutants that ran and were judged.
-	Mutants int `json:"mutants"`
-	// Killed counts the mutants some hidden test noticed.
-	Killed int `json:"killed"`
-	// Survivors are the mutants every hidden test passed against.
-	Survivors []Survivor `json:"survivors"`
-	// Candidates counts the mutants the added lines allow; at most the
-	// bound of them are made, spread over the whole patch.
-	Candidates int `json:"candidates"`
-	// Invalid counts mutants the hidden tests could not import; they are
-	// not counted.
-	Invalid int `json:"invalid"`
-	// NotRun counts mutants left out by the time budget or whose run could
-	// not be judged; they are not counted.
-	NotRun int `json:"not_run"`
-	// Sandboxes is how many sandbox runs the mutants took.
-	Sandboxes int `json:"sandboxes"`
-	// Seconds is the wall time of the longest mutation sandbox.
-	Seconds float64 `json:"seconds"`
-	// Error says why the mutation was not measured, if it was not.
-	Error string `json:"error,omitempty"`
-}
-
-// Survivor is one change to the reference that no hidden test noticed.
-type Survivor struct {
-	File string `json:"file"`
-	Line int    `json:"line"`
-	// Change says what changed: "< -> <=", "statement deleted", ….
-	Change string `json:"change"`
-	// Before and After are the line before and after the change.
-	Before string `json:"before"`
-	After  string `json:"after"`
-}
-
 // AddedLines returns, per file a unified diff creates or changes, the
 // 1-based line numbers (in the patched file) of the lines it adds.
 func AddedLines(patch []byte) (map[string][]int, error) {
@@ -148,8 +108,8 @@ func mutantsJob(added map[string][]int, s TestStrength, shard int) func(*wrapper
 // judgeMutation counts the mutants of the shards' runs. refPassed says
 // whether the reference itself passed every hidden test: if not, killing
 // a mutant means nothing.
-func judgeMutation(shards []*run, refPassed bool, seconds float64) *Mutation {
-	m := &Mutation{Sandboxes: len(shards), Seconds: seconds, Survivors: []Survivor{}}
+func judgeMutation(shards []*run, refPassed bool, seconds float64) *report.Mutation {
+	m := &report.Mutation{Sandboxes: len(shards), Seconds: seconds, Survivors: []report.Survivor{}}
 	if !refPassed {
 		m.Error = "not measured: the reference patch does not pass every hidden test"
 		return m
@@ -169,7 +129,7 @@ func judgeMutation(shards []*run, refPassed bool, seconds float64) *Mutation {
 				m.Killed++
 			case mutantSurvived:
 				m.Mutants++
-				m.Survivors = append(m.Survivors, Survivor{File: mr.File, Line: mr.Line, Change: mr.Change, Before: mr.Before, After: mr.After})
+				m.Survivors = append(m.Survivors, report.Survivor{File: mr.File, Line: mr.Line, Change: mr.Change, Before: mr.Before, After: mr.After})
 			case mutantInvalid:
 				m.Invalid++
 			default:
@@ -177,7 +137,7 @@ func judgeMutation(shards []*run, refPassed bool, seconds float64) *Mutation {
 			}
 		}
 	}
-	slices.SortFunc(m.Survivors, func(a, b Survivor) int {
+	slices.SortFunc(m.Survivors, func(a, b report.Survivor) int {
 		return cmp.Or(strings.Compare(a.File, b.File), a.Line-b.Line, strings.Compare(a.Change, b.Change))
 	})
 	if len(errs) > 0 {
@@ -206,7 +166,7 @@ func judgeMutant(shard *wrapper.Result, mr wrapper.MutantRun) mutantOutcome {
 		return mutantKilled // the tests hung on it: noticed
 	}
 	cases, err := parseJUnit(mr.JUnit)
-	if err == nil && slices.ContainsFunc(cases, func(c junitCase) bool { return c.ClassName == "" && c.Outcome == OutcomeError }) {
+	if err == nil && slices.ContainsFunc(cases, func(c junitCase) bool { return c.ClassName == "" && c.Outcome == report.OutcomeError }) {
 		return mutantInvalid // a hidden module could not import it
 	}
 	ev := evaluatePytest(&wrapper.Result{Expected: shard.Expected, Sentinels: shard.Sentinels, Runner: shard.Runner,
@@ -219,22 +179,6 @@ func judgeMutant(shard *wrapper.Result, mr wrapper.MutantRun) mutantOutcome {
 	default:
 		return mutantKilled
 	}
-}
-
-// Summary is the sentence the card leads with: "these tests miss 4 of 23
-// changes to the reference".
-func (m *Mutation) Summary() string {
-	switch {
-	case m == nil:
-		return ""
-	case m.Error != "" && m.Mutants == 0:
-		return "mutation " + m.Error
-	case m.Mutants == 0:
-		return "no change to the reference could be tried"
-	case len(m.Survivors) == 0:
-		return fmt.Sprintf("these tests notice all %d changes to the reference tried", m.Mutants)
-	}
-	return fmt.Sprintf("these tests miss %d of %d changes to the reference", len(m.Survivors), m.Mutants)
 }
 
 // strengthRuns are the extra runs of a grade with TestStrength.
@@ -276,7 +220,7 @@ func (sr *strengthRuns) flaky(base, ref *run) []string {
 }
 
 // mutation judges the mutation shards; nil when there were none.
-func (sr *strengthRuns) mutation(refPassed bool) *Mutation {
+func (sr *strengthRuns) mutation(refPassed bool) *report.Mutation {
 	if len(sr.shards) == 0 {
 		return nil
 	}
@@ -285,22 +229,4 @@ func (sr *strengthRuns) mutation(refPassed bool) *Mutation {
 		wall = max(wall, sh.wall)
 	}
 	return judgeMutation(sr.shards, refPassed, wall.Seconds())
-}
-
-// writeMutation adds a mutation's rows to a text report: its summary, then
-// each survivor as "file:line change: after".
-func writeMutation(row func(k, v string), rows func(k string, vs []string), m *Mutation) {
-	if m == nil {
-		return
-	}
-	v := m.Summary()
-	if m.Invalid+m.NotRun > 0 {
-		v += fmt.Sprintf(" (%d not counted: %d did not import, %d not run)", m.Invalid+m.NotRun, m.Invalid, m.NotRun)
-	}
-	row("mutation", v)
-	var surv []string
-	for _, s := range m.Survivors {
-		surv = append(surv, EscapeText(fmt.Sprintf("%s:%d %s: %s", s.File, s.Line, s.Change, strings.TrimSpace(s.After))))
-	}
-	rows("survivors", surv)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/tree"
 )
@@ -81,8 +82,8 @@ func TestMutationCounts(t *testing.T) {
 		t.Fatal("no mutation in the reference check")
 	}
 	m.Seconds = 0
-	want := &Mutation{Mutants: 4, Killed: 3, Candidates: 7, Invalid: 1, NotRun: 2, Sandboxes: DefaultMutationSandboxes,
-		Survivors: []Survivor{{File: "calc.py", Line: 1, Change: "'ref' -> 'x'", Before: "VERSION = 'ref'", After: "VERSION = 'x'"}}}
+	want := &report.Mutation{Mutants: 4, Killed: 3, Candidates: 7, Invalid: 1, NotRun: 2, Sandboxes: DefaultMutationSandboxes,
+		Survivors: []report.Survivor{{File: "calc.py", Line: 1, Change: "'ref' -> 'x'", Before: "VERSION = 'ref'", After: "VERSION = 'x'"}}}
 	if diff := cmp.Diff(want, m); diff != "" {
 		t.Errorf("mutation (-want +got):\n%s", diff)
 	}
@@ -90,7 +91,7 @@ func TestMutationCounts(t *testing.T) {
 		t.Errorf("summary %q", got)
 	}
 	var text strings.Builder
-	if err := WriteText(&text, rep); err != nil {
+	if err := report.WriteText(&text, rep); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"mutation         these tests miss 1 of 4 changes to the reference (3 not counted: 1 did not import, 2 not run)",

@@ -9,19 +9,11 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/testfirst-app/testfirst/report"
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/htmlindex"
 	"golang.org/x/text/encoding/ianaindex"
 	"golang.org/x/text/unicode/norm"
-)
-
-// Reasons the reading of a Python source raises. Like every tamper signal
-// reason they come from a fixed set, so that signals group into a bounded
-// number of kinds whatever the tree holds.
-const (
-	reasonForeignEncoding = "source declares an encoding other than UTF-8 (PEP 263), which Python decodes before it reads the code"
-	reasonUndecodable     = "source does not decode in its declared encoding"
-	reasonNotNFKC         = "identifiers that Python reads in another form (NFKC), such as fullwidth letters"
 )
 
 // codingLine is PEP 263's declaration: a comment on line 1 or 2 matching
@@ -50,16 +42,16 @@ func readPython(data []byte) pySource {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	text, foreign, ok := decodePython(data)
 	if foreign {
-		src.signals = append(src.signals, reasonForeignEncoding)
+		src.signals = append(src.signals, report.ReasonForeignEncoding)
 	}
 	if !ok {
-		src.signals = append(src.signals, reasonUndecodable)
+		src.signals = append(src.signals, report.ReasonUndecodable)
 	}
 	src.text = text
 	toks := tokenizePython(text)
 	names, strs, changed := renderTokens(toks)
 	if changed {
-		src.signals = append(src.signals, reasonNotNFKC)
+		src.signals = append(src.signals, report.ReasonNotNFKC)
 	}
 	src.strs = strs
 	src.views = append([]string{names}, strs...)

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/tree"
 )
 
@@ -44,13 +45,13 @@ func TestTamperSignalsReadPython(t *testing.T) {
 	tests := []struct {
 		name  string
 		files []tree.File
-		want  []TamperSignal
+		want  []report.TamperSignal
 	}{
 		{
 			name:  "utf-7 source",
 			files: []tree.File{detectorFile("wordstats/stats.py", "# -*- coding: utf-7 -*-\nimport sys\nf = sys.+AF8-getframe(1)\n")},
-			want: []TamperSignal{
-				{"wordstats/stats.py", reasonForeignEncoding},
+			want: []report.TamperSignal{
+				{"wordstats/stats.py", report.ReasonForeignEncoding},
 				{"wordstats/stats.py", getframe},
 			},
 		},
@@ -63,16 +64,16 @@ func TestTamperSignalsReadPython(t *testing.T) {
 				detectorFile("d.py", "x = 1\n# coding: utf-7\n"),
 				detectorFile("e.py", "# coding: no-such-codec\nimport sys\n"),
 			},
-			want: []TamperSignal{
-				{"a.py", reasonForeignEncoding},
-				{"e.py", reasonForeignEncoding},
-				{"e.py", reasonUndecodable},
+			want: []report.TamperSignal{
+				{"a.py", report.ReasonForeignEncoding},
+				{"e.py", report.ReasonForeignEncoding},
+				{"e.py", report.ReasonUndecodable},
 			},
 		},
 		{
 			name:  "not utf-8",
 			files: []tree.File{detectorFile("a.py", "x = '\xff\xfe'\n")},
-			want:  []TamperSignal{{"a.py", reasonUndecodable}},
+			want:  []report.TamperSignal{{"a.py", report.ReasonUndecodable}},
 		},
 		{
 			name: "fullwidth identifiers",
@@ -80,8 +81,8 @@ func TestTamperSignalsReadPython(t *testing.T) {
 				detectorFile("a.py", "import ｓｙｓ\nf = ｓｙｓ._ｇｅｔｆｒａｍｅ(1)\n"),
 				detectorFile("b.py", "α = 1\nnaïve = 2\n"),
 			},
-			want: []TamperSignal{
-				{"a.py", reasonNotNFKC},
+			want: []report.TamperSignal{
+				{"a.py", report.ReasonNotNFKC},
 				{"a.py", getframe},
 			},
 		},
@@ -94,7 +95,7 @@ func TestTamperSignalsReadPython(t *testing.T) {
 				detectorFile("d.py", "from sys import _getframe as g\n"),
 				detectorFile("e.py", "from os import (\n    path,\n    _exit,\n)\n"),
 			},
-			want: []TamperSignal{
+			want: []report.TamperSignal{
 				{"a.py", getframe},
 				{"b.py", getframe},
 				{"c.py", getframe},
@@ -111,7 +112,7 @@ func TestTamperSignalsReadPython(t *testing.T) {
 				detectorFile("d.py", "m = __import__('ct' 'ypes')\n"),
 				detectorFile("e.py", "p = '/hid' + 'den/tests'\n"),
 			},
-			want: []TamperSignal{
+			want: []report.TamperSignal{
 				{"a.py", getframe},
 				{"b.py", getframe},
 				{"c.py", "source mentions _pytest (pytest internals)"},
@@ -142,7 +143,7 @@ func TestTamperSignalsReadPython(t *testing.T) {
 				detectorFile("README.md", "PK is a word\n"),
 				detectorFile("broken.zip", "PK\x03\x04 not really"),
 			},
-			want: []TamperSignal{
+			want: []report.TamperSignal{
 				{"backup", "tar archive: its content is not scanned"},
 				{"broken.zip", "zip archive that could not be read whole: its members are not all scanned"},
 				{"broken.zip", "zip archive: Python can import code from it whatever its name"},
@@ -192,7 +193,7 @@ func TestTamperSignalsHiddenNames(t *testing.T) {
 	)
 	const named = "named like a hidden test module: it can be imported in its place"
 	const pkg = "package with the import name of a hidden test package: it can be imported in its place"
-	want := []TamperSignal{
+	want := []report.TamperSignal{
 		{"lib/test_bigrams/__init__.py", named},
 		{"lib/test_bigrams/impl.py", named},
 		{"native/test_wordstats.cpython-311-x86_64-linux-gnu.so", named},

@@ -9,10 +9,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 func TestReproduce(t *testing.T) {
-	grade := func(t *testing.T, pr *wrapper.Result) *Report {
+	grade := func(t *testing.T, pr *wrapper.Result) *report.Report {
 		t.Helper()
 		sb := &fakeSandbox{results: results(map[string]*wrapper.Result{"pr": pr})}
 		rep, err := New(sb, gradeImage, gradeImageID).Grade(context.Background(), Request{Repo: gradeRepo(t, "pr"), Hidden: gradeHidden(t)})
@@ -34,7 +35,7 @@ func TestReproduce(t *testing.T) {
 			t.Errorf("same inputs and outcomes not reproduced: %q", rp.Differences)
 		}
 		var out strings.Builder
-		if err := WriteSideBySide(&out, rp); err != nil {
+		if err := report.WriteSideBySide(&out, rp); err != nil {
 			t.Fatal(err)
 		}
 		for _, want := range []string{"recorded", "again", "verdict                  pass", "reproduced: the same verdict"} {
@@ -58,7 +59,7 @@ func TestReproduce(t *testing.T) {
 			t.Errorf("differences (-want +got):\n%s", diff)
 		}
 		var out strings.Builder
-		if err := WriteSideBySide(&out, rp); err != nil {
+		if err := report.WriteSideBySide(&out, rp); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(out.String(), "≠  tests/test_x.py::test_b  passed") || !strings.Contains(out.String(), "not reproduced: 3 difference(s)") {
@@ -67,7 +68,7 @@ func TestReproduce(t *testing.T) {
 	})
 	t.Run("with the recorded limits", func(t *testing.T) {
 		rec := *recorded
-		rec.Settings = &Settings{TimeoutSeconds: 90, Memory: 256 << 20, NanoCPUs: 5e8, Pids: 99}
+		rec.Settings = &report.Settings{TimeoutSeconds: 90, Memory: 256 << 20, NanoCPUs: 5e8, Pids: 99}
 		sb := &fakeSandbox{results: results(map[string]*wrapper.Result{"pr": gradeRun()})}
 		rp, err := New(sb, gradeImage, gradeImageID).Reproduce(context.Background(), req, &rec)
 		if err != nil {

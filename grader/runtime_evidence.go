@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // Reasons of the evidence a pytest run's reporting channel gives.
@@ -62,28 +63,28 @@ func runtimeEvidence(res *wrapper.Result, set *evidenceSet) {
 	dirsEvidence(res, set)
 	ev := res.Evidence
 	if ev == nil || !ev.Started {
-		set.add(ReasonChannelClosed, StrengthStrong, "the runner's plugin sent no start record")
+		set.add(ReasonChannelClosed, report.StrengthStrong, "the runner's plugin sent no start record")
 		if ev == nil {
 			return
 		}
 	}
 	for _, g := range ev.Garbled {
-		set.add(ReasonChannelGarbled, StrengthStrong, g)
+		set.add(ReasonChannelGarbled, report.StrengthStrong, g)
 	}
 	if ev.TripwireBytes > 0 {
-		set.add(ReasonReportForgery, StrengthStrong, fmt.Sprintf("%d bytes written to the runner's report descriptors after the plugin moved them", ev.TripwireBytes))
+		set.add(ReasonReportForgery, report.StrengthStrong, fmt.Sprintf("%d bytes written to the runner's report descriptors after the plugin moved them", ev.TripwireBytes))
 	}
 	if ev.Overflow {
-		set.add(ReasonChannelOverflow, StrengthWeak, "the evidence pipe carried more than the wrapper keeps")
+		set.add(ReasonChannelOverflow, report.StrengthWeak, "the evidence pipe carried more than the wrapper keeps")
 	}
 	for _, e := range ev.Events {
-		set.merge(Evidence{Reason: e.Reason, Strength: Strength(e.Strength), Count: e.Count, Examples: e.Examples})
+		set.merge(report.Evidence{Reason: e.Reason, Strength: report.Strength(e.Strength), Count: e.Count, Examples: e.Examples})
 	}
 	if ev.ForkedEnds > 0 {
-		set.addN(ReasonForkedSession, StrengthStrong, ev.ForkedEnds, "a forked child of the runner wrote an end record")
+		set.addN(ReasonForkedSession, report.StrengthStrong, ev.ForkedEnds, "a forked child of the runner wrote an end record")
 	}
 	if own := ev.Ends - ev.ForkedEnds; own > 1 {
-		set.add(ReasonEndDuplicated, StrengthStrong, fmt.Sprintf("%d end records from the runner", own))
+		set.add(ReasonEndDuplicated, report.StrengthStrong, fmt.Sprintf("%d end records from the runner", own))
 	}
 	exited := !res.TimedOut && res.Signal == ""
 	end := ev.End
@@ -95,17 +96,17 @@ func runtimeEvidence(res *wrapper.Result, set *evidenceSet) {
 					why += ": the exit status came from an exec'd program"
 				}
 			}
-			set.add(ReasonEndMissing, StrengthStrong, why)
+			set.add(ReasonEndMissing, report.StrengthStrong, why)
 		}
 		return
 	}
 	if exited && end.ExitStatus != res.ExitCode {
-		set.add(ReasonExitMismatch, StrengthStrong, fmt.Sprintf("pytest ended with %d, the runner exited %d", end.ExitStatus, res.ExitCode))
+		set.add(ReasonExitMismatch, report.StrengthStrong, fmt.Sprintf("pytest ended with %d, the runner exited %d", end.ExitStatus, res.ExitCode))
 	}
 	if end.ReportSHA256 != ev.ReportSHA256 || end.ReportBytes != ev.ReportBytes {
-		set.add(ReasonReportMismatch, StrengthStrong, fmt.Sprintf("the plugin wrote %d bytes of report, the report pipe carried %d other ones", end.ReportBytes, ev.ReportBytes))
+		set.add(ReasonReportMismatch, report.StrengthStrong, fmt.Sprintf("the plugin wrote %d bytes of report, the report pipe carried %d other ones", end.ReportBytes, ev.ReportBytes))
 	} else if cases, err := parseJUnit(res.JUnit); err == nil && len(cases) != end.Cases && !res.JUnitTruncated {
-		set.add(ReasonReportMismatch, StrengthStrong, fmt.Sprintf("the plugin wrote %d test cases, the report holds %d", end.Cases, len(cases)))
+		set.add(ReasonReportMismatch, report.StrengthStrong, fmt.Sprintf("the plugin wrote %d test cases, the report holds %d", end.Cases, len(cases)))
 	}
 	if res.OutputTruncated {
 		return
@@ -113,11 +114,11 @@ func runtimeEvidence(res *wrapper.Result, set *evidenceSet) {
 	summary, ok := pytestSummary(res.Output)
 	switch {
 	case !ok:
-		set.add(ReasonSummaryMissing, StrengthWeak, "the output holds no pytest summary line")
+		set.add(ReasonSummaryMissing, report.StrengthWeak, "the output holds no pytest summary line")
 	default:
 		for _, k := range summaryCategories {
 			if summary[k] != end.Tallies[k] {
-				set.add(ReasonSummaryMismatch, StrengthStrong, fmt.Sprintf("the summary line says %d %s, the plugin counted %d", summary[k], k, end.Tallies[k]))
+				set.add(ReasonSummaryMismatch, report.StrengthStrong, fmt.Sprintf("the summary line says %d %s, the plugin counted %d", summary[k], k, end.Tallies[k]))
 			}
 		}
 	}
@@ -131,12 +132,12 @@ func dirsEvidence(res *wrapper.Result, set *evidenceSet) {
 		return
 	}
 	if len(iso.Dirs) == 0 {
-		set.add(ReasonDirsUnsealed, StrengthWeak, "the wrapper reported no state of its directories")
+		set.add(ReasonDirsUnsealed, report.StrengthWeak, "the wrapper reported no state of its directories")
 		return
 	}
 	for _, d := range iso.Dirs {
 		if !d.Sealed {
-			set.add(ReasonDirsUnsealed, StrengthWeak, fmt.Sprintf("%s: %s (want %s)", d.Path, strings.Join(d.Problems, "; "), d.Want))
+			set.add(ReasonDirsUnsealed, report.StrengthWeak, fmt.Sprintf("%s: %s (want %s)", d.Path, strings.Join(d.Problems, "; "), d.Want))
 		}
 	}
 }
@@ -175,7 +176,7 @@ func pytestSummary(out []byte) (map[string]int, bool) {
 }
 
 // merge adds one piece of evidence, with its count and examples, to s.
-func (s *evidenceSet) merge(e Evidence) {
+func (s *evidenceSet) merge(e report.Evidence) {
 	n := 0
 	for _, ex := range e.Examples {
 		if n == e.Count {
@@ -188,10 +189,10 @@ func (s *evidenceSet) merge(e Evidence) {
 }
 
 // describeStrong says each piece of strong evidence of es in words.
-func describeStrong(es []Evidence) []string {
+func describeStrong(es []report.Evidence) []string {
 	var out []string
-	for _, e := range StrongEvidence(es) {
-		out = append(out, e.describe())
+	for _, e := range report.StrongEvidence(es) {
+		out = append(out, e.Describe())
 	}
 	return out
 }
@@ -199,8 +200,8 @@ func describeStrong(es []Evidence) []string {
 // mergeStrong adds the strong evidence of es to s, each example marked
 // with prefix. Weak evidence of a second run of the same tree would only
 // count the same signals twice.
-func mergeStrong(s *evidenceSet, es []Evidence, prefix string) {
-	for _, e := range StrongEvidence(es) {
+func mergeStrong(s *evidenceSet, es []report.Evidence, prefix string) {
+	for _, e := range report.StrongEvidence(es) {
 		ex := make([]string, len(e.Examples))
 		for i, x := range e.Examples {
 			ex[i] = prefix + x

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // withEvidence gives r what an honest run's plugin reports about it: a
@@ -20,11 +21,11 @@ func withEvidence(r *wrapper.Result) *wrapper.Result {
 	tallies := map[string]int{}
 	for _, c := range cases {
 		switch c.Outcome {
-		case OutcomePassed:
+		case report.OutcomePassed:
 			tallies["passed"]++
-		case OutcomeFailed:
+		case report.OutcomeFailed:
 			tallies["failed"]++
-		case OutcomeSkipped:
+		case report.OutcomeSkipped:
 			tallies["skipped"]++
 		default:
 			tallies["error"]++
@@ -56,45 +57,45 @@ func TestRuntimeEvidence(t *testing.T) {
 	tests := []struct {
 		name string
 		edit func(r *wrapper.Result)
-		want map[string]Strength // reason -> strength
+		want map[string]report.Strength // reason -> strength
 	}{
-		{"honest", func(r *wrapper.Result) {}, map[string]Strength{}},
-		{"no channel", func(r *wrapper.Result) { r.Evidence = nil }, map[string]Strength{ReasonChannelClosed: StrengthStrong}},
-		{"no start", func(r *wrapper.Result) { r.Evidence.Started = false }, map[string]Strength{ReasonChannelClosed: StrengthStrong}},
-		{"garbled", func(r *wrapper.Result) { r.Evidence.Garbled = []string{"line 3 has a wrong signature"} }, map[string]Strength{ReasonChannelGarbled: StrengthStrong}},
-		{"tripwire", func(r *wrapper.Result) { r.Evidence.TripwireBytes = 512 }, map[string]Strength{ReasonReportForgery: StrengthStrong}},
-		{"overflow", func(r *wrapper.Result) { r.Evidence.Overflow = true }, map[string]Strength{ReasonChannelOverflow: StrengthWeak}},
-		{"no end, exit 1", func(r *wrapper.Result) { r.Evidence.End, r.Evidence.Ends = nil, 0 }, map[string]Strength{ReasonEndMissing: StrengthStrong}},
+		{"honest", func(r *wrapper.Result) {}, map[string]report.Strength{}},
+		{"no channel", func(r *wrapper.Result) { r.Evidence = nil }, map[string]report.Strength{ReasonChannelClosed: report.StrengthStrong}},
+		{"no start", func(r *wrapper.Result) { r.Evidence.Started = false }, map[string]report.Strength{ReasonChannelClosed: report.StrengthStrong}},
+		{"garbled", func(r *wrapper.Result) { r.Evidence.Garbled = []string{"line 3 has a wrong signature"} }, map[string]report.Strength{ReasonChannelGarbled: report.StrengthStrong}},
+		{"tripwire", func(r *wrapper.Result) { r.Evidence.TripwireBytes = 512 }, map[string]report.Strength{ReasonReportForgery: report.StrengthStrong}},
+		{"overflow", func(r *wrapper.Result) { r.Evidence.Overflow = true }, map[string]report.Strength{ReasonChannelOverflow: report.StrengthWeak}},
+		{"no end, exit 1", func(r *wrapper.Result) { r.Evidence.End, r.Evidence.Ends = nil, 0 }, map[string]report.Strength{ReasonEndMissing: report.StrengthStrong}},
 		{"no end, exec'd", func(r *wrapper.Result) {
 			r.Evidence.End, r.Evidence.Ends = nil, 0
 			r.Evidence.Events = []wrapper.EvidenceEvent{{Reason: "exec", Strength: "weak", Count: 1, Examples: []string{"os.exec /bin/false"}}}
-		}, map[string]Strength{ReasonEndMissing: StrengthStrong, "exec": StrengthWeak}},
+		}, map[string]report.Strength{ReasonEndMissing: report.StrengthStrong, "exec": report.StrengthWeak}},
 		{"no end, killed at the deadline", func(r *wrapper.Result) {
 			r.Evidence.End, r.Evidence.Ends, r.TimedOut, r.Signal = nil, 0, true, "signal 9 (killed)"
-		}, map[string]Strength{}},
-		{"no end, usage error", func(r *wrapper.Result) { r.Evidence.End, r.Evidence.Ends, r.ExitCode = nil, 0, 4 }, map[string]Strength{}},
-		{"two ends", func(r *wrapper.Result) { r.Evidence.Ends = 2 }, map[string]Strength{ReasonEndDuplicated: StrengthStrong}},
-		{"end from a forked child", func(r *wrapper.Result) { r.Evidence.Ends, r.Evidence.ForkedEnds = 2, 1 }, map[string]Strength{ReasonForkedSession: StrengthStrong}},
-		{"exit status changed", func(r *wrapper.Result) { r.ExitCode = 0 }, map[string]Strength{ReasonExitMismatch: StrengthStrong}},
+		}, map[string]report.Strength{}},
+		{"no end, usage error", func(r *wrapper.Result) { r.Evidence.End, r.Evidence.Ends, r.ExitCode = nil, 0, 4 }, map[string]report.Strength{}},
+		{"two ends", func(r *wrapper.Result) { r.Evidence.Ends = 2 }, map[string]report.Strength{ReasonEndDuplicated: report.StrengthStrong}},
+		{"end from a forked child", func(r *wrapper.Result) { r.Evidence.Ends, r.Evidence.ForkedEnds = 2, 1 }, map[string]report.Strength{ReasonForkedSession: report.StrengthStrong}},
+		{"exit status changed", func(r *wrapper.Result) { r.ExitCode = 0 }, map[string]report.Strength{ReasonExitMismatch: report.StrengthStrong}},
 		{"report written to", func(r *wrapper.Result) {
 			r.Evidence.ReportSHA256 = strings.Repeat("0", 64)
 			r.Evidence.ReportBytes += 10
-		}, map[string]Strength{ReasonReportMismatch: StrengthStrong}},
-		{"case count", func(r *wrapper.Result) { r.Evidence.End.Cases++ }, map[string]Strength{ReasonReportMismatch: StrengthStrong}},
+		}, map[string]report.Strength{ReasonReportMismatch: report.StrengthStrong}},
+		{"case count", func(r *wrapper.Result) { r.Evidence.End.Cases++ }, map[string]report.Strength{ReasonReportMismatch: report.StrengthStrong}},
 		{"summary forged", func(r *wrapper.Result) {
 			r.Output = append(r.Output, "===== 5 passed in 0.01s =====\n"...)
-		}, map[string]Strength{ReasonSummaryMismatch: StrengthStrong}},
-		{"summary missing", func(r *wrapper.Result) { r.Output = []byte("nothing\n") }, map[string]Strength{ReasonSummaryMissing: StrengthWeak}},
-		{"summary cut with the output", func(r *wrapper.Result) { r.Output, r.OutputTruncated = []byte("x"), true }, map[string]Strength{}},
+		}, map[string]report.Strength{ReasonSummaryMismatch: report.StrengthStrong}},
+		{"summary missing", func(r *wrapper.Result) { r.Output = []byte("nothing\n") }, map[string]report.Strength{ReasonSummaryMissing: report.StrengthWeak}},
+		{"summary cut with the output", func(r *wrapper.Result) { r.Output, r.OutputTruncated = []byte("x"), true }, map[string]report.Strength{}},
 		{"plugin events", func(r *wrapper.Result) {
 			r.Evidence.Events = []wrapper.EvidenceEvent{
 				{Reason: "identity_mismatch", Strength: "strong", Count: 2, Examples: []string{"_pytest.python.Function.runtest at collection"}},
 				{Reason: "frame_access", Strength: "weak", Count: 30, Examples: []string{"a", "b"}},
 			}
-		}, map[string]Strength{"identity_mismatch": StrengthStrong, "frame_access": StrengthWeak}},
-		{"command job", func(r *wrapper.Result) { r.Runner = nil; r.Evidence = nil }, map[string]Strength{}},
-		{"hidden directory writable", func(r *wrapper.Result) { unsealedHidden(r) }, map[string]Strength{ReasonDirsUnsealed: StrengthWeak}},
-		{"no directory states", func(r *wrapper.Result) { r.Isolation.Dirs, r.Isolation.DirsSealed = nil, false }, map[string]Strength{ReasonDirsUnsealed: StrengthWeak}},
+		}, map[string]report.Strength{"identity_mismatch": report.StrengthStrong, "frame_access": report.StrengthWeak}},
+		{"command job", func(r *wrapper.Result) { r.Runner = nil; r.Evidence = nil }, map[string]report.Strength{}},
+		{"hidden directory writable", func(r *wrapper.Result) { unsealedHidden(r) }, map[string]report.Strength{ReasonDirsUnsealed: report.StrengthWeak}},
+		{"no directory states", func(r *wrapper.Result) { r.Isolation.Dirs, r.Isolation.DirsSealed = nil, false }, map[string]report.Strength{ReasonDirsUnsealed: report.StrengthWeak}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,7 +103,7 @@ func TestRuntimeEvidence(t *testing.T) {
 			tt.edit(r)
 			var set evidenceSet
 			runtimeEvidence(r, &set)
-			got := map[string]Strength{}
+			got := map[string]report.Strength{}
 			for _, e := range set.list() {
 				got[e.Reason] = e.Strength
 			}
@@ -115,10 +116,10 @@ func TestRuntimeEvidence(t *testing.T) {
 
 func TestEvidenceMergeKeepsCounts(t *testing.T) {
 	var set evidenceSet
-	set.merge(Evidence{Reason: "frame_access", Strength: StrengthWeak, Count: 30, Examples: []string{"a", "b"}})
-	set.merge(Evidence{Reason: "frame_access", Strength: StrengthWeak, Count: 1, Examples: []string{"c"}})
+	set.merge(report.Evidence{Reason: "frame_access", Strength: report.StrengthWeak, Count: 30, Examples: []string{"a", "b"}})
+	set.merge(report.Evidence{Reason: "frame_access", Strength: report.StrengthWeak, Count: 1, Examples: []string{"c"}})
 	got := set.list()
-	want := []Evidence{{Reason: "frame_access", Strength: StrengthWeak, Count: 31, Examples: []string{"a", "b", "c"}}}
+	want := []report.Evidence{{Reason: "frame_access", Strength: report.StrengthWeak, Count: 31, Examples: []string{"a", "b", "c"}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("merged (-want +got):\n%s", diff)
 	}

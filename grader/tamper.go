@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/tree"
 )
 
@@ -36,50 +37,43 @@ const maxLinkHops = 40
 // It never touches the disk: symlinks are judged lexically, by their target
 // as stored. Files over MaxPatternScanBytes and binary files (containing a
 // NUL byte) are not scanned for patterns, but are still flagged by name.
-func TamperSignals(t, hidden *tree.Tree) []TamperSignal {
+func TamperSignals(t, hidden *tree.Tree) []report.TamperSignal {
 	if t == nil {
 		return nil
 	}
 	names := hiddenModuleNames(hidden)
-	var out []TamperSignal
+	var out []report.TamperSignal
 	for i := range t.Files {
 		f := &t.Files[i]
 		for _, reason := range nameSignals(t, f) {
-			out = append(out, TamperSignal{Path: f.Path, Reason: reason})
+			out = append(out, report.TamperSignal{Path: f.Path, Reason: reason})
 		}
 		for _, reason := range names.signals(f.Path) {
-			out = append(out, TamperSignal{Path: f.Path, Reason: reason})
+			out = append(out, report.TamperSignal{Path: f.Path, Reason: reason})
 		}
 		if f.IsSymlink() {
 			if reason := symlinkSignal(f); reason != "" {
-				out = append(out, TamperSignal{Path: f.Path, Reason: reason})
+				out = append(out, report.TamperSignal{Path: f.Path, Reason: reason})
 			}
 			continue
 		}
 		if reason := binarySignal(f); reason != "" {
-			out = append(out, TamperSignal{Path: f.Path, Reason: reason})
+			out = append(out, report.TamperSignal{Path: f.Path, Reason: reason})
 		}
 		if kind, ok := sniffBinary(f.Data); ok && kind.reason == kindZip.reason {
 			for _, reason := range zipMemberSignals(f.Data) {
-				out = append(out, TamperSignal{Path: f.Path, Reason: reason})
+				out = append(out, report.TamperSignal{Path: f.Path, Reason: reason})
 			}
 		}
 		for _, reason := range patternSignals(f) {
-			out = append(out, TamperSignal{Path: f.Path, Reason: reason})
+			out = append(out, report.TamperSignal{Path: f.Path, Reason: reason})
 		}
 	}
-	slices.SortFunc(out, func(a, b TamperSignal) int {
+	slices.SortFunc(out, func(a, b report.TamperSignal) int {
 		return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Reason, b.Reason))
 	})
 	return slices.Compact(out)
 }
-
-// Reasons of files named like the hidden tests.
-const (
-	reasonHiddenPath = "has the path of a hidden test file"
-	reasonHiddenName = "named like a hidden test module: it can be imported in its place"
-	reasonHiddenPkg  = "package with the import name of a hidden test package: it can be imported in its place"
-)
 
 // hiddenNames are the paths and module names of the hidden test modules,
 // and the top-level packages they are imported from.
@@ -136,21 +130,21 @@ func (n hiddenNames) signals(p string) []string {
 	}
 	var out []string
 	if n.paths[p] {
-		out = append(out, reasonHiddenPath)
+		out = append(out, report.ReasonHiddenPath)
 	}
 	parts := strings.Split(p, "/")
 	for _, dir := range parts[:len(parts)-1] {
 		if n.modules[dir] {
-			return append(out, reasonHiddenName)
+			return append(out, report.ReasonHiddenName)
 		}
 	}
 	base := parts[len(parts)-1]
 	if base == "__init__.py" && len(parts) > 1 && n.packages[parts[len(parts)-2]] {
-		out = append(out, reasonHiddenPkg)
+		out = append(out, report.ReasonHiddenPkg)
 	}
 	stem, _, _ := strings.Cut(base, ".")
 	if n.modules[stem] && slices.ContainsFunc(importableSuffixes, func(s string) bool { return strings.HasSuffix(base, s) }) {
-		out = append(out, reasonHiddenName)
+		out = append(out, report.ReasonHiddenName)
 	}
 	return out
 }
@@ -435,7 +429,7 @@ func isIdentByte(c byte) bool {
 // is context too. A source the tree changed keeps as context the patterns it
 // mentioned on the base, unless the lines the tree adds mention them too.
 // Without a base every signal is flagged.
-func RankTamperSignals(signals []TamperSignal, base, head *tree.Tree) (flagged, context []TamperSignal) {
+func RankTamperSignals(signals []report.TamperSignal, base, head *tree.Tree) (flagged, context []report.TamperSignal) {
 	if base == nil {
 		return signals, nil
 	}
@@ -492,7 +486,7 @@ func RankTamperSignals(signals []TamperSignal, base, head *tree.Tree) (flagged, 
 // the tree changed outside its pytest settings: tox.ini's [pytest] section,
 // setup.cfg's [tool:pytest], pyproject.toml's tool.pytest tables are the
 // same on the base, which had the same signal.
-func samePytestSettings(base, head *tree.Tree, s TamperSignal) bool {
+func samePytestSettings(base, head *tree.Tree, s report.TamperSignal) bool {
 	var part func([]byte) string
 	switch path.Base(s.Path) {
 	case "tox.ini":

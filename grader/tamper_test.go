@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/tree"
 )
 
@@ -36,7 +37,7 @@ func TestTamperSignals(t *testing.T) {
 	tests := []struct {
 		name  string
 		files []tree.File
-		want  []TamperSignal
+		want  []report.TamperSignal
 	}{
 		{
 			name:  "plain sources",
@@ -45,7 +46,7 @@ func TestTamperSignals(t *testing.T) {
 		{
 			name:  "conftest at the root and nested",
 			files: []tree.File{detectorFile("conftest.py", ""), detectorFile("pkg/sub/conftest.py", "")},
-			want: []TamperSignal{
+			want: []report.TamperSignal{
 				{"conftest.py", "conftest.py can hook the test run"},
 				{"pkg/sub/conftest.py", "conftest.py can hook the test run"},
 			},
@@ -59,7 +60,7 @@ func TestTamperSignals(t *testing.T) {
 				detectorFile(".pytest.toml", ""),
 				detectorFile("sub/tox.ini", "[tox]\n"),
 			},
-			want: []TamperSignal{
+			want: []report.TamperSignal{
 				{".pytest.ini", ".pytest.ini configures pytest"},
 				{".pytest.toml", ".pytest.toml configures pytest"},
 				{"pytest.ini", "pytest.ini configures pytest"},
@@ -74,7 +75,7 @@ func TestTamperSignals(t *testing.T) {
 				detectorFile("a/setup.cfg", "[metadata]\nname = tool:pytest\n[flake8]\n"),
 				detectorFile("b/setup.cfg", "[ tool:pytest ]\r\n"),
 			},
-			want: []TamperSignal{
+			want: []report.TamperSignal{
 				{"b/setup.cfg", "setup.cfg has a [tool:pytest] section"},
 				{"setup.cfg", "setup.cfg has a [tool:pytest] section"},
 			},
@@ -89,7 +90,7 @@ func TestTamperSignals(t *testing.T) {
 				detectorFile("d/pyproject.toml", "[ \"tool\" . pytest ] # pytest 9\n"),
 				detectorFile("e/pyproject.toml", "tool = { pytest = { ini_options = {} } }\n"),
 			},
-			want: []TamperSignal{
+			want: []report.TamperSignal{
 				{"b/pyproject.toml", "pyproject.toml has a [tool.pytest] section"},
 				{"c/pyproject.toml", "pyproject.toml has a [tool.pytest] section"},
 				{"d/pyproject.toml", "pyproject.toml has a [tool.pytest] section"},
@@ -108,7 +109,7 @@ func TestTamperSignals(t *testing.T) {
 				detectorLink("c/setup.cfg", "setup.cfg"),
 				detectorLink("d/setup.cfg", "/etc/setup.cfg"),
 			},
-			want: []TamperSignal{
+			want: []report.TamperSignal{
 				{"b/setup.cfg", "setup.cfg is a symlink that cannot be checked for pytest settings"},
 				{"c/setup.cfg", "setup.cfg is a symlink that cannot be checked for pytest settings"},
 				{"d/setup.cfg", "setup.cfg is a symlink that cannot be checked for pytest settings"},
@@ -124,7 +125,7 @@ func TestTamperSignals(t *testing.T) {
 				detectorFile("sitecustomize/__init__.py", ""),
 				detectorFile("site-packages/evil.pth", "import os\n"),
 			},
-			want: []TamperSignal{
+			want: []report.TamperSignal{
 				{"lib/usercustomize.py", "usercustomize.py runs at interpreter start-up"},
 				{"site-packages/evil.pth", ".pth file runs code at interpreter start-up"},
 				{"sitecustomize.py", "sitecustomize.py runs at interpreter start-up"},
@@ -139,7 +140,7 @@ func TestTamperSignals(t *testing.T) {
 				detectorFile("src/pkg.egg-info/entry_points.txt", " [ pytest11 ] \nevil = evil\n"),
 				detectorFile("docs/entry_points.txt", "[pytest11]\n"),
 			},
-			want: []TamperSignal{
+			want: []report.TamperSignal{
 				{"site/evil-1.0.dist-info/entry_points.txt", "entry_points.txt declares a pytest11 plugin that pytest loads"},
 				{"site/tool-2.0.dist-info/entry_points.txt", "entry_points.txt declares package entry points"},
 				{"src/pkg.egg-info/entry_points.txt", "entry_points.txt declares a pytest11 plugin that pytest loads"},
@@ -154,7 +155,7 @@ func TestTamperSignals(t *testing.T) {
 				detectorFile("pkg/__pycache__/notes.txt", ""),
 				detectorFile("pkg/_speed.cpython-312-x86_64-linux-gnu.so", "\x7fELF"),
 			},
-			want: []TamperSignal{
+			want: []report.TamperSignal{
 				{"pkg/__pycache__/mod.cpython-312.pyc", "compiled python file can hide code a reviewer cannot read"},
 				{"pkg/__pycache__/notes.txt", "file under __pycache__ can be imported instead of the source"},
 				{"pkg/_speed.cpython-312-x86_64-linux-gnu.so", "native .so module runs code a reviewer cannot read"},
@@ -173,7 +174,7 @@ func TestTamperSignals(t *testing.T) {
 				detectorLink("a/self", "."),
 				detectorLink("conftest.py", "/tmp/conftest.py"),
 			},
-			want: []TamperSignal{
+			want: []report.TamperSignal{
 				{"a/b/out", "symlink target leaves the tree"},
 				{"a/b/sneaky", "symlink target leaves the tree"},
 				{"abs", "symlink target is an absolute path outside the tree"},
@@ -201,7 +202,7 @@ func TestTamperSignals(t *testing.T) {
 				detectorFile("m.py", "open('/proc/1/environ')\n"),
 				detectorFile("n.py", "open('/hidden/test_x.py')\n"),
 			},
-			want: []TamperSignal{
+			want: []report.TamperSignal{
 				{"a.py", "source mentions _pytest (pytest internals)"},
 				{"b.py", "source mentions pluginmanager (can register pytest plugins)"},
 				{"b2.py", "source mentions pluginmanager (can register pytest plugins)"},
@@ -224,7 +225,7 @@ func TestTamperSignals(t *testing.T) {
 			files: []tree.File{
 				detectorFile("conftest.py", "import os, atexit\natexit.register(lambda: os._exit(0))\nos._exit(1)\n"),
 			},
-			want: []TamperSignal{
+			want: []report.TamperSignal{
 				{"conftest.py", "conftest.py can hook the test run"},
 				{"conftest.py", "source mentions atexit (can run code after the tests)"},
 				{"conftest.py", "source mentions os._exit (can end the runner early)"},
@@ -236,7 +237,7 @@ func TestTamperSignals(t *testing.T) {
 				detectorFile("tasks.py", "def run_pytest():\n    pass\n"),
 				detectorFile("hook.py", "x = run_pytest; import _pytest\n"),
 			},
-			want: []TamperSignal{
+			want: []report.TamperSignal{
 				{"hook.py", "source mentions _pytest (pytest internals)"},
 			},
 		},
@@ -247,7 +248,7 @@ func TestTamperSignals(t *testing.T) {
 				detectorFile("notes.txt", "os._exit(0)\n"),
 				detectorFile("script.sh", "cat /hidden/*\n"),
 			},
-			want: []TamperSignal{
+			want: []report.TamperSignal{
 				{"x.pth", ".pth file runs code at interpreter start-up"},
 				{"x.pth", "source mentions os._exit (can end the runner early)"},
 			},
@@ -259,7 +260,7 @@ func TestTamperSignals(t *testing.T) {
 				detectorFile("conftest.py", big),
 				detectorFile("bin.py", "os._exit(0)\x00"),
 			},
-			want: []TamperSignal{
+			want: []report.TamperSignal{
 				{"big.py", unscanned},
 				{"bin.py", unscanned},
 				{"conftest.py", "conftest.py can hook the test run"},
@@ -301,7 +302,7 @@ func TestRankTamperSignals(t *testing.T) {
 		detectorFile("pkg/sitecustomize.py", "import ctypes\n"), // a base file's content under a new name
 	)
 	flagged, context := RankTamperSignals(TamperSignals(head, nil), base, head)
-	paths := func(ss []TamperSignal) []string {
+	paths := func(ss []report.TamperSignal) []string {
 		var out []string
 		for _, s := range ss {
 			if len(out) == 0 || out[len(out)-1] != s.Path {
@@ -326,7 +327,7 @@ func TestRankTamperSignals(t *testing.T) {
 		t.Errorf("a fix that adds no pattern: flagged %v, context %v", flagged, context)
 	}
 	flagged, _ = RankTamperSignals(TamperSignals(bent, nil), base, bent)
-	if diff := cmp.Diff([]TamperSignal{{Path: "semver.py", Reason: "source mentions sys.argv (can find the hidden tests' directory on the runner's command line)"}}, flagged); diff != "" {
+	if diff := cmp.Diff([]report.TamperSignal{{Path: "semver.py", Reason: "source mentions sys.argv (can find the hidden tests' directory on the runner's command line)"}}, flagged); diff != "" {
 		t.Errorf("new lines that mention sys.argv (-want +got):\n%s", diff)
 	}
 	// A configuration file changed outside its pytest settings is context;

@@ -11,55 +11,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/tree"
 )
-
-// Twins is what the twin runs of a grade showed. A twin is a hidden test
-// with one expectation changed so that a correct, deterministic
-// implementation must fail it; it runs in a sandbox of its own, beside the
-// grade's run, that cannot tell it is the twin run. A test that passes and
-// whose twin passes too was not decided by the code under test: the runner
-// was bent, or the answer was read from the test.
-type Twins struct {
-	// Twinned counts the hidden tests (cases of parametrized tests count
-	// one each) whose twin ran and was compared.
-	Twinned int `json:"twinned"`
-	// Of counts the hidden tests of the grade's run.
-	Of int `json:"of"`
-	// Untwinnable counts the hidden tests without a compared twin;
-	// Untwinned says why for each.
-	Untwinnable int       `json:"untwinnable"`
-	Untwinned   []TwinGap `json:"untwinned"`
-	// Contradictions are the hidden tests that passed while their twin
-	// passed too: strong evidence.
-	Contradictions []string `json:"contradictions"`
-	// InvalidTwins are twins the reference patch passed: they say nothing
-	// and were dropped. The service passes their tests as
-	// Request.TwinExclude to later grades of the same version.
-	InvalidTwins []string `json:"invalid_twins"`
-	// Changes say what the twins of the contradicting and invalid tests
-	// changed, for the requester only: they quote the hidden tests.
-	Changes []TwinChange `json:"changes"`
-	// Validated is true when the twins also ran on the reference patch.
-	Validated bool `json:"validated"`
-	// NotRun says why the twins were not run or not compared, if so.
-	NotRun string `json:"not_run,omitempty"`
-}
-
-// TwinGap is a hidden test without a compared twin.
-type TwinGap struct {
-	ID  string `json:"id"`
-	Why string `json:"why"`
-}
-
-// TwinChange is what one twin changed.
-type TwinChange struct {
-	ID     string `json:"id"`
-	File   string `json:"file"`
-	Line   int    `json:"line"`
-	Kind   string `json:"kind"`
-	Change string `json:"change"`
-}
 
 // twinRun is a twin sandbox's run, or why there is none. A twin run that
 // fails is a gap in the evidence, never a reason to fail the grade.
@@ -96,19 +50,19 @@ type twinInput struct {
 // is a reference patch, drops the twins the reference passed. It records a
 // twin_contradiction for each hidden test that passed beside its twin, and
 // a twin_run_tampered when the twin run's sentinels came out wrong.
-func compareTwins(in twinInput, evidence *evidenceSet) *Twins {
-	tw := &Twins{Of: len(in.pr.tests)}
+func compareTwins(in twinInput, evidence *evidenceSet) *report.Twins {
+	tw := &report.Twins{Of: len(in.pr.tests)}
 	twin, m, why := twinEvaluation(in.twin)
 	if why != "" {
 		tw.NotRun = why
 		tw.Untwinnable = tw.Of
 		for _, t := range in.pr.tests {
-			tw.Untwinned = append(tw.Untwinned, TwinGap{ID: t.ID, Why: "twins not run"})
+			tw.Untwinned = append(tw.Untwinned, report.TwinGap{ID: t.ID, Why: "twins not run"})
 		}
 		return tw
 	}
 	for _, reason := range twin.tampered {
-		evidence.add("twin_run_tampered", StrengthStrong, reason)
+		evidence.add("twin_run_tampered", report.StrengthStrong, reason)
 	}
 	var refTwin *evaluation
 	if in.refTwin != nil {
@@ -138,10 +92,10 @@ func compareTwins(in twinInput, evidence *evidenceSet) *Twins {
 		untwinnable[u.ID] = u.Why
 	}
 	gap := func(id, why string) {
-		tw.Untwinned = append(tw.Untwinned, TwinGap{ID: id, Why: why})
+		tw.Untwinned = append(tw.Untwinned, report.TwinGap{ID: id, Why: why})
 	}
 	change := func(id string, t wrapper.Twin) {
-		tw.Changes = append(tw.Changes, TwinChange{ID: id, File: t.File, Line: t.Line, Kind: t.Kind, Change: t.Change})
+		tw.Changes = append(tw.Changes, report.TwinChange{ID: id, File: t.File, Line: t.Line, Kind: t.Kind, Change: t.Change})
 	}
 	for _, base := range sortedKeys(in.pr.cases) {
 		cases := in.pr.cases[base]
@@ -154,7 +108,7 @@ func compareTwins(in twinInput, evidence *evidenceSet) *Twins {
 			continue
 		}
 		twinCases := twin.cases[base]
-		var refTwinCases []TestResult
+		var refTwinCases []report.TestResult
 		if refTwin != nil {
 			refTwinCases = refTwin.cases[base]
 		}
@@ -166,16 +120,16 @@ func compareTwins(in twinInput, evidence *evidenceSet) *Twins {
 				gap(c.ID, fmt.Sprintf("the twin run reported %d case(s) of %d", len(twinCases), len(cases)))
 			case refTwin != nil && len(refTwinCases) != len(cases):
 				gap(c.ID, fmt.Sprintf("the reference's twin run reported %d case(s) of %d", len(refTwinCases), len(cases)))
-			case refTwin != nil && refTwinCases[k].Outcome == OutcomePassed:
+			case refTwin != nil && refTwinCases[k].Outcome == report.OutcomePassed:
 				tw.InvalidTwins = append(tw.InvalidTwins, c.ID)
 				change(c.ID, t)
 				gap(c.ID, "invalid: the reference patch passed its twin")
 			default:
 				tw.Twinned++
-				if c.Outcome == OutcomePassed && twinCases[k].Outcome == OutcomePassed {
+				if c.Outcome == report.OutcomePassed && twinCases[k].Outcome == report.OutcomePassed {
 					tw.Contradictions = append(tw.Contradictions, c.ID)
 					change(c.ID, t)
-					evidence.add("twin_contradiction", StrengthStrong, c.ID)
+					evidence.add("twin_contradiction", report.StrengthStrong, c.ID)
 				}
 			}
 		}
@@ -216,56 +170,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// twinsNote is the reason a grade carries about its twins, or "".
-func twinsNote(tw *Twins) string {
-	if tw == nil || tw.NotRun == "" || tw.Of == 0 {
-		return ""
-	}
-	if tw.Twinned == 0 {
-		return "twins: not run (" + tw.NotRun + ")"
-	}
-	return "twins: " + tw.NotRun
-}
-
-// normalize makes the lists of tw empty rather than null.
-func (tw *Twins) normalize() {
-	if tw == nil {
-		return
-	}
-	for _, s := range []*[]string{&tw.Contradictions, &tw.InvalidTwins} {
-		if *s == nil {
-			*s = []string{}
-		}
-	}
-	if tw.Untwinned == nil {
-		tw.Untwinned = []TwinGap{}
-	}
-	if tw.Changes == nil {
-		tw.Changes = []TwinChange{}
-	}
-}
-
-// twinsLine says what the twins showed in one line of text.
-func twinsLine(tw *Twins) string {
-	if tw.Twinned == 0 && tw.NotRun != "" {
-		return "not run (" + tw.NotRun + ")"
-	}
-	v := fmt.Sprintf("%d/%d twinned, %d untwinnable", tw.Twinned, tw.Of, tw.Untwinnable)
-	if tw.Validated {
-		v += ", validated on the reference"
-	}
-	if n := len(tw.InvalidTwins); n > 0 {
-		v += fmt.Sprintf(", %d invalid (the reference passed them)", n)
-	}
-	if len(tw.Contradictions) > 0 {
-		v += "; contradictions: " + strings.Join(tw.Contradictions, ", ")
-	} else {
-		v += "; no contradiction"
-	}
-	if tw.NotRun != "" {
-		v += "; " + tw.NotRun
-	}
-	return EscapeText(v)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 )
 
@@ -42,15 +43,15 @@ func honestTwinResult(res sandbox.Result) sandbox.Result {
 // evalOf is an evaluation of a run whose hidden tests came out as given,
 // by case id in report order.
 func evalOf(outcomes ...string) *evaluation {
-	ev := &evaluation{cases: map[string][]TestResult{}, sentinels: SentinelsOK}
+	ev := &evaluation{cases: map[string][]report.TestResult{}, sentinels: report.SentinelsOK}
 	for i := 0; i+1 < len(outcomes); i += 2 {
-		id, outcome := outcomes[i], Outcome(outcomes[i+1])
+		id, outcome := outcomes[i], report.Outcome(outcomes[i+1])
 		base := id
 		if j := strings.IndexByte(id, '['); j > 0 {
 			base = id[:j]
 		}
-		ev.tests = append(ev.tests, TestResult{ID: id, Outcome: outcome})
-		ev.cases[base] = append(ev.cases[base], TestResult{ID: id, Outcome: outcome})
+		ev.tests = append(ev.tests, report.TestResult{ID: id, Outcome: outcome})
+		ev.cases[base] = append(ev.cases[base], report.TestResult{ID: id, Outcome: outcome})
 	}
 	return ev
 }
@@ -76,36 +77,36 @@ const (
 )
 
 func TestCompareTwins(t *testing.T) {
-	P, F := string(OutcomePassed), string(OutcomeFailed)
+	P, F := string(report.OutcomePassed), string(report.OutcomeFailed)
 	all := twinMapOf(twA, twB, twP)
 	pr := evalOf(twA, P, twB, P, twP+"[1-1]", P, twP+"[3-3]", P)
 	tests := []struct {
 		name string
 		in   twinInput
-		want Twins
+		want report.Twins
 		// evidence is the reasons and counts of the evidence recorded.
 		evidence map[string]int
 	}{
 		{
 			name: "honest: every twin fails",
 			in:   twinInput{pr: pr, twin: twinRunOf(evalOf(twA, F, twB, F, twP+"[1-2]", F, twP+"[3-5]", F), all)},
-			want: Twins{Twinned: 4, Of: 4},
+			want: report.Twins{Twinned: 4, Of: 4},
 		},
 		{
 			name:     "a twin that passes beside its test is a contradiction",
 			in:       twinInput{pr: pr, twin: twinRunOf(evalOf(twA, P, twB, F, twP+"[1-2]", F, twP+"[3-5]", F), all)},
-			want:     Twins{Twinned: 4, Of: 4, Contradictions: []string{twA}, Changes: []TwinChange{{ID: twA, File: "tests/test_x.py", Line: 3, Kind: "literal", Change: "literal: 1 -> 2"}}},
+			want:     report.Twins{Twinned: 4, Of: 4, Contradictions: []string{twA}, Changes: []report.TwinChange{{ID: twA, File: "tests/test_x.py", Line: 3, Kind: "literal", Change: "literal: 1 -> 2"}}},
 			evidence: map[string]int{"twin_contradiction": 1},
 		},
 		{
 			name: "a failed test whose twin passes is no contradiction",
 			in:   twinInput{pr: evalOf(twA, F), twin: twinRunOf(evalOf(twA, P), twinMapOf(twA))},
-			want: Twins{Twinned: 1, Of: 1},
+			want: report.Twins{Twinned: 1, Of: 1},
 		},
 		{
 			name:     "parametrized cases pair by position, whatever their ids",
 			in:       twinInput{pr: pr, twin: twinRunOf(evalOf(twA, F, twB, F, twP+"[1-2]", F, twP+"[3-5]", P), all)},
-			want:     Twins{Twinned: 4, Of: 4, Contradictions: []string{twP + "[3-3]"}, Changes: []TwinChange{{ID: twP + "[3-3]", File: "tests/test_x.py", Line: 3, Kind: "literal", Change: "literal: 1 -> 2"}}},
+			want:     report.Twins{Twinned: 4, Of: 4, Contradictions: []string{twP + "[3-3]"}, Changes: []report.TwinChange{{ID: twP + "[3-3]", File: "tests/test_x.py", Line: 3, Kind: "literal", Change: "literal: 1 -> 2"}}},
 			evidence: map[string]int{"twin_contradiction": 1},
 		},
 		{
@@ -118,7 +119,7 @@ func TestCompareTwins(t *testing.T) {
 				}),
 				exclude: []string{twB, twP + "[1-1]"},
 			},
-			want: Twins{Twinned: 1, Of: 4, Untwinnable: 3, Untwinned: []TwinGap{
+			want: report.Twins{Twinned: 1, Of: 4, Untwinnable: 3, Untwinned: []report.TwinGap{
 				{ID: twA, Why: "no assertion certain to run that can be changed"},
 				{ID: twB, Why: "excluded"},
 				{ID: twP + "[1-1]", Why: "excluded"},
@@ -127,7 +128,7 @@ func TestCompareTwins(t *testing.T) {
 		{
 			name: "a twin run that reports another number of cases is not compared",
 			in:   twinInput{pr: pr, twin: twinRunOf(evalOf(twA, F, twB, F, twP+"[1-2]", P), all)},
-			want: Twins{Twinned: 2, Of: 4, Untwinnable: 2, Untwinned: []TwinGap{
+			want: report.Twins{Twinned: 2, Of: 4, Untwinnable: 2, Untwinned: []report.TwinGap{
 				{ID: twP + "[1-1]", Why: "the twin run reported 1 case(s) of 2"},
 				{ID: twP + "[3-3]", Why: "the twin run reported 1 case(s) of 2"},
 			}},
@@ -140,11 +141,11 @@ func TestCompareTwins(t *testing.T) {
 				ref:     evalOf(twA, P, twB, P, twP+"[1-1]", P, twP+"[3-3]", P),
 				refTwin: twinRunOf(evalOf(twA, P, twB, F, twP+"[1-2]", F, twP+"[3-5]", F), all),
 			},
-			want: Twins{Twinned: 3, Of: 4, Untwinnable: 1, Validated: true,
-				Untwinned:      []TwinGap{{ID: twA, Why: "invalid: the reference patch passed its twin"}},
+			want: report.Twins{Twinned: 3, Of: 4, Untwinnable: 1, Validated: true,
+				Untwinned:      []report.TwinGap{{ID: twA, Why: "invalid: the reference patch passed its twin"}},
 				Contradictions: []string{twB},
 				InvalidTwins:   []string{twA},
-				Changes: []TwinChange{
+				Changes: []report.TwinChange{
 					{ID: twA, File: "tests/test_x.py", Line: 3, Kind: "literal", Change: "literal: 1 -> 2"},
 					{ID: twB, File: "tests/test_x.py", Line: 3, Kind: "literal", Change: "literal: 1 -> 2"},
 				},
@@ -159,24 +160,24 @@ func TestCompareTwins(t *testing.T) {
 				ref:     evalOf(twA, P),
 				refTwin: &twinRun{err: errors.New("run sandbox: engine down")},
 			},
-			want: Twins{Twinned: 1, Of: 1, Contradictions: []string{twA}, NotRun: "not validated on the reference patch: run sandbox: engine down",
-				Changes: []TwinChange{{ID: twA, File: "tests/test_x.py", Line: 3, Kind: "literal", Change: "literal: 1 -> 2"}}},
+			want: report.Twins{Twinned: 1, Of: 1, Contradictions: []string{twA}, NotRun: "not validated on the reference patch: run sandbox: engine down",
+				Changes: []report.TwinChange{{ID: twA, File: "tests/test_x.py", Line: 3, Kind: "literal", Change: "literal: 1 -> 2"}}},
 			evidence: map[string]int{"twin_contradiction": 1},
 		},
 		{
 			name: "a twin sandbox that failed is a gap, not evidence",
 			in:   twinInput{pr: evalOf(twA, P), twin: &twinRun{err: errors.New("run sandbox: engine down")}},
-			want: Twins{Of: 1, Untwinnable: 1, NotRun: "run sandbox: engine down", Untwinned: []TwinGap{{ID: twA, Why: "twins not run"}}},
+			want: report.Twins{Of: 1, Untwinnable: 1, NotRun: "run sandbox: engine down", Untwinned: []report.TwinGap{{ID: twA, Why: "twins not run"}}},
 		},
 		{
 			name: "a generator that failed is a gap",
 			in:   twinInput{pr: evalOf(twA, P), twin: twinRunOf(evalOf(twA, P), &wrapper.TwinMap{Error: "twin generator: exit 1: MemoryError"})},
-			want: Twins{Of: 1, Untwinnable: 1, NotRun: "twin generator: exit 1: MemoryError", Untwinned: []TwinGap{{ID: twA, Why: "twins not run"}}},
+			want: report.Twins{Of: 1, Untwinnable: 1, NotRun: "twin generator: exit 1: MemoryError", Untwinned: []report.TwinGap{{ID: twA, Why: "twins not run"}}},
 		},
 		{
 			name: "a wrapper without twins is a gap",
 			in:   twinInput{pr: evalOf(twA, P), twin: twinRunOf(evalOf(twA, P), nil)},
-			want: Twins{Of: 1, Untwinnable: 1, NotRun: "the wrapper made no twins", Untwinned: []TwinGap{{ID: twA, Why: "twins not run"}}},
+			want: report.Twins{Of: 1, Untwinnable: 1, NotRun: "the wrapper made no twins", Untwinned: []report.TwinGap{{ID: twA, Why: "twins not run"}}},
 		},
 		{
 			name: "wrong sentinels in the twin run are strong evidence",
@@ -185,7 +186,7 @@ func TestCompareTwins(t *testing.T) {
 				ev.tampered = []string{"a sentinel test that must fail came out passed: the runner was bent"}
 				return ev
 			}(), twinMapOf(twA))},
-			want:     Twins{Twinned: 1, Of: 1},
+			want:     report.Twins{Twinned: 1, Of: 1},
 			evidence: map[string]int{"twin_run_tampered": 1},
 		},
 	}
@@ -193,15 +194,15 @@ func TestCompareTwins(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var ev evidenceSet
 			got := compareTwins(tt.in, &ev)
-			got.normalize()
+			got.Normalize()
 			want := tt.want
-			want.normalize()
+			want.Normalize()
 			if diff := cmp.Diff(&want, got); diff != "" {
 				t.Errorf("Twins (-want +got):\n%s", diff)
 			}
 			gotEv := map[string]int{}
 			for _, e := range ev.list() {
-				if e.Strength != StrengthStrong {
+				if e.Strength != report.StrengthStrong {
 					t.Errorf("evidence %s is %s, want strong", e.Reason, e.Strength)
 				}
 				gotEv[e.Reason] = e.Count
@@ -233,7 +234,7 @@ func TestGradeTwins(t *testing.T) {
 		kindErr   map[string]error
 		exclude   []string
 		command   []string
-		want      Verdict
+		want      report.Verdict
 		reasons   []string
 		twins     bool
 		contradic []string
@@ -241,14 +242,14 @@ func TestGradeTwins(t *testing.T) {
 		{
 			name:    "honest twins keep the pass",
 			results: results(map[string]*wrapper.Result{"pr": gradeRun()}),
-			want:    VerdictPass,
+			want:    report.VerdictPass,
 			reasons: []string{"all 3 hidden tests passed"},
 			twins:   true,
 		},
 		{
 			name:      "twins that pass make a pass tampered",
 			results:   map[string]sandbox.Result{"pr": stdout(gradeRun()), "pr" + twinKind: bentTwinResult()},
-			want:      VerdictTampered,
+			want:      report.VerdictTampered,
 			reasons:   []string{"strong evidence: twin_contradiction (3×): tests/test_x.py::test_a, tests/test_x.py::test_b, tests/test_y.py::test_c"},
 			twins:     true,
 			contradic: []string{"tests/test_x.py::test_a", "tests/test_x.py::test_b", "tests/test_y.py::test_c"},
@@ -257,7 +258,7 @@ func TestGradeTwins(t *testing.T) {
 			name:      "excluded tests are not compared",
 			results:   map[string]sandbox.Result{"pr": stdout(gradeRun()), "pr" + twinKind: bentTwinResult()},
 			exclude:   []string{"tests/test_x.py::test_a", "tests/test_x.py::test_b"},
-			want:      VerdictTampered,
+			want:      report.VerdictTampered,
 			reasons:   []string{"strong evidence: twin_contradiction (1×): tests/test_y.py::test_c"},
 			twins:     true,
 			contradic: []string{"tests/test_y.py::test_c"},
@@ -266,14 +267,14 @@ func TestGradeTwins(t *testing.T) {
 			name:    "a twin sandbox that fails keeps the verdict, with a note",
 			results: results(map[string]*wrapper.Result{"pr": gradeRun("test_b")}),
 			kindErr: map[string]error{"pr" + twinKind: engineDown},
-			want:    VerdictFail,
+			want:    report.VerdictFail,
 			reasons: []string{"1 of 3 hidden tests did not pass", "twins: not run (run sandbox: cannot connect to the Docker daemon)"},
 			twins:   true,
 		},
 		{
 			name:    "a twin sandbox without a report keeps the pass, with a note",
 			results: map[string]sandbox.Result{"pr": stdout(gradeRun()), "pr" + twinKind: {ExitCode: 137, OOMKilled: true}},
-			want:    VerdictPass,
+			want:    report.VerdictPass,
 			reasons: []string{"all 3 hidden tests passed", "twins: not run (the sandbox ended without a report (exit 137, out of memory))"},
 			twins:   true,
 		},
@@ -281,7 +282,7 @@ func TestGradeTwins(t *testing.T) {
 			name:    "a command has no twins",
 			results: results(map[string]*wrapper.Result{"pr": {Runner: []string{"/usr/bin/make", "test"}, Isolation: gradeRun().Isolation}}),
 			command: []string{"make", "test"},
-			want:    VerdictPass,
+			want:    report.VerdictPass,
 			reasons: []string{"all 1 hidden tests passed"},
 		},
 	}
@@ -324,7 +325,7 @@ func TestGradeTwins(t *testing.T) {
 				t.Errorf("Contradictions (-want +got):\n%s", diff)
 			}
 			var text bytes.Buffer
-			if err := WriteText(&text, rep); err != nil {
+			if err := report.WriteText(&text, rep); err != nil {
 				t.Fatal(err)
 			}
 			if !strings.Contains(text.String(), "\ntwins ") {
@@ -336,17 +337,17 @@ func TestGradeTwins(t *testing.T) {
 
 func TestTwinsLine(t *testing.T) {
 	tests := []struct {
-		tw   Twins
+		tw   report.Twins
 		want string
 	}{
-		{Twins{Twinned: 9, Of: 10, Untwinnable: 1, Validated: true}, "9/10 twinned, 1 untwinnable, validated on the reference; no contradiction"},
-		{Twins{Twinned: 3, Of: 3, Contradictions: []string{"t::a", "t::b"}, InvalidTwins: []string{"t::c"}}, "3/3 twinned, 0 untwinnable, 1 invalid (the reference passed them); contradictions: t::a, t::b"},
-		{Twins{Of: 3, Untwinnable: 3, NotRun: "run sandbox: engine down"}, "not run (run sandbox: engine down)"},
-		{Twins{Twinned: 1, Of: 1, NotRun: "not validated on the reference patch: x\u202e"}, `1/1 twinned, 0 untwinnable; no contradiction; not validated on the reference patch: x\u202e`},
+		{report.Twins{Twinned: 9, Of: 10, Untwinnable: 1, Validated: true}, "9/10 twinned, 1 untwinnable, validated on the reference; no contradiction"},
+		{report.Twins{Twinned: 3, Of: 3, Contradictions: []string{"t::a", "t::b"}, InvalidTwins: []string{"t::c"}}, "3/3 twinned, 0 untwinnable, 1 invalid (the reference passed them); contradictions: t::a, t::b"},
+		{report.Twins{Of: 3, Untwinnable: 3, NotRun: "run sandbox: engine down"}, "not run (run sandbox: engine down)"},
+		{report.Twins{Twinned: 1, Of: 1, NotRun: "not validated on the reference patch: x\u202e"}, `1/1 twinned, 0 untwinnable; no contradiction; not validated on the reference patch: x\u202e`},
 	}
 	for _, tt := range tests {
-		if got := twinsLine(&tt.tw); got != tt.want {
-			t.Errorf("twinsLine(%+v) = %q, want %q", tt.tw, got, tt.want)
+		if got := report.TwinsLine(&tt.tw); got != tt.want {
+			t.Errorf("TwinsLine(%+v) = %q, want %q", tt.tw, got, tt.want)
 		}
 	}
 }
@@ -365,7 +366,7 @@ func TestGradeReferenceIsRepo(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Grade: %v", err)
 	}
-	if rep.Verdict != VerdictPass {
+	if rep.Verdict != report.VerdictPass {
 		t.Errorf("Verdict = %q (%q), want pass", rep.Verdict, rep.Reasons)
 	}
 	var kinds []string

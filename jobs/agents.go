@@ -14,9 +14,9 @@ import (
 
 	"github.com/testfirst-app/testfirst/agent"
 	"github.com/testfirst-app/testfirst/db"
-	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/pipeline"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // Agents is what a service runs writer and implementer agents with: the
@@ -293,20 +293,20 @@ func gradeContext(ctx context.Context, d *db.DB, ticketID int64, head string) ([
 // applyRun makes a grade of a contaminated implementer run's commit
 // contaminated, with where its canaries were seen: the grader could not
 // have seen what the run printed or sent.
-func applyRun(rep *grader.Report, run *db.AgentRun) {
+func applyRun(rep *report.Report, run *db.AgentRun) {
 	if run == nil || run.Outcome != pipeline.OutcomeContaminated {
 		return
 	}
-	var seen []grader.CanarySighting
+	var seen []report.CanarySighting
 	_ = json.Unmarshal(run.Sightings, &seen)
-	rep.Contaminated, rep.Verdict = true, grader.VerdictContaminated
+	rep.Contaminated, rep.Verdict = true, report.VerdictContaminated
 	rep.Contamination = append(rep.Contamination, seen...)
 	rep.Reasons = append(pipeline.ContaminationReasons(seen), rep.Reasons...)
 }
 
 // afterGrade starts the next implementer round when a grade of a run's
 // commit failed with rounds left; never after a contaminated run.
-func (q *agentQueue) afterGrade(ctx context.Context, tk db.Ticket, g db.Grade, rep *grader.Report, run *db.AgentRun, cfg pipeline.RepoConfig) error {
+func (q *agentQueue) afterGrade(ctx context.Context, tk db.Ticket, g db.Grade, rep *report.Report, run *db.AgentRun, cfg pipeline.RepoConfig) error {
 	if q == nil || run == nil || run.Digest != g.Digest || run.Outcome != pipeline.OutcomeDelivered || cfg.Implementer != run.Harness ||
 		!pipeline.NextRound(rep.Verdict, run.Round, cfg.MaxRounds) {
 		return nil

@@ -14,9 +14,9 @@ import (
 
 	"github.com/testfirst-app/testfirst/agent"
 	"github.com/testfirst-app/testfirst/db"
-	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/pipeline"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/tree"
 )
 
@@ -227,13 +227,13 @@ func TestImplementerContaminated(t *testing.T) {
 	}
 	// The grade of that head is contaminated whatever the tests say, and
 	// starts no further round.
-	rep := &grader.Report{Verdict: grader.VerdictFail, Counts: grader.Counts{Total: 3, Passed: 1, Failed: 2}, Failed: []string{"tests/test_count.py::test_count"}}
+	rep := &report.Report{Verdict: report.VerdictFail, Counts: report.Counts{Total: 3, Passed: 1, Failed: 2}, Failed: []string{"tests/test_count.py::test_count"}}
 	warned, run, err := gradeContext(ctx, f.d, f.ticket.ID, im.HeadSHA)
 	if err != nil || run == nil || run.ID != im.ID || len(warned) != 1 {
 		t.Fatalf("grade context: %v, %+v, %v", warned, run, err)
 	}
 	applyRun(rep, run)
-	if rep.Verdict != grader.VerdictContaminated || !rep.Contaminated || !strings.Contains(strings.Join(rep.Reasons, "\n"), "appears in the implementer's stdout") {
+	if rep.Verdict != report.VerdictContaminated || !rep.Contaminated || !strings.Contains(strings.Join(rep.Reasons, "\n"), "appears in the implementer's stdout") {
 		t.Errorf("report after the run: %+v", rep)
 	}
 	if err := f.aq.afterGrade(ctx, f.ticket, g, rep, run, pipeline.RepoConfig{Implementer: "coder", MaxRounds: 3}); err != nil {
@@ -297,7 +297,7 @@ func TestImplementerRounds(t *testing.T) {
 		}
 		return g
 	}
-	failing := &grader.Report{Verdict: grader.VerdictFail, Counts: grader.Counts{Total: 4, Passed: 3, Failed: 1}, Failed: []string{"tests/test_count.py::test_empty"},
+	failing := &report.Report{Verdict: report.VerdictFail, Counts: report.Counts{Total: 4, Passed: 3, Failed: 1}, Failed: []string{"tests/test_count.py::test_empty"},
 		Output: "AssertionError: secret output"}
 	if err := f.aq.afterGrade(ctx, f.ticket, grade(r1), failing, &r1, cfg); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/pipeline"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // agentStore is what agent runs use of the store: the writer side pushes
@@ -336,7 +337,7 @@ func (w *agentWorker) commitChanges(ctx context.Context, gi *github.Installation
 // handed back: its patch and changed files, RESULT.md, what it printed,
 // and the bodies and URLs of its egress requests. inChanges is true when
 // one is in the changes themselves.
-func scanResult(res agent.Result, cs []grader.Canary) (seen []grader.CanarySighting, inChanges bool) {
+func scanResult(res agent.Result, cs []grader.Canary) (seen []report.CanarySighting, inChanges bool) {
 	add := func(where string, b []byte) bool {
 		s := grader.ScanBytes(where, b, cs)
 		seen = append(seen, s...)

@@ -16,6 +16,7 @@ import (
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/pipeline"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 )
 
@@ -64,7 +65,7 @@ func (w *GradeWorker) uidSplitRequiredBy(cfg pipeline.RepoConfig) string {
 // requires a uid split the report does not prove; refusedBy is requiredBy
 // then. The grade and the retry that completes its run after a failed
 // update post the same.
-func (w *GradeWorker) gradedCheckRun(g db.Grade, tk db.Ticket, repo db.Repository, graded *grader.Report, version int, criteria map[string][]string, warnings []string, requiredBy string) (cr pipeline.CheckRun, refusedBy string) {
+func (w *GradeWorker) gradedCheckRun(g db.Grade, tk db.Ticket, repo db.Repository, graded *report.Report, version int, criteria map[string][]string, warnings []string, requiredBy string) (cr pipeline.CheckRun, refusedBy string) {
 	done := pipeline.Graded{Report: graded, Version: version, Digest: g.Digest, Criteria: criteria,
 		DetailsURL: w.grades.detailsURL(g.ID), Owner: repo.Owner, Repo: repo.Name, Issue: tk.IssueNumber, Warnings: warnings}
 	if refused, ok := pipeline.RefusedCheckRun(g.HeadSHA, done, requiredBy); ok {
@@ -201,7 +202,7 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 	}
 	rep, err := w.grader.Grade(ctx, grader.Request{Repo: head, Hidden: hidden, Base: base, Reference: content.Reference,
 		TestsDigest: g.Digest, Timeout: cfg.Timeout, Limits: sandboxLimits(cfg), TwinExclude: exclude,
-		Python: cfg.Python, Mirror: cfg.Network == grader.NetworkMirror, TrustedCollection: true, Stage: stage, Labels: labels})
+		Python: cfg.Python, Mirror: cfg.Network == report.NetworkMirror, TrustedCollection: true, Stage: stage, Labels: labels})
 	if err != nil {
 		return w.cancelledOr(ctx, err) // the engine failed: River retries
 	}
@@ -348,7 +349,7 @@ func (w *GradeWorker) fail(ctx context.Context, gi *github.Installation, repo db
 		if err != nil {
 			return err
 		}
-		cur.State, cur.Verdict, cur.FinishedAt = pipeline.GradeCompleted, string(grader.VerdictError), time.Now()
+		cur.State, cur.Verdict, cur.FinishedAt = pipeline.GradeCompleted, string(report.VerdictError), time.Now()
 		if err := tx.UpdateGrade(ctx, cur); err != nil {
 			return err
 		}
@@ -356,7 +357,7 @@ func (w *GradeWorker) fail(ctx context.Context, gi *github.Installation, repo db
 	}); err != nil {
 		return err
 	}
-	w.metrics.graded(string(grader.VerdictError), "", time.Since(g.StartedAt))
+	w.metrics.graded(string(report.VerdictError), "", time.Since(g.StartedAt))
 	return w.grades.completeCheckRuns(ctx, gi, repo, g, pipeline.FailedCheckRun(why, w.grades.detailsURL(g.ID)))
 }
 

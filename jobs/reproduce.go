@@ -11,6 +11,7 @@ import (
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/pipeline"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // gradedTests is what reproducing a grade reads of the store.
@@ -54,7 +55,7 @@ func NewReproducer(d *db.DB, clients *github.Clients, tests *store.Reader, g *gr
 // report. It returns an error when the grade is not completed or has no
 // report, when a tree, the hidden tests or the grader image cannot be had
 // again, or when the engine fails.
-func (p *Reproducer) Reproduce(ctx context.Context, id int64) (*grader.Reproduction, error) {
+func (p *Reproducer) Reproduce(ctx context.Context, id int64) (*report.Reproduction, error) {
 	var (
 		g    db.Grade
 		tk   db.Ticket
@@ -80,7 +81,7 @@ func (p *Reproducer) Reproduce(ctx context.Context, id int64) (*grader.Reproduct
 	if g.State != pipeline.GradeCompleted || len(raw) == 0 || string(raw) == "null" {
 		return nil, fmt.Errorf("reproduce grade %d: it is %s with no recorded report: only a completed grade's report can be reproduced", id, g.State)
 	}
-	var recorded grader.Report
+	var recorded report.Report
 	if err := json.Unmarshal(raw, &recorded); err != nil {
 		return nil, fmt.Errorf("reproduce grade %d: read its report: %w", id, err)
 	}
@@ -121,7 +122,7 @@ func (p *Reproducer) Reproduce(ctx context.Context, id int64) (*grader.Reproduct
 	}
 	rp, err := gr.Reproduce(ctx, grader.Request{Repo: head, Hidden: hidden, Base: base, Reference: content.Reference,
 		TestsDigest: g.Digest, Timeout: cfg.Timeout, Limits: sandboxLimits(cfg),
-		Python: cfg.Python, Mirror: cfg.Network == grader.NetworkMirror, TrustedCollection: true}, &recorded)
+		Python: cfg.Python, Mirror: cfg.Network == report.NetworkMirror, TrustedCollection: true}, &recorded)
 	if err != nil {
 		return nil, fmt.Errorf("reproduce grade %d: %w", id, err)
 	}

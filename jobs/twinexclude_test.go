@@ -8,8 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/testfirst-app/testfirst/db"
-	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/pipeline"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // TestGradeTwinExcludeFromTheBaseCheck: a pull request's grade leaves out
@@ -21,8 +21,8 @@ func TestGradeTwinExcludeFromTheBaseCheck(t *testing.T) {
 	d := testDB(t)
 	check := pipeline.VersionCheck{
 		Tests: []string{"t.py::test_a", "t.py::test_b", "t.py::test_c"},
-		Base:  grader.BaseCheck{Flaky: []string{"t.py::test_c"}},
-		Twins: &grader.Twins{Twinned: 2, Of: 3, InvalidTwins: []string{"t.py::test_a"}},
+		Base:  report.BaseCheck{Flaky: []string{"t.py::test_c"}},
+		Twins: &report.Twins{Twinned: 2, Of: 3, InvalidTwins: []string{"t.py::test_a"}},
 	}
 	raw, err := json.Marshal(check)
 	if err != nil {

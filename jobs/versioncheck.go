@@ -14,6 +14,7 @@ import (
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/pipeline"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/tree"
 )
 
@@ -144,7 +145,7 @@ func (w *VersionCheckWorker) check(ctx context.Context, base *tree.Tree, content
 	for _, t := range rep.Tests {
 		check.Tests = append(check.Tests, t.ID)
 	}
-	if rep.Verdict == grader.VerdictTampered || (rep.Verdict == grader.VerdictError && len(rep.Tests) == 0) {
+	if rep.Verdict == report.VerdictTampered || (rep.Verdict == report.VerdictError && len(rep.Tests) == 0) {
 		check.Error = fmt.Sprintf("the run was %s", rep.Verdict)
 	}
 	if rep.BaseCheck != nil {
@@ -153,7 +154,7 @@ func (w *VersionCheckWorker) check(ctx context.Context, base *tree.Tree, content
 	if req.Reference == nil {
 		return check, nil
 	}
-	check.Reference = &grader.ReferenceCheck{Failed: rep.Failed, Counts: rep.Counts,
+	check.Reference = &report.ReferenceCheck{Failed: rep.Failed, Counts: rep.Counts,
 		AllPass: rep.Counts.Total > 0 && rep.Counts.Passed > 0 && len(rep.Failed) == 0}
 	if rep.ReferenceCheck != nil {
 		check.Reference.Skipped = rep.ReferenceCheck.Skipped

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // AgentRole is what an agent run of a ticket does: the values are the
@@ -111,7 +111,7 @@ func IndependenceWarning(writer, implementer string) string {
 // ImplementerFeedback is what the next implementer round is told of the
 // last grade: counts and the ids of the failing hidden tests, never their
 // output or bodies.
-func ImplementerFeedback(r *grader.Report) string {
+func ImplementerFeedback(r *report.Report) string {
 	var b strings.Builder
 	c := r.Counts
 	fmt.Fprintf(&b, "The last grade: %s, %d of %d hidden tests passed (%d failed, %d errors, %d skipped).\n", r.Verdict, c.Passed, c.Total, c.Failed, c.Errors, c.Skipped)
@@ -127,8 +127,8 @@ func ImplementerFeedback(r *grader.Report) string {
 // NextRound reports whether a grade of an implementer's commit in round
 // of maxRounds starts another round: it failed on the hidden tests (not
 // tampered, contaminated, invalid or in error) and rounds are left.
-func NextRound(v grader.Verdict, round, maxRounds int) bool {
-	return v == grader.VerdictFail && round < maxRounds
+func NextRound(v report.Verdict, round, maxRounds int) bool {
+	return v == report.VerdictFail && round < maxRounds
 }
 
 // AgentPullTitle and AgentPullBody are the pull request an implementer's
@@ -155,7 +155,7 @@ func AgentCommitMessage(issue, round int, harness string) string {
 // ContaminationReasons turns an implementer run's canary sightings into a
 // grade's: where in what the run handed back a hidden test's canary was
 // seen.
-func ContaminationReasons(s []grader.CanarySighting) []string {
+func ContaminationReasons(s []report.CanarySighting) []string {
 	out := make([]string, len(s))
 	for i, c := range s {
 		out[i] = fmt.Sprintf("the canary of %s appears in the implementer's %s", c.HiddenFile, c.Where)

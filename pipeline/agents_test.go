@@ -4,11 +4,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 func TestAgentTexts(t *testing.T) {
-	rep := &grader.Report{Verdict: grader.VerdictFail, Trust: grader.TrustIsolated, Counts: grader.Counts{Total: 5, Passed: 3, Failed: 1, Errors: 1},
+	rep := &report.Report{Verdict: report.VerdictFail, Trust: report.TrustIsolated, Counts: report.Counts{Total: 5, Passed: 3, Failed: 1, Errors: 1},
 		Failed: []string{"tests/test_a.py::test_x", "tests/test_a.py::test_y"}, Output: "E assert secret"}
 	fb := ImplementerFeedback(rep)
 	if !strings.Contains(fb, "3 of 5 hidden tests passed (1 failed, 1 errors, 0 skipped)") || !strings.Contains(fb, "- tests/test_a.py::test_y\n") ||
@@ -16,11 +16,11 @@ func TestAgentTexts(t *testing.T) {
 		t.Errorf("feedback %q", fb)
 	}
 	for _, c := range []struct {
-		v            grader.Verdict
+		v            report.Verdict
 		round, limit int
 		want         bool
-	}{{grader.VerdictFail, 1, 3, true}, {grader.VerdictFail, 3, 3, false}, {grader.VerdictPass, 1, 3, false},
-		{grader.VerdictContaminated, 1, 3, false}, {grader.VerdictTampered, 1, 3, false}, {grader.VerdictError, 1, 3, false}} {
+	}{{report.VerdictFail, 1, 3, true}, {report.VerdictFail, 3, 3, false}, {report.VerdictPass, 1, 3, false},
+		{report.VerdictContaminated, 1, 3, false}, {report.VerdictTampered, 1, 3, false}, {report.VerdictError, 1, 3, false}} {
 		if got := NextRound(c.v, c.round, c.limit); got != c.want {
 			t.Errorf("NextRound(%s, %d, %d) = %v", c.v, c.round, c.limit, got)
 		}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // maxSummaryBytes keeps the summary under GitHub's limit, which it counts
@@ -14,7 +14,7 @@ const maxSummaryBytes = MaxSummary - 1024
 
 // Graded is what a check run says about one grade.
 type Graded struct {
-	Report *grader.Report
+	Report *report.Report
 	// Version and Digest are the approved version graded against.
 	Version int
 	Digest  string
@@ -33,13 +33,13 @@ type Graded struct {
 
 // conclusions maps verdicts to check run conclusions: only a pass
 // succeeds; an invalid task needs the requester.
-var conclusions = map[grader.Verdict]string{
-	grader.VerdictPass:         ConclusionSuccess,
-	grader.VerdictFail:         ConclusionFailure,
-	grader.VerdictError:        ConclusionFailure,
-	grader.VerdictTampered:     ConclusionFailure,
-	grader.VerdictContaminated: ConclusionFailure,
-	grader.VerdictInvalidTask:  ConclusionActionRequired,
+var conclusions = map[report.Verdict]string{
+	report.VerdictPass:         ConclusionSuccess,
+	report.VerdictFail:         ConclusionFailure,
+	report.VerdictError:        ConclusionFailure,
+	report.VerdictTampered:     ConclusionFailure,
+	report.VerdictContaminated: ConclusionFailure,
+	report.VerdictInvalidTask:  ConclusionActionRequired,
 }
 
 // CompletedCheckRun renders a finished grade. It shows counts, failing
@@ -70,7 +70,7 @@ func CompletedCheckRun(headSHA string, g Graded) CheckRun {
 // showed it: repository tests the pull request changed, tamper signals,
 // runtime signals ("pass · 1 repository test changed · 14/14 hidden tests
 // passed · trust: isolated").
-func Title(r *grader.Report) string {
+func Title(r *report.Report) string {
 	t := fmt.Sprintf("%d/%d hidden tests passed · trust: %s", r.Counts.Passed, r.Counts.Total, r.Trust)
 	if n := len(r.SkippedOnBase); n > 0 {
 		t = fmt.Sprintf("%d/%d hidden tests passed · %d skipped as on the base · trust: %s", r.Counts.Passed, r.Counts.Total, n, r.Trust)
@@ -82,13 +82,13 @@ func Title(r *grader.Report) string {
 	if n := len(r.TamperSignals); n > 0 {
 		raised = append(raised, plural(n, "tamper signal", "tamper signals"))
 	}
-	if n := grader.WeakSignals(r.Evidence); n > 0 {
+	if n := report.WeakSignals(r.Evidence); n > 0 {
 		raised = append(raised, fmt.Sprintf("runtime signals: %d", n))
 	}
 	if len(raised) > 0 {
 		return fmt.Sprintf("%s · %s · %s", r.Verdict, strings.Join(raised, " · "), t)
 	}
-	if r.Verdict != grader.VerdictPass && r.Verdict != grader.VerdictFail {
+	if r.Verdict != report.VerdictPass && r.Verdict != report.VerdictFail {
 		t = string(r.Verdict) + " · " + t
 	}
 	return t
@@ -96,17 +96,17 @@ func Title(r *grader.Report) string {
 
 // trustMeaning says in one line what each trust level means for the
 // verdict.
-var trustMeaning = map[grader.Trust]string{
-	grader.TrustIsolated: "the code under test ran as another user than the grader, without network, could not change the root-owned hidden tests, " +
+var trustMeaning = map[report.Trust]string{
+	report.TrustIsolated: "the code under test ran as another user than the grader, without network, could not change the root-owned hidden tests, " +
 		"and the grade was written by testfirst's runner: the verdict can be relied on.",
-	grader.TrustBestEffort: "the sandbox could not run the code under test as a separate user, so it could have rewritten the hidden tests " +
+	report.TrustBestEffort: "the sandbox could not run the code under test as a separate user, so it could have rewritten the hidden tests " +
 		"or forged the grade: read the verdict with the detectors below.",
-	grader.TrustLow: "the tests ran with a custom command, not testfirst's pytest runner, so nothing stops the code under test from " +
+	report.TrustLow: "the tests ran with a custom command, not testfirst's pytest runner, so nothing stops the code under test from " +
 		"shaping the result: a reviewer must check it.",
 }
 
 // TrustLine is one line on what trust t means.
-func TrustLine(t grader.Trust) string {
+func TrustLine(t report.Trust) string {
 	if m, ok := trustMeaning[t]; ok {
 		return fmt.Sprintf("Trust %s: %s", t, m)
 	}
@@ -118,7 +118,7 @@ func TrustLine(t grader.Trust) string {
 // a link, a mention, HTML, a heading, a table cell or emphasis is
 // backslash-escaped, and control characters are escaped.
 func prose(s string) string {
-	s = grader.EscapeText(s)
+	s = report.EscapeText(s)
 	var b strings.Builder
 	for _, r := range s {
 		if strings.ContainsRune("\\`*_[]<>@#|~!&", r) {
@@ -155,11 +155,11 @@ func Summary(g Graded) string {
 				fmt.Fprintf(tail, "- … and %d more\n", len(r.SkippedOnBase)-i)
 				break
 			}
-			fmt.Fprintf(tail, "- %s\n", code(grader.ShortText(id, 120)))
+			fmt.Fprintf(tail, "- %s\n", code(report.ShortText(id, 120)))
 		}
 	}
 	if len(g.Criteria) > 0 {
-		outcome := map[string]grader.Outcome{}
+		outcome := map[string]report.Outcome{}
 		for _, t := range r.Tests {
 			outcome[t.ID] = t.Outcome
 		}
@@ -172,11 +172,11 @@ func Summary(g Graded) string {
 		for _, id := range ids {
 			passed := 0
 			for _, t := range g.Criteria[id] {
-				if outcome[t] == grader.OutcomePassed {
+				if outcome[t] == report.OutcomePassed {
 					passed++
 				}
 			}
-			fmt.Fprintf(tail, "| %s | %d/%d |\n", cell(code(grader.EscapeText(id))), passed, len(g.Criteria[id]))
+			fmt.Fprintf(tail, "| %s | %d/%d |\n", cell(code(report.EscapeText(id))), passed, len(g.Criteria[id]))
 		}
 	}
 	if len(r.TamperSignals) > 0 || len(r.Evidence) > 0 || len(r.TouchedTests) > 0 || r.Contaminated {
@@ -187,8 +187,8 @@ func Summary(g Graded) string {
 	// so the implementer reads the verdict first.
 	fmt.Fprintf(tail, "\n<details><summary>Reproduce (for reviewers)</summary>\n\n- tests: %s (v%d)\n- tree: %s\n- grader image: %s\n",
 		code(g.Digest), g.Version, code(r.RepoDigest), code(r.Image))
-	if line := grader.EnvironmentLine(r.Environment, r.Network); line != "" {
-		fmt.Fprintf(tail, "- environment: %s\n", code(grader.EscapeText(line)))
+	if line := report.EnvironmentLine(r.Environment, r.Network); line != "" {
+		fmt.Fprintf(tail, "- environment: %s\n", code(report.EscapeText(line)))
 	}
 	fmt.Fprintf(tail, "\n</details>\n")
 
@@ -198,12 +198,12 @@ func Summary(g Graded) string {
 		fmt.Fprintf(&b, "\n### Hidden tests that did not pass\n\n")
 		flaky := map[string]bool{}
 		for _, t := range r.Tests {
-			flaky[t.ID] = t.Outcome == grader.OutcomeFlaky
+			flaky[t.ID] = t.Outcome == report.OutcomeFlaky
 		}
 		for i, id := range r.Failed {
-			line := "- " + code(grader.EscapeText(id)) + "\n"
+			line := "- " + code(report.EscapeText(id)) + "\n"
 			if flaky[id] {
-				line = "- " + code(grader.EscapeText(id)) + " — flaky: failed, then passed when run again alone\n"
+				line = "- " + code(report.EscapeText(id)) + " — flaky: failed, then passed when run again alone\n"
 			}
 			if len(line) > budget {
 				fmt.Fprintf(&b, "- … and %d more\n", len(r.Failed)-i)
@@ -231,7 +231,7 @@ const (
 // canary sightings; each list with its total, every path escaped. Once the
 // details are out of room, rows keep their counts and reasons and lose their
 // examples, and lists say how many they left out.
-func writeDetectors(b *strings.Builder, r *grader.Report) {
+func writeDetectors(b *strings.Builder, r *report.Report) {
 	room := detectorDetailBytes
 	details := func(es []string) string {
 		s := examples(es)
@@ -242,14 +242,14 @@ func writeDetectors(b *strings.Builder, r *grader.Report) {
 		return s
 	}
 	if len(r.Evidence) > 0 {
-		strong, weak := grader.StrongSignals(r.Evidence), grader.WeakSignals(r.Evidence)
+		strong, weak := report.StrongSignals(r.Evidence), report.WeakSignals(r.Evidence)
 		fmt.Fprintf(b, "\n**Runtime evidence**: %d strong, %d runtime signals (weak), strongest first\n\n| seen | strength | reason | e.g. |\n|---|---|---|---|\n", strong, weak)
 		for i, e := range r.Evidence {
 			if i == maxDetectorLines {
 				fmt.Fprintf(b, "| … | | %d more kinds | |\n", len(r.Evidence)-i)
 				break
 			}
-			fmt.Fprintf(b, "| %d | %s | %s | %s |\n", e.Count, e.Strength, cell(code(grader.ShortText(e.Reason, 120))), details(e.Examples))
+			fmt.Fprintf(b, "| %d | %s | %s | %s |\n", e.Count, e.Strength, cell(code(report.ShortText(e.Reason, 120))), details(e.Examples))
 		}
 	}
 	if tw := r.Twins; tw != nil {
@@ -259,7 +259,7 @@ func writeDetectors(b *strings.Builder, r *grader.Report) {
 			fmt.Fprintf(b, "\n**Twins**: %d of %d hidden tests ran beside a twin that a correct implementation fails (%d without one); %d passed beside their twin\n",
 				tw.Twinned, tw.Of, tw.Untwinnable, len(tw.Contradictions))
 			for i, id := range tw.Contradictions {
-				line := fmt.Sprintf("- passed beside its twin: %s\n", code(grader.ShortText(id, 120)))
+				line := fmt.Sprintf("- passed beside its twin: %s\n", code(report.ShortText(id, 120)))
 				if i == maxDetectorLines || len(line) > room {
 					fmt.Fprintf(b, "- … and %d more\n", len(tw.Contradictions)-i)
 					break
@@ -270,7 +270,7 @@ func writeDetectors(b *strings.Builder, r *grader.Report) {
 		}
 	}
 	if len(r.TamperSignals) > 0 {
-		groups := grader.GroupTamperSignals(r.TamperSignals)
+		groups := report.GroupTamperSignals(r.TamperSignals)
 		fmt.Fprintf(b, "\n**%d tamper signals** of %d kinds, strongest first\n\n| files | reason | e.g. |\n|---|---|---|\n", len(r.TamperSignals), len(groups))
 		for i, g := range groups {
 			if i == maxDetectorLines {
@@ -288,7 +288,7 @@ func writeDetectors(b *strings.Builder, r *grader.Report) {
 		b.WriteString("\n")
 	}
 	for i, p := range r.TouchedTests {
-		line := fmt.Sprintf("- touched test: %s\n", code(grader.ShortText(p, 120)))
+		line := fmt.Sprintf("- touched test: %s\n", code(report.ShortText(p, 120)))
 		if i == maxDetectorLines || len(line) > room {
 			fmt.Fprintf(b, "- … and %d more touched tests (%d in total)\n", len(r.TouchedTests)-i, len(r.TouchedTests))
 			break
@@ -297,7 +297,7 @@ func writeDetectors(b *strings.Builder, r *grader.Report) {
 		b.WriteString(line)
 	}
 	for i, s := range r.Contamination {
-		line := fmt.Sprintf("- contaminated: canary of hidden %s seen in %s\n", code(grader.ShortText(s.HiddenFile, 120)), code(grader.ShortText(s.Where, 120)))
+		line := fmt.Sprintf("- contaminated: canary of hidden %s seen in %s\n", code(report.ShortText(s.HiddenFile, 120)), code(report.ShortText(s.Where, 120)))
 		if i == maxDetectorLines || len(line) > room {
 			fmt.Fprintf(b, "- … and %d more canary sightings (%d in total)\n", len(r.Contamination)-i, len(r.Contamination))
 			break
@@ -312,7 +312,7 @@ func writeDetectors(b *strings.Builder, r *grader.Report) {
 func examples(es []string) string {
 	parts := make([]string, len(es))
 	for i, e := range es {
-		parts[i] = code(grader.ShortText(e, 120))
+		parts[i] = code(report.ShortText(e, 120))
 	}
 	return cell(strings.Join(parts, ", "))
 }

@@ -9,24 +9,24 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-func report() *grader.Report {
-	return &grader.Report{
-		Verdict: grader.VerdictFail,
-		Trust:   grader.TrustIsolated,
+func sampleReport() *report.Report {
+	return &report.Report{
+		Verdict: report.VerdictFail,
+		Trust:   report.TrustIsolated,
 		Reasons: []string{"2 of 14 hidden tests did not pass"},
-		Counts:  grader.Counts{Passed: 12, Failed: 1, Errors: 1, Total: 14},
-		Tests: []grader.TestResult{
-			{ID: "tests/test_spin.py::test_fast", Outcome: grader.OutcomePassed},
-			{ID: "tests/test_spin.py::test_slow", Outcome: grader.OutcomeFailed},
-			{ID: "tests/test_spin.py::test_p[@octocat `x` <b>]", Outcome: grader.OutcomeError},
+		Counts:  report.Counts{Passed: 12, Failed: 1, Errors: 1, Total: 14},
+		Tests: []report.TestResult{
+			{ID: "tests/test_spin.py::test_fast", Outcome: report.OutcomePassed},
+			{ID: "tests/test_spin.py::test_slow", Outcome: report.OutcomeFailed},
+			{ID: "tests/test_spin.py::test_p[@octocat `x` <b>]", Outcome: report.OutcomeError},
 		},
 		Failed:        []string{"tests/test_spin.py::test_slow", "tests/test_spin.py::test_p[@octocat `x` <b>]"},
-		TamperSignals: []grader.TamperSignal{{Path: "conftest.py", Reason: "conftest.py can hook the test run"}, {Path: "[click](https://evil.example)/x.pth", Reason: ".pth files run at start-up"}},
+		TamperSignals: []report.TamperSignal{{Path: "conftest.py", Reason: "conftest.py can hook the test run"}, {Path: "[click](https://evil.example)/x.pth", Reason: ".pth files run at start-up"}},
 		TouchedTests:  []string{"tests/test_existing.py"},
 		Image:         "sha256:aaaa", RepoDigest: "sha256:bbbb", TestsDigest: "sha256:cccc",
 		Output: "SECRET RUNNER OUTPUT def test_slow(): assert spin() == 2",
@@ -34,7 +34,7 @@ func report() *grader.Report {
 }
 
 func TestCompletedCheckRunGolden(t *testing.T) {
-	g := Graded{Report: report(), Version: 3, Digest: "sha256:cccc", DetailsURL: "https://tf.example.com/grades/9",
+	g := Graded{Report: sampleReport(), Version: 3, Digest: "sha256:cccc", DetailsURL: "https://tf.example.com/grades/9",
 		Criteria: map[string][]string{"spins fast": {"tests/test_spin.py::test_fast"}, "spins slow": {"tests/test_spin.py::test_slow"}},
 		Owner:    "octo-org", Repo: "widgets", Issue: 12}
 	cr := CompletedCheckRun("abc123", g)
@@ -71,7 +71,7 @@ func TestCompletedCheckRunGolden(t *testing.T) {
 // TestSummaryEscapes: ids and paths come from the tree under test; none may
 // mention someone, link, or inject HTML or markdown.
 func TestSummaryEscapes(t *testing.T) {
-	s := Summary(Graded{Report: report(), Version: 1, Digest: "sha256:cccc"})
+	s := Summary(Graded{Report: sampleReport(), Version: 1, Digest: "sha256:cccc"})
 	for _, line := range strings.Split(s, "\n") {
 		for _, bad := range []string{"@octocat", "[click]", "<b>"} {
 			if i := strings.Index(line, bad); i >= 0 && !insideCodeSpan(line, i) {
@@ -88,7 +88,7 @@ func TestSummaryEscapes(t *testing.T) {
 }
 
 func TestSummaryFitsGitHub(t *testing.T) {
-	r := report()
+	r := sampleReport()
 	r.Failed = nil
 	for i := range 5000 {
 		r.Failed = append(r.Failed, "tests/test_a_very_long_module_name_for_size.py::test_case_number_"+strings.Repeat("é", 10)+string(rune('a'+i%26)))
@@ -103,17 +103,17 @@ func TestSummaryFitsGitHub(t *testing.T) {
 }
 
 func TestConclusions(t *testing.T) {
-	for v, want := range map[grader.Verdict]string{
-		grader.VerdictPass: "success", grader.VerdictFail: "failure", grader.VerdictError: "failure",
-		grader.VerdictTampered: "failure", grader.VerdictContaminated: "failure", grader.VerdictInvalidTask: "action_required",
+	for v, want := range map[report.Verdict]string{
+		report.VerdictPass: "success", report.VerdictFail: "failure", report.VerdictError: "failure",
+		report.VerdictTampered: "failure", report.VerdictContaminated: "failure", report.VerdictInvalidTask: "action_required",
 	} {
-		r := report()
+		r := sampleReport()
 		r.Verdict = v
 		cr := CompletedCheckRun("abc", Graded{Report: r})
 		if cr.Conclusion != want {
 			t.Errorf("%s -> %s, want %s", v, cr.Conclusion, want)
 		}
-		if v == grader.VerdictTampered && !strings.HasPrefix(cr.Title, "tampered · ") {
+		if v == report.VerdictTampered && !strings.HasPrefix(cr.Title, "tampered · ") {
 			t.Errorf("title %q does not say tampered", cr.Title)
 		}
 	}
@@ -153,18 +153,18 @@ func insideCodeSpan(line string, i int) bool {
 
 // decoyReport is an attack's report: 49,000 decoy files that each raise a
 // signal, sorted before the one real signal, beside runtime evidence.
-func decoyReport() *grader.Report {
-	r := report()
-	r.Verdict, r.Reasons = grader.VerdictPass, []string{"all 14 hidden tests passed", "runtime signals: 3"}
-	r.Counts, r.Failed = grader.Counts{Passed: 14, Total: 14}, nil
+func decoyReport() *report.Report {
+	r := sampleReport()
+	r.Verdict, r.Reasons = report.VerdictPass, []string{"all 14 hidden tests passed", "runtime signals: 3"}
+	r.Counts, r.Failed = report.Counts{Passed: 14, Total: 14}, nil
 	r.TamperSignals = nil
 	for i := range 49_000 {
-		r.TamperSignals = append(r.TamperSignals, grader.TamperSignal{Path: fmt.Sprintf("decoys/d%05d/conftest.py", i), Reason: "conftest.py can hook the test run"})
+		r.TamperSignals = append(r.TamperSignals, report.TamperSignal{Path: fmt.Sprintf("decoys/d%05d/conftest.py", i), Reason: "conftest.py can hook the test run"})
 	}
-	r.TamperSignals = append(r.TamperSignals, grader.TamperSignal{Path: "wordstats/\u202estats.py", Reason: "source mentions sys._getframe (can reach the caller's frames)"})
-	r.Evidence = []grader.Evidence{
-		{Reason: "frame_access", Strength: grader.StrengthWeak, Count: 2, Examples: []string{"sys._getframe from /repo/wordstats/stats.py:3"}},
-		{Reason: "settrace", Strength: grader.StrengthWeak, Count: 1, Examples: []string{"sys.settrace"}},
+	r.TamperSignals = append(r.TamperSignals, report.TamperSignal{Path: "wordstats/\u202estats.py", Reason: "source mentions sys._getframe (can reach the caller's frames)"})
+	r.Evidence = []report.Evidence{
+		{Reason: "frame_access", Strength: report.StrengthWeak, Count: 2, Examples: []string{"sys._getframe from /repo/wordstats/stats.py:3"}},
+		{Reason: "settrace", Strength: report.StrengthWeak, Count: 1, Examples: []string{"sys.settrace"}},
 	}
 	return r
 }
@@ -206,12 +206,12 @@ func TestTitleRuntimeSignals(t *testing.T) {
 	if cr := CompletedCheckRun("abc", Graded{Report: r}); cr.Conclusion != ConclusionSuccess {
 		t.Errorf("weak evidence changed the conclusion to %s", cr.Conclusion)
 	}
-	r.Verdict = grader.VerdictTampered
+	r.Verdict = report.VerdictTampered
 	if got, want := Title(r), "tampered · runtime signals: 3 · 14/14 hidden tests passed · trust: isolated"; got != want {
 		t.Errorf("title %q, want %q", got, want)
 	}
 	r.Evidence = nil
-	r.Verdict = grader.VerdictPass
+	r.Verdict = report.VerdictPass
 	if got, want := Title(r), "14/14 hidden tests passed · trust: isolated"; got != want {
 		t.Errorf("title %q, want %q", got, want)
 	}
@@ -224,8 +224,8 @@ func TestTitleRuntimeSignals(t *testing.T) {
 // TestSummaryEscapesControlCharacters: paths and ids from the tree cannot
 // reorder or hide the text around them.
 func TestSummaryEscapesControlCharacters(t *testing.T) {
-	r := report()
-	r.TamperSignals = []grader.TamperSignal{{Path: "a\u202egnp.py", Reason: "conftest.py can hook the test run"}, {Path: "b\x1b[2Jx.py", Reason: "conftest.py can hook the test run"}, {Path: "c.py | 1 | `forged reason` | d.py", Reason: "conftest.py can hook the test run"}}
+	r := sampleReport()
+	r.TamperSignals = []report.TamperSignal{{Path: "a\u202egnp.py", Reason: "conftest.py can hook the test run"}, {Path: "b\x1b[2Jx.py", Reason: "conftest.py can hook the test run"}, {Path: "c.py | 1 | `forged reason` | d.py", Reason: "conftest.py can hook the test run"}}
 	r.TouchedTests = []string{"tests/\u2066test_x.py"}
 	r.Failed = []string{"tests/test_spin.py::test_slow\u200b"}
 	s := Summary(Graded{Report: r, Version: 1, Digest: "sha256:cccc"})
@@ -249,13 +249,13 @@ func TestSummaryDetectorsFit(t *testing.T) {
 	long := strings.Repeat("\U0001F600", 2000)
 	r.Evidence = nil
 	for i := range 60 {
-		r.Evidence = append(r.Evidence, grader.Evidence{Reason: fmt.Sprintf("reason_%02d", i), Strength: grader.StrengthWeak, Count: 1,
+		r.Evidence = append(r.Evidence, report.Evidence{Reason: fmt.Sprintf("reason_%02d", i), Strength: report.StrengthWeak, Count: 1,
 			Examples: []string{long + "1", long + "2", long + "3", long + "4", long + "5"}})
 	}
 	for i := range 200 {
-		r.TamperSignals = append(r.TamperSignals, grader.TamperSignal{Path: fmt.Sprintf("%s/%d.py", long, i), Reason: "source mentions ctypes (can call into the C library)"})
+		r.TamperSignals = append(r.TamperSignals, report.TamperSignal{Path: fmt.Sprintf("%s/%d.py", long, i), Reason: "source mentions ctypes (can call into the C library)"})
 		r.TouchedTests = append(r.TouchedTests, fmt.Sprintf("tests/%s%d.py", long, i))
-		r.Contamination = append(r.Contamination, grader.CanarySighting{HiddenFile: fmt.Sprintf("tests/%s%d.py", long, i), Where: "repo:" + long})
+		r.Contamination = append(r.Contamination, report.CanarySighting{HiddenFile: fmt.Sprintf("tests/%s%d.py", long, i), Where: "repo:" + long})
 	}
 	r.Contaminated = true
 	s := Summary(Graded{Report: r, Version: 1, Digest: "sha256:cccc"})
@@ -272,8 +272,8 @@ func TestSummaryDetectorsFit(t *testing.T) {
 // TestSummaryMarksFlakyTests: a test that failed and passed when run again
 // alone is listed among those that did not pass, marked flaky.
 func TestSummaryMarksFlakyTests(t *testing.T) {
-	r := &grader.Report{Verdict: grader.VerdictFail, Trust: grader.TrustIsolated, Counts: grader.Counts{Passed: 1, Flaky: 1, Total: 2},
-		Tests:  []grader.TestResult{{ID: "t.py::test_a", Outcome: grader.OutcomePassed}, {ID: "t.py::test_b", Outcome: grader.OutcomeFlaky}},
+	r := &report.Report{Verdict: report.VerdictFail, Trust: report.TrustIsolated, Counts: report.Counts{Passed: 1, Flaky: 1, Total: 2},
+		Tests:  []report.TestResult{{ID: "t.py::test_a", Outcome: report.OutcomePassed}, {ID: "t.py::test_b", Outcome: report.OutcomeFlaky}},
 		Failed: []string{"t.py::test_b"}}
 	s := Summary(Graded{Report: r, Version: 1, Digest: "sha256:x"})
 	if !strings.Contains(s, "- `t.py::test_b` — flaky: failed, then passed when run again alone") {
@@ -284,9 +284,9 @@ func TestSummaryMarksFlakyTests(t *testing.T) {
 // TestSummaryShowsTwins: the check run says how many tests ran beside a
 // twin, and names the ones that passed beside theirs.
 func TestSummaryShowsTwins(t *testing.T) {
-	r := report()
-	r.Verdict = grader.VerdictTampered
-	r.Twins = &grader.Twins{Twinned: 9, Of: 10, Untwinnable: 1, Contradictions: []string{"tests/test_a.py::test_x", "tests/test_a.py::test_y"}}
+	r := sampleReport()
+	r.Verdict = report.VerdictTampered
+	r.Twins = &report.Twins{Twinned: 9, Of: 10, Untwinnable: 1, Contradictions: []string{"tests/test_a.py::test_x", "tests/test_a.py::test_y"}}
 	s := Summary(Graded{Report: r, Version: 1, Digest: "sha256:cccc"})
 	for _, want := range []string{
 		"**Twins**: 9 of 10 hidden tests ran beside a twin that a correct implementation fails (1 without one); 2 passed beside their twin",
@@ -296,7 +296,7 @@ func TestSummaryShowsTwins(t *testing.T) {
 			t.Errorf("summary does not contain %q:\n%s", want, s)
 		}
 	}
-	r.Twins = &grader.Twins{Of: 10, NotRun: "the twin sandbox ended without a report"}
+	r.Twins = &report.Twins{Of: 10, NotRun: "the twin sandbox ended without a report"}
 	if s := Summary(Graded{Report: r, Version: 1, Digest: "sha256:cccc"}); !strings.Contains(s, "**Twins**: not run for this grade") || strings.Contains(s, "without a report") {
 		t.Errorf("a twin run that did not run is not said, or says too much:\n%s", s)
 	}
@@ -305,10 +305,10 @@ func TestSummaryShowsTwins(t *testing.T) {
 // TestSummaryShowsTheEnvironment: the Reproduce section says what the
 // grade ran in, and a mirror grade says so; pip's output never shows.
 func TestSummaryShowsTheEnvironment(t *testing.T) {
-	r := report()
-	r.Environment = &grader.Environment{Image: "testfirst-env:0123456789abcdef", Python: "3.11", Packages: []string{"greetlib==1.0"},
+	r := sampleReport()
+	r.Environment = &report.Environment{Image: "testfirst-env:0123456789abcdef", Python: "3.11", Packages: []string{"greetlib==1.0"},
 		BuiltFrom: []string{"requirements.txt"}, Cached: true}
-	r.Network = grader.NetworkMirror
+	r.Network = report.NetworkMirror
 	r.Output = "ERROR: pip secret output"
 	s := Summary(Graded{Report: r, Version: 1, Digest: "sha256:cccc"})
 	want := "- environment: `python 3.11 · image testfirst-env:0123456789abcdef (cached) · 1 package(s): greetlib==1.0 · built from requirements.txt of the base · network: mirror`\n"
@@ -324,13 +324,13 @@ func TestSummaryShowsTheEnvironment(t *testing.T) {
 // the title and the summary, apart from the ones that did not pass, with
 // the rule that a test which ran on the base may not skip.
 func TestSummarySaysSkips(t *testing.T) {
-	r := report()
-	r.Verdict, r.Reasons = grader.VerdictPass, []string{"all 2 hidden tests passed", "1 hidden test(s) skipped here and skipped on the base as well: reported skipped, not counted against the grade"}
-	r.Counts = grader.Counts{Passed: 2, Skipped: 1, Total: 3}
-	r.Tests = []grader.TestResult{
-		{ID: "tests/test_spin.py::test_fast", Outcome: grader.OutcomePassed},
-		{ID: "tests/test_spin.py::test_slow", Outcome: grader.OutcomePassed},
-		{ID: "tests/test_spin.py::test_numpy", Outcome: grader.OutcomeSkipped},
+	r := sampleReport()
+	r.Verdict, r.Reasons = report.VerdictPass, []string{"all 2 hidden tests passed", "1 hidden test(s) skipped here and skipped on the base as well: reported skipped, not counted against the grade"}
+	r.Counts = report.Counts{Passed: 2, Skipped: 1, Total: 3}
+	r.Tests = []report.TestResult{
+		{ID: "tests/test_spin.py::test_fast", Outcome: report.OutcomePassed},
+		{ID: "tests/test_spin.py::test_slow", Outcome: report.OutcomePassed},
+		{ID: "tests/test_spin.py::test_numpy", Outcome: report.OutcomeSkipped},
 	}
 	r.Failed, r.SkippedOnBase = nil, []string{"tests/test_spin.py::test_numpy"}
 	r.TouchedTests, r.TamperSignals = nil, nil

@@ -4,13 +4,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 func TestCommentsCarryNoTestText(t *testing.T) {
 	check := VersionCheck{Tests: []string{"tests/test_a.py::test_one", "tests/test_a.py::test_two"},
-		Base:      grader.BaseCheck{AllPass: true, GuardTests: []string{"tests/test_a.py::test_one", "tests/test_a.py::test_two"}},
-		Reference: &grader.ReferenceCheck{Failed: []string{"tests/test_a.py::test_two"}, Counts: grader.Counts{Total: 2}}}
+		Base:      report.BaseCheck{AllPass: true, GuardTests: []string{"tests/test_a.py::test_one", "tests/test_a.py::test_two"}},
+		Reference: &report.ReferenceCheck{Failed: []string{"tests/test_a.py::test_two"}, Counts: report.Counts{Total: 2}}}
 	tests := []struct {
 		name string
 		got  string
@@ -54,8 +54,8 @@ func TestVersionCheckProblems(t *testing.T) {
 		check VersionCheck
 		want  []string
 	}{
-		{"valid", VersionCheck{Tests: []string{"a", "b"}, Base: grader.BaseCheck{GuardTests: []string{"a"}}, Reference: &grader.ReferenceCheck{AllPass: true}}, nil},
-		{"all pass on base", VersionCheck{Tests: []string{"a"}, Base: grader.BaseCheck{AllPass: true}}, []string{"all 1 tests already pass on the base commit"}},
+		{"valid", VersionCheck{Tests: []string{"a", "b"}, Base: report.BaseCheck{GuardTests: []string{"a"}}, Reference: &report.ReferenceCheck{AllPass: true}}, nil},
+		{"all pass on base", VersionCheck{Tests: []string{"a"}, Base: report.BaseCheck{AllPass: true}}, []string{"all 1 tests already pass on the base commit"}},
 		{"no tests", VersionCheck{}, []string{"no hidden test was found"}},
 		{"could not run", VersionCheck{Error: "engine down"}, []string{"the base check could not run (the approval card says why)"}},
 	}

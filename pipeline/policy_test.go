@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 func TestHasWriteAccessAndMayView(t *testing.T) {
@@ -87,7 +87,7 @@ func TestSignBlock(t *testing.T) {
 		{"not ready", with(func(s *Signing) { s.Ready = false }), "not ready for review yet"},
 		{"every test passes on base", with(func(s *Signing) { s.Check = invalid }), "Every hidden test passes on the base commit"},
 		{"the reference fails", with(func(s *Signing) {
-			s.Check = &VersionCheck{Tests: []string{"t::a"}, Reference: &grader.ReferenceCheck{Failed: []string{"t::a"}}}
+			s.Check = &VersionCheck{Tests: []string{"t::a"}, Reference: &report.ReferenceCheck{Failed: []string{"t::a"}}}
 		}), "reference patch fails 1 of the hidden tests"},
 		{"signed already", with(func(s *Signing) { s.Signers = []string{"DEV"} }), "You signed v2"},
 		{"enforce: a second approver with write access", with(func(s *Signing) { s.Policy, s.Viewer, s.Permission = PolicyEnforce, "wes", PermWrite }), ""},

@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // RepoConfigPath is where a repository configures testfirst. It is read
@@ -105,7 +106,7 @@ func DefaultRepoConfig() RepoConfig {
 		MaxRejections: 3,
 		FastApproval:  3 * time.Minute,
 		Python:        grader.DefaultPython,
-		Network:       grader.NetworkNone,
+		Network:       report.NetworkNone,
 		Writer:        AgentNone,
 		Implementer:   AgentNone,
 		MaxRounds:     3,
@@ -216,8 +217,8 @@ func ParseRepoConfig(data []byte) (RepoConfig, error) {
 		c.Pids = *v
 	}
 	if v := f.Grading.Network; v != nil {
-		if *v != grader.NetworkNone && *v != grader.NetworkMirror {
-			bad("grading.network %q: want %s (the default) or %s (the grade may read the package index, nothing else)", *v, grader.NetworkNone, grader.NetworkMirror)
+		if *v != report.NetworkNone && *v != report.NetworkMirror {
+			bad("grading.network %q: want %s (the default) or %s (the grade may read the package index, nothing else)", *v, report.NetworkNone, report.NetworkMirror)
 		}
 		c.Network = *v
 	}

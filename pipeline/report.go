@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // ParseReport reads a stored grader report (grader.Report's JSON
 // contract).
-func ParseReport(data []byte) (*grader.Report, error) {
-	var r grader.Report
+func ParseReport(data []byte) (*report.Report, error) {
+	var r report.Report
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("read the grader's report: %w", err)
 	}

@@ -3,13 +3,13 @@ package pipeline
 import (
 	"testing"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // valid and invalid are base checks as the version check records them.
 var (
-	valid   = &VersionCheck{Tests: []string{"t::a", "t::b"}, Base: grader.BaseCheck{GuardTests: []string{"t::a"}}}
-	invalid = &VersionCheck{Tests: []string{"t::a"}, Base: grader.BaseCheck{AllPass: true}}
+	valid   = &VersionCheck{Tests: []string{"t::a", "t::b"}, Base: report.BaseCheck{GuardTests: []string{"t::a"}}}
+	invalid = &VersionCheck{Tests: []string{"t::a"}, Base: report.BaseCheck{AllPass: true}}
 )
 
 func versions(states ...VersionState) []VersionStatus {

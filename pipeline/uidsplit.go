@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // The values of grading.uid_split (repository) and TESTFIRST_UID_SPLIT
@@ -20,8 +20,8 @@ const (
 
 // unproven reports whether r ran tests without the uid split proven (an
 // error that ran nothing claims nothing, and is posted as it is).
-func unproven(r *grader.Report) bool {
-	return r.Verdict != grader.VerdictError && (!r.Isolation.UIDSplit || r.Trust != grader.TrustIsolated)
+func unproven(r *report.Report) bool {
+	return r.Verdict != report.VerdictError && (!r.Isolation.UIDSplit || r.Trust != report.TrustIsolated)
 }
 
 // RefusedCheckRun is the check run of a grade refused because its uid

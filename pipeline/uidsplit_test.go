@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // TestRefusedCheckRun: with the uid split required, a grade that ran
@@ -12,15 +12,15 @@ import (
 // nor counts); a proven grade, an error that ran nothing, and any grade
 // when nothing requires the split are posted as graded.
 func TestRefusedCheckRun(t *testing.T) {
-	proven := &grader.Report{Verdict: grader.VerdictPass, Trust: grader.TrustIsolated, Counts: grader.Counts{Passed: 10, Total: 10},
-		Isolation: grader.Isolation{UIDSplit: true, UID: 123456, GID: 123456}, Runtime: "runsc"}
-	bestEffort := &grader.Report{Verdict: grader.VerdictPass, Trust: grader.TrustBestEffort, Counts: grader.Counts{Passed: 10, Total: 10},
-		Isolation: grader.Isolation{UID: 0, CapEff: "00000000a80425fb"}, Runtime: "runc"}
-	errored := &grader.Report{Verdict: grader.VerdictError, Trust: grader.TrustIsolated}
+	proven := &report.Report{Verdict: report.VerdictPass, Trust: report.TrustIsolated, Counts: report.Counts{Passed: 10, Total: 10},
+		Isolation: report.Isolation{UIDSplit: true, UID: 123456, GID: 123456}, Runtime: "runsc"}
+	bestEffort := &report.Report{Verdict: report.VerdictPass, Trust: report.TrustBestEffort, Counts: report.Counts{Passed: 10, Total: 10},
+		Isolation: report.Isolation{UID: 0, CapEff: "00000000a80425fb"}, Runtime: "runc"}
+	errored := &report.Report{Verdict: report.VerdictError, Trust: report.TrustIsolated}
 	const by = "grading.uid_split: required"
 	tests := []struct {
 		name       string
-		r          *grader.Report
+		r          *report.Report
 		requiredBy string
 		refused    bool
 	}{

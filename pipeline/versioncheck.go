@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 // VersionCheck is the base check of one version of hidden tests, run
@@ -17,17 +17,17 @@ type VersionCheck struct {
 	// Tests are the hidden test ids, as the implementer will see them.
 	Tests []string `json:"tests"`
 	// Base is the run on the base commit.
-	Base grader.BaseCheck `json:"base"`
+	Base report.BaseCheck `json:"base"`
 	// Reference is the run with the reference patch, when there is one.
-	Reference *grader.ReferenceCheck `json:"reference,omitempty"`
+	Reference *report.ReferenceCheck `json:"reference,omitempty"`
 	// Trust is how far the base run can be believed.
-	Trust grader.Trust `json:"trust"`
+	Trust report.Trust `json:"trust"`
 	// Error says why the check could not run, if it could not.
 	Error string `json:"error,omitempty"`
 	// Twins are the twins of the version's tests as the check made them:
 	// with a reference patch, the ones it passed are invalid and are never
 	// used to grade a pull request.
-	Twins *grader.Twins `json:"twins,omitempty"`
+	Twins *report.Twins `json:"twins,omitempty"`
 }
 
 // TwinExclude lists the hidden tests whose twins must not be used when a

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 )
 
 func TestVersionCheckTwinExclude(t *testing.T) {
@@ -17,9 +17,9 @@ func TestVersionCheckTwinExclude(t *testing.T) {
 	}{
 		{"no check", nil, nil},
 		{"nothing learned", &VersionCheck{}, nil},
-		{"twins the reference passed", &VersionCheck{Twins: &grader.Twins{InvalidTwins: []string{"t.py::test_a"}}}, []string{"t.py::test_a"}},
-		{"flaky tests", &VersionCheck{Base: grader.BaseCheck{Flaky: []string{"t.py::test_b"}}}, []string{"t.py::test_b"}},
-		{"both, once each", &VersionCheck{Twins: &grader.Twins{InvalidTwins: []string{"t.py::test_a", "t.py::test_b"}}, Base: grader.BaseCheck{Flaky: []string{"t.py::test_b", "t.py::test_c"}}},
+		{"twins the reference passed", &VersionCheck{Twins: &report.Twins{InvalidTwins: []string{"t.py::test_a"}}}, []string{"t.py::test_a"}},
+		{"flaky tests", &VersionCheck{Base: report.BaseCheck{Flaky: []string{"t.py::test_b"}}}, []string{"t.py::test_b"}},
+		{"both, once each", &VersionCheck{Twins: &report.Twins{InvalidTwins: []string{"t.py::test_a", "t.py::test_b"}}, Base: report.BaseCheck{Flaky: []string{"t.py::test_b", "t.py::test_c"}}},
 			[]string{"t.py::test_a", "t.py::test_b", "t.py::test_c"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -32,8 +32,8 @@ func TestVersionCheckTwinExclude(t *testing.T) {
 
 func TestVersionCheckSkipsAndBroken(t *testing.T) {
 	c := &VersionCheck{Tests: []string{"t.py::a", "t.py::b", "t.py::c"},
-		Base:      grader.BaseCheck{Skipped: []string{"t.py::a", "t.py::b"}},
-		Reference: &grader.ReferenceCheck{AllPass: true, Skipped: []string{"t.py::a"}}}
+		Base:      report.BaseCheck{Skipped: []string{"t.py::a", "t.py::b"}},
+		Reference: &report.ReferenceCheck{AllPass: true, Skipped: []string{"t.py::a"}}}
 	if diff := cmp.Diff([]string{"t.py::a"}, c.SkipsHere()); diff != "" {
 		t.Errorf("SkipsHere (-want +got):\n%s (a test the reference runs is no skip of the environment)", diff)
 	}

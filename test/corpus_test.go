@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/test/testenv"
 	"github.com/testfirst-app/testfirst/tree"
 )
@@ -174,7 +175,7 @@ func caseDirs(t *testing.T, parent string) []string {
 
 // gradeCase grades one case against the real engine and checks what every
 // report must hold whatever the case.
-func gradeCase(t *testing.T, dir string) (caseSpec, *grader.Report) {
+func gradeCase(t *testing.T, dir string) (caseSpec, *report.Report) {
 	t.Helper()
 	g := testenv.Grading(t)
 	c, pr, base := loadCase(t, dir)
@@ -211,7 +212,7 @@ func gradeCase(t *testing.T, dir string) (caseSpec, *grader.Report) {
 // tests are reported (never a sentinel; a non-pytest command names its own), failed lists exactly the tests
 // that did not pass (but those skipped on the base as well), a pass means
 // every other hidden test passed.
-func checkReportInvariants(t *testing.T, rep *grader.Report, hidden *tree.Tree) {
+func checkReportInvariants(t *testing.T, rep *report.Report, hidden *tree.Tree) {
 	t.Helper()
 	c := rep.Counts
 	if c.Passed+c.Failed+c.Errors+c.Skipped+c.Flaky != c.Total || c.Total != len(rep.Tests) {
@@ -220,21 +221,21 @@ func checkReportInvariants(t *testing.T, rep *grader.Report, hidden *tree.Tree) 
 	var notPassed []string
 	for _, tr := range rep.Tests {
 		file, _, _ := strings.Cut(tr.ID, "::")
-		if _, ok := hidden.Lookup(file); !ok && rep.Trust != grader.TrustLow {
+		if _, ok := hidden.Lookup(file); !ok && rep.Trust != report.TrustLow {
 			t.Errorf("reported test %s is not in a hidden file", tr.ID)
 		}
 		excused := slices.Contains(rep.SkippedOnBase, tr.ID)
-		if excused && (tr.Outcome != grader.OutcomeSkipped || rep.BaseCheck == nil || !slices.Contains(rep.BaseCheck.Skipped, tr.ID)) {
+		if excused && (tr.Outcome != report.OutcomeSkipped || rep.BaseCheck == nil || !slices.Contains(rep.BaseCheck.Skipped, tr.ID)) {
 			t.Errorf("%s is excused as skipped on the base, but came out %s here (base check %+v)", tr.ID, tr.Outcome, rep.BaseCheck)
 		}
-		if tr.Outcome != grader.OutcomePassed && !excused {
+		if tr.Outcome != report.OutcomePassed && !excused {
 			notPassed = append(notPassed, tr.ID)
 		}
 	}
 	if diff := cmp.Diff(notPassed, rep.Failed, cmpEmpty); diff != "" {
 		t.Errorf("failed ids (-from tests +failed):\n%s", diff)
 	}
-	if rep.Verdict == grader.VerdictPass && (len(notPassed) > 0 || c.Total == 0) {
+	if rep.Verdict == report.VerdictPass && (len(notPassed) > 0 || c.Total == 0) {
 		t.Errorf("verdict pass with %d of %d tests not passed", len(notPassed), c.Total)
 	}
 	if rep.TestsDigest == "" || rep.RepoDigest == "" || !strings.HasPrefix(rep.Image, "sha256:") {
@@ -245,7 +246,7 @@ func checkReportInvariants(t *testing.T, rep *grader.Report, hidden *tree.Tree) 
 var cmpEmpty = cmp.Comparer(func(a, b []string) bool { return slices.Equal(a, b) })
 
 // checkExpect compares a report with a case's expectations.
-func checkExpect(t *testing.T, c caseSpec, rep *grader.Report) {
+func checkExpect(t *testing.T, c caseSpec, rep *report.Report) {
 	t.Helper()
 	e := c.Expect
 	explain := func() string {
@@ -257,7 +258,7 @@ func checkExpect(t *testing.T, c caseSpec, rep *grader.Report) {
 	if len(e.VerdictIn) > 0 && !slices.Contains(e.VerdictIn, string(rep.Verdict)) {
 		t.Errorf("verdict %s, want one of %v (%s)", rep.Verdict, e.VerdictIn, explain())
 	}
-	if e.NeverPass && rep.Verdict == grader.VerdictPass {
+	if e.NeverPass && rep.Verdict == report.VerdictPass {
 		t.Errorf("an attack passed: %s", explain())
 	}
 	if e.Failed != nil {
@@ -308,7 +309,7 @@ func TestSampleCases(t *testing.T) {
 			for _, e := range rep.Evidence {
 				weak = append(weak, fmt.Sprintf("%s×%d", e.Reason, e.Count))
 			}
-			t.Logf("%s -> %s; runtime signals %d %v", filepath.Base(dir), rep.Verdict, grader.WeakSignals(rep.Evidence), weak)
+			t.Logf("%s -> %s; runtime signals %d %v", filepath.Base(dir), rep.Verdict, report.WeakSignals(rep.Evidence), weak)
 		})
 	}
 	t.Cleanup(func() { testenv.CheckSandboxes(t) })

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/test/testenv"
 )
 
@@ -176,19 +177,19 @@ func testEngineFromContainer(t *testing.T, d *dockerCLI, image string) {
 		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
 			t.Fatalf("grade: %v, want exit status 1 (verdict fail)\n%s%s", err, out, errOut)
 		}
-		var rep grader.Report
+		var rep report.Report
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("grade's report: %v\n%s", err, out)
 		}
 		got := struct {
-			Verdict       grader.Verdict
-			Trust         grader.Trust
+			Verdict       report.Verdict
+			Trust         report.Trust
 			AllFailed     bool
 			ReferencePass bool
 			UIDSplit      bool
 		}{rep.Verdict, rep.Trust, rep.Counts.Total > 0 && rep.Counts.Passed == 0, rep.ReferenceCheck != nil && rep.ReferenceCheck.AllPass, rep.Isolation.UIDSplit}
 		want := got
-		want.Verdict, want.Trust, want.AllFailed, want.ReferencePass, want.UIDSplit = grader.VerdictFail, grader.TrustIsolated, true, true, true
+		want.Verdict, want.Trust, want.AllFailed, want.ReferencePass, want.UIDSplit = report.VerdictFail, report.TrustIsolated, true, true, true
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("grade of the sample's base (-want +got):\n%s\nreasons: %v", diff, rep.Reasons)
 		}

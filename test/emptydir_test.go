@@ -16,6 +16,7 @@ import (
 
 	"github.com/testfirst-app/testfirst/app"
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/sandbox/docker"
 	"github.com/testfirst-app/testfirst/test/testenv"
@@ -205,7 +206,7 @@ func TestKubeletEmptyDirs(t *testing.T) {
 					t.Log(line)
 				}
 			}
-			if rep.Verdict == grader.VerdictPass {
+			if rep.Verdict == report.VerdictPass {
 				t.Errorf("the tree replaced a hidden file and graded pass at trust %s", rep.Trust)
 			}
 			if !strings.Contains(rep.Output, "emptydir-attack: refused") || !strings.Contains(rep.Output, "errno 13") {
@@ -214,7 +215,7 @@ func TestKubeletEmptyDirs(t *testing.T) {
 			if strings.Contains(rep.Output, "emptydir-attack: replaced") {
 				t.Errorf("a hidden file was replaced")
 			}
-			if rep.Verdict != grader.VerdictFail || rep.Trust != grader.TrustIsolated {
+			if rep.Verdict != report.VerdictFail || rep.Trust != report.TrustIsolated {
 				t.Errorf("verdict %s at trust %s, want the honest fail at trust isolated (reasons %q)", rep.Verdict, rep.Trust, rep.Reasons)
 			}
 			sealed := map[string]string{}
@@ -239,7 +240,7 @@ func TestKubeletEmptyDirs(t *testing.T) {
 			t.Fatalf("grade: %v", err)
 		}
 		t.Logf("verdict %s, trust %s, reasons %q", rep.Verdict, rep.Trust, rep.Reasons)
-		if rep.Verdict != grader.VerdictError || !strings.Contains(strings.Join(rep.Reasons, "\n"), "seal /hidden: it is owned by 4242:4242") {
+		if rep.Verdict != report.VerdictError || !strings.Contains(strings.Join(rep.Reasons, "\n"), "seal /hidden: it is owned by 4242:4242") {
 			t.Errorf("verdict %s (reasons %q): want error, the wrapper refusing a /hidden it cannot seal", rep.Verdict, rep.Reasons)
 		}
 		if rep.Counts.Passed != 0 || len(rep.Runner) != 0 {

@@ -26,6 +26,7 @@ import (
 	"github.com/testfirst-app/testfirst/app"
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/environment"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/sandbox/docker"
 	"github.com/testfirst-app/testfirst/sandbox/egress"
@@ -226,7 +227,7 @@ def test_twice():
 		req := grader.Request{Repo: base, Hidden: hidden, Timeout: 5 * time.Minute}
 		// Two grades of one new environment at once build it once.
 		var wg sync.WaitGroup
-		reps := make([]*grader.Report, 2)
+		reps := make([]*report.Report, 2)
 		errs := make([]error, 2)
 		secs := make([]float64, 2)
 		for i := range reps {
@@ -252,7 +253,7 @@ def test_twice():
 		})
 		built := 0
 		for i, rep := range reps {
-			if rep.Verdict != grader.VerdictPass || rep.Environment == nil {
+			if rep.Verdict != report.VerdictPass || rep.Environment == nil {
 				t.Fatalf("grade %d: %s %q\n%s", i, rep.Verdict, rep.Reasons, rep.Output)
 			}
 			if !rep.Environment.Cached {
@@ -270,7 +271,7 @@ def test_twice():
 		if err != nil {
 			t.Fatal(err)
 		}
-		if again.Verdict != grader.VerdictPass || !again.Environment.Cached || again.Environment.BuildSeconds != 0 {
+		if again.Verdict != report.VerdictPass || !again.Environment.Cached || again.Environment.BuildSeconds != 0 {
 			t.Errorf("second grade: %s, environment %+v; want a pass in the cached image", again.Verdict, again.Environment)
 		}
 		buildSecs := max(reps[0].Environment.BuildSeconds, reps[1].Environment.BuildSeconds)
@@ -299,7 +300,7 @@ def test_twice():
 		// The second grade joins the build the first one started; the
 		// first is then cancelled while the build runs.
 		time.Sleep(300 * time.Millisecond)
-		second := make(chan *grader.Report, 1)
+		second := make(chan *report.Report, 1)
 		secondErr := make(chan error, 1)
 		go func() {
 			rep, err := g.Grader.Grade(ctx, req)
@@ -321,7 +322,7 @@ def test_twice():
 				cli.ImageRemove(context.Background(), rep.Environment.Image, image.RemoveOptions{PruneChildren: true, Force: true})
 			}
 		})
-		if rep.Verdict != grader.VerdictPass {
+		if rep.Verdict != report.VerdictPass {
 			t.Fatalf("second grade: %s %q\n%s", rep.Verdict, rep.Reasons, rep.Output)
 		}
 	})
@@ -335,7 +336,7 @@ def test_twice():
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Verdict != grader.VerdictPass || !slices.Equal(rep.Environment.Packages, []string{"greetlib==1.0"}) {
+		if rep.Verdict != report.VerdictPass || !slices.Equal(rep.Environment.Packages, []string{"greetlib==1.0"}) {
 			t.Fatalf("verdict %s %q, environment %+v: want a pass with the base's greetlib 1.0\n%s", rep.Verdict, rep.Reasons, rep.Environment, rep.Output)
 		}
 		if !slices.Equal(rep.Environment.IgnoredChanges, []string{"requirements.txt"}) ||
@@ -350,7 +351,7 @@ def test_twice():
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Verdict != grader.VerdictError || len(rep.Tests) != 0 || rep.Trust != grader.TrustIsolated {
+		if rep.Verdict != report.VerdictError || len(rep.Tests) != 0 || rep.Trust != report.TrustIsolated {
 			t.Fatalf("verdict %s, trust %s, %d tests: want error, trust unchanged, nothing graded", rep.Verdict, rep.Trust, len(rep.Tests))
 		}
 		want := fmt.Sprintf("the package index %s has no distribution of \"nosuchpkg>=1\"", index)
@@ -368,7 +369,7 @@ def test_twice():
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Verdict != grader.VerdictError || len(rep.Reasons) != 1 || !strings.Contains(rep.Reasons[0], "the grader's own pytest") {
+		if rep.Verdict != report.VerdictError || len(rep.Reasons) != 1 || !strings.Contains(rep.Reasons[0], "the grader's own pytest") {
 			t.Fatalf("verdict %s %q, environment %+v: want an error that says the grader's pytest stays", rep.Verdict, rep.Reasons, rep.Environment)
 		}
 	})
@@ -380,7 +381,7 @@ def test_twice():
 			t.Fatal(err)
 		}
 		want := "the environment would run code before the grader's runner, or in its place: sitecustomize installs sitecustomize.py"
-		if rep.Verdict != grader.VerdictError || len(rep.Reasons) != 1 || !strings.Contains(rep.Reasons[0], want) {
+		if rep.Verdict != report.VerdictError || len(rep.Reasons) != 1 || !strings.Contains(rep.Reasons[0], want) {
 			t.Fatalf("verdict %s %q: want an error that says %q", rep.Verdict, rep.Reasons, want)
 		}
 	})
@@ -465,15 +466,15 @@ def test_cannot_write_index():
 			if err != nil {
 				t.Fatal(err)
 			}
-			outcome := map[string]grader.Outcome{}
+			outcome := map[string]report.Outcome{}
 			for _, tr := range rep.Tests {
 				outcome[tr.ID] = tr.Outcome
 			}
-			wantRead, wantNet := grader.OutcomeFailed, grader.NetworkNone
+			wantRead, wantNet := report.OutcomeFailed, report.NetworkNone
 			if mirror {
-				wantRead, wantNet = grader.OutcomePassed, grader.NetworkMirror
+				wantRead, wantNet = report.OutcomePassed, report.NetworkMirror
 			}
-			if outcome["test_reach.py::test_reads_index"] != wantRead || outcome["test_reach.py::test_cannot_write_index"] != grader.OutcomePassed || rep.Network != wantNet {
+			if outcome["test_reach.py::test_reads_index"] != wantRead || outcome["test_reach.py::test_cannot_write_index"] != report.OutcomePassed || rep.Network != wantNet {
 				t.Errorf("outcomes %v, network %q: want reads_index %s, cannot_write passed, network %s\n%s", outcome, rep.Network, wantRead, wantNet, rep.Output)
 			}
 		})

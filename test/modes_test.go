@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/test/testenv"
 	"github.com/testfirst-app/testfirst/tree"
 )
@@ -26,7 +27,7 @@ func treeOf(t *testing.T, files map[string]string) *tree.Tree {
 	return tr
 }
 
-func grade(t *testing.T, req grader.Request) *grader.Report {
+func grade(t *testing.T, req grader.Request) *report.Report {
 	t.Helper()
 	g := testenv.Grading(t)
 	if req.Timeout == 0 {
@@ -74,7 +75,7 @@ def test_repo_sits_between_stdlib_and_site_packages():
 `,
 	})
 	rep := grade(t, grader.Request{Repo: repo, Hidden: hidden})
-	if rep.Verdict != grader.VerdictPass {
+	if rep.Verdict != report.VerdictPass {
 		t.Errorf("verdict %s (%q), tests %v\n%s", rep.Verdict, rep.Reasons, rep.Tests, rep.Output)
 	}
 }
@@ -96,7 +97,7 @@ func TestNoUIDSplit(t *testing.T) {
 	req := sampleRequest(t, "correct")
 	req.NoUIDSplit = true
 	rep := grade(t, req)
-	if rep.Verdict != grader.VerdictPass || rep.Trust != grader.TrustBestEffort {
+	if rep.Verdict != report.VerdictPass || rep.Trust != report.TrustBestEffort {
 		t.Errorf("verdict %s trust %s, want pass best_effort (%q)", rep.Verdict, rep.Trust, rep.Reasons)
 	}
 	if rep.Isolation.UIDSplit || rep.Isolation.UID != 0 {
@@ -111,12 +112,12 @@ func TestCommandMode(t *testing.T) {
 	tests := []struct {
 		name    string
 		command []string
-		verdict grader.Verdict
+		verdict report.Verdict
 		ids     []string
 	}{
-		{"exit 0", []string{"python3", "-c", "import wordstats"}, grader.VerdictPass, []string{"python3"}},
-		{"exit 1", []string{"sh", "-c", "exit 1"}, grader.VerdictFail, []string{"sh"}},
-		{"junit", []string{"sh", "-c", `printf '<testsuite><testcase classname="suite" name="ok"/><testcase classname="suite" name="bad"><failure/></testcase></testsuite>' > "$TESTFIRST_JUNIT"; exit 1`}, grader.VerdictFail, []string{"suite::ok", "suite::bad"}},
+		{"exit 0", []string{"python3", "-c", "import wordstats"}, report.VerdictPass, []string{"python3"}},
+		{"exit 1", []string{"sh", "-c", "exit 1"}, report.VerdictFail, []string{"sh"}},
+		{"junit", []string{"sh", "-c", `printf '<testsuite><testcase classname="suite" name="ok"/><testcase classname="suite" name="bad"><failure/></testcase></testsuite>' > "$TESTFIRST_JUNIT"; exit 1`}, report.VerdictFail, []string{"suite::ok", "suite::bad"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,7 +125,7 @@ func TestCommandMode(t *testing.T) {
 			req.Base = nil
 			req.Command = tt.command
 			rep := grade(t, req)
-			if rep.Verdict != tt.verdict || rep.Trust != grader.TrustLow {
+			if rep.Verdict != tt.verdict || rep.Trust != report.TrustLow {
 				t.Errorf("verdict %s trust %s, want %s low (%q)", rep.Verdict, rep.Trust, tt.verdict, rep.Reasons)
 			}
 			var ids []string

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/tree"
 )
 
@@ -34,7 +35,7 @@ func TestPython313(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	grade := func(t *testing.T, dir string) (caseSpec, *grader.Report) {
+	grade := func(t *testing.T, dir string) (caseSpec, *report.Report) {
 		c, pr, base := loadCase(t, dir)
 		req := grader.Request{Repo: pr, Hidden: hidden, Base: base, Timeout: 3 * time.Minute, Python: "3.13"}
 		if c.Reference != "" {
@@ -57,10 +58,10 @@ func TestPython313(t *testing.T) {
 			t.Parallel()
 			c, rep := grade(t, filepath.Join(sampleDir, "cases", name))
 			checkExpect(t, c, rep)
-			if rep.Trust != grader.TrustIsolated {
+			if rep.Trust != report.TrustIsolated {
 				t.Errorf("trust %s, want isolated", rep.Trust)
 			}
-			if n := grader.StrongSignals(rep.Evidence); n > 0 {
+			if n := report.StrongSignals(rep.Evidence); n > 0 {
 				t.Errorf("honest case raised %d strong signals: %+v", n, rep.Evidence)
 			}
 		})
@@ -77,7 +78,7 @@ func TestPython313(t *testing.T) {
 			t.Parallel()
 			_, rep := grade(t, filepath.Join(sampleDir, "attacks", name))
 			t.Logf("%s -> %s (%s); trust %s", name, rep.Verdict, strings.Join(rep.Reasons, "; "), rep.Trust)
-			if rep.Verdict == grader.VerdictPass {
+			if rep.Verdict == report.VerdictPass {
 				t.Errorf("attack %s graded pass on Python 3.13: %q", name, rep.Reasons)
 			}
 		})

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/test/testenv"
 	"github.com/testfirst-app/testfirst/tree"
 )
@@ -72,7 +73,7 @@ type realCommits struct {
 // realGrade is what one grade of a real commit showed, for the figures.
 type realGrade struct {
 	repo, commit, subject, as string
-	want, got                 grader.Verdict
+	want, got                 report.Verdict
 	passed, total             int
 	weak                      int
 	weakReasons               []string
@@ -173,10 +174,10 @@ func TestRealRepos(t *testing.T) {
 				for _, as := range []struct {
 					name string
 					repo *tree.Tree
-					want grader.Verdict
+					want report.Verdict
 				}{
-					{"commit", trees.commit, grader.VerdictPass},
-					{"parent", trees.parent, grader.VerdictFail},
+					{"commit", trees.commit, report.VerdictPass},
+					{"parent", trees.parent, report.VerdictFail},
 				} {
 					slots <- struct{}{}
 					rep, err := g.Grader.Grade(context.Background(), grader.Request{
@@ -198,7 +199,7 @@ func TestRealRepos(t *testing.T) {
 					if len(rg.strong) > 0 {
 						t.Errorf("the %s raised strong evidence on honest code: %v", as.name, rg.strong)
 					}
-					if rep.Trust != grader.TrustIsolated {
+					if rep.Trust != report.TrustIsolated {
 						t.Errorf("the %s graded with trust %s, want isolated (isolation %+v)", as.name, rep.Trust, rep.Isolation)
 					}
 					if as.name == "commit" && c.Tests > 0 && rep.Counts.Total != c.Tests {
@@ -406,17 +407,17 @@ func gitOutput(gitDir string, args ...string) ([]byte, error) {
 }
 
 // summarize takes the figures of one grade out of its report.
-func summarize(t *testing.T, c realCommit, as string, want grader.Verdict, rep *grader.Report) realGrade {
+func summarize(t *testing.T, c realCommit, as string, want report.Verdict, rep *report.Report) realGrade {
 	t.Helper()
 	rg := realGrade{
 		repo: c.Repo, commit: c.Commit[:10], subject: c.Subject, as: as, want: want, got: rep.Verdict,
 		passed: rep.Counts.Passed, total: rep.Counts.Total,
-		weak: grader.WeakSignals(rep.Evidence), tamper: len(rep.TamperSignals),
+		weak: report.WeakSignals(rep.Evidence), tamper: len(rep.TamperSignals),
 		seconds: rep.DurationSeconds,
 	}
 	for _, e := range rep.Evidence {
 		s := fmt.Sprintf("%s×%d", e.Reason, e.Count)
-		if e.Strength == grader.StrengthStrong {
+		if e.Strength == report.StrengthStrong {
 			rg.strong = append(rg.strong, s)
 		} else {
 			rg.weakReasons = append(rg.weakReasons, s)

@@ -18,6 +18,7 @@ import (
 	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/jobs"
 	"github.com/testfirst-app/testfirst/pipeline"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
 	"github.com/testfirst-app/testfirst/test/testenv"
 	"github.com/testfirst-app/testfirst/tree"
@@ -32,7 +33,7 @@ type reproduceEnv struct {
 	writer  *store.Writer
 	st      store.Ticket
 	grade   db.Grade
-	report  *grader.Report
+	report  *report.Report
 }
 
 // fetchTree downloads a commit as the grade job does.
@@ -112,7 +113,7 @@ func newReproduceEnv(t *testing.T, g *app.Grading) *reproduceEnv {
 		Reference: content.Reference, TestsDigest: v.Digest, Timeout: 2 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}
-	if e.report.Verdict != grader.VerdictPass {
+	if e.report.Verdict != report.VerdictPass {
 		t.Fatalf("recorded grade: %s %q", e.report.Verdict, e.report.Reasons)
 	}
 	if err := e.d.Tx(ctx, func(tx *db.Tx) error {
@@ -155,7 +156,7 @@ func (e *reproduceEnv) approve(t *testing.T, patch []byte) store.Version {
 }
 
 // setReport records rep as the grade's report.
-func (e *reproduceEnv) setReport(t *testing.T, rep *grader.Report) {
+func (e *reproduceEnv) setReport(t *testing.T, rep *report.Report) {
 	t.Helper()
 	data, err := json.Marshal(rep)
 	if err != nil {
@@ -182,7 +183,7 @@ func TestReproduceGrade(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out strings.Builder
-		if err := grader.WriteSideBySide(&out, got); err != nil {
+		if err := report.WriteSideBySide(&out, got); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("\n%s", out.String())

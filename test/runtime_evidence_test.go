@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/test/testenv"
 	"github.com/testfirst-app/testfirst/tree"
 )
@@ -80,12 +81,12 @@ func TestRuntimeEvidenceAttacks(t *testing.T) {
 			}
 			rep := grade(t, evidenceRequest(t, dir))
 			reason := strings.TrimSpace(string(want))
-			if rep.Verdict != grader.VerdictTampered {
+			if rep.Verdict != report.VerdictTampered {
 				t.Errorf("verdict %s, want tampered (reasons %q, evidence %+v)", rep.Verdict, rep.Reasons, rep.Evidence)
 			}
 			found := false
 			for _, ev := range rep.Evidence {
-				if ev.Reason == reason && ev.Strength == grader.StrengthStrong {
+				if ev.Reason == reason && ev.Strength == report.StrengthStrong {
 					found = true
 				}
 			}
@@ -104,7 +105,7 @@ func TestRuntimeEvidenceHonest(t *testing.T) {
 	req := sampleRequest(t, "correct")
 	req.Base = nil
 	rep := grade(t, req)
-	if rep.Verdict != grader.VerdictPass {
+	if rep.Verdict != report.VerdictPass {
 		t.Errorf("verdict %s, want pass (%q)", rep.Verdict, rep.Reasons)
 	}
 	if len(rep.Evidence) > 0 {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/tree"
 )
 
@@ -94,7 +95,7 @@ func TestAttackSignalsAreNotContext(t *testing.T) {
 			t.Logf("%s: its %d signals are all context now; its grade must catch it", dir, len(all))
 		}
 		for _, p := range c.Expect.TamperSignals {
-			if !slices.ContainsFunc(signals, func(s grader.TamperSignal) bool { return s.Path == p }) {
+			if !slices.ContainsFunc(signals, func(s report.TamperSignal) bool { return s.Path == p }) {
 				t.Errorf("%s: %s is not among the signals %v (context %v)", dir, p, signals, context)
 			}
 		}

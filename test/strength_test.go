@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/test/testenv"
 	"github.com/testfirst-app/testfirst/tree"
 )
@@ -36,7 +37,7 @@ func sampleVersion(t *testing.T) (base *tree.Tree, patch []byte, ref *tree.Tree)
 // baseCheck grades a version as the service's base check does: the
 // reference as the tree under test, against the base, with the strength
 // checks.
-func baseCheck(t *testing.T, hidden *tree.Tree, s grader.TestStrength) *grader.Report {
+func baseCheck(t *testing.T, hidden *tree.Tree, s grader.TestStrength) *report.Report {
 	t.Helper()
 	base, patch, ref := sampleVersion(t)
 	began := time.Now()
@@ -46,8 +47,8 @@ func baseCheck(t *testing.T, hidden *tree.Tree, s grader.TestStrength) *grader.R
 	return rep
 }
 
-func hasSurvivor(m *grader.Mutation, file, change, after string) bool {
-	return slices.ContainsFunc(m.Survivors, func(s grader.Survivor) bool {
+func hasSurvivor(m *report.Mutation, file, change, after string) bool {
+	return slices.ContainsFunc(m.Survivors, func(s report.Survivor) bool {
 		return s.File == file && s.Change == change && strings.Contains(s.After, after)
 	})
 }
@@ -178,14 +179,14 @@ func TestGradeReportsFlakyNotFailed(t *testing.T) {
 		"tests/test_steady.py": string(mustLookup(t, hidden, "tests/test_steady.py")),
 	})
 	rep := grade(t, grader.Request{Repo: repo, Hidden: hidden})
-	got := map[string]grader.Outcome{}
+	got := map[string]report.Outcome{}
 	for _, tr := range rep.Tests {
 		got[tr.ID] = tr.Outcome
 	}
-	if o := got["tests/test_order.py::test_expects_a_clean_tmp"]; o != grader.OutcomeFlaky {
+	if o := got["tests/test_order.py::test_expects_a_clean_tmp"]; o != report.OutcomeFlaky {
 		t.Errorf("order-dependent test came out %s, want flaky (tests %v)", o, rep.Tests)
 	}
-	if rep.Verdict != grader.VerdictFail || rep.Counts.Flaky != 1 || rep.Counts.Passed != 2 {
+	if rep.Verdict != report.VerdictFail || rep.Counts.Flaky != 1 || rep.Counts.Passed != 2 {
 		t.Errorf("verdict %s, counts %+v, reasons %q", rep.Verdict, rep.Counts, rep.Reasons)
 	}
 	if !slices.ContainsFunc(rep.Reasons, func(r string) bool { return strings.Contains(r, "flaky") }) {
@@ -246,7 +247,7 @@ func TestBaseCheckCost(t *testing.T) {
 				t.Fatal(err)
 			}
 			n := testenv.CheckSandboxes(t) - before
-			if rep.Verdict != grader.VerdictPass {
+			if rep.Verdict != report.VerdictPass {
 				t.Fatalf("base check: %s %q", rep.Verdict, rep.Reasons)
 			}
 			if s == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/test/testenv"
 	"github.com/testfirst-app/testfirst/tree"
 )
@@ -73,13 +74,13 @@ func TestTestStyles(t *testing.T) {
 			if diff := cmp.Diff(c.CaseNames, rep.CaseNames); diff != "" {
 				t.Errorf("case names (-want +got):\n%s", diff)
 			}
-			if rep.Verdict != grader.VerdictPass {
+			if rep.Verdict != report.VerdictPass {
 				t.Errorf("verdict %s, want pass: %q\n%s", rep.Verdict, rep.Reasons, rep.Output)
 			}
 			if rep.BaseCheck == nil || rep.BaseCheck.AllPass || rep.BaseCheck.Error != "" {
 				t.Errorf("base check %+v: want every test run and some failing on the base", rep.BaseCheck)
 			}
-			if rep.Sentinels != grader.SentinelsOK {
+			if rep.Sentinels != report.SentinelsOK {
 				t.Errorf("sentinels %s, want ok", rep.Sentinels)
 			}
 		})
@@ -117,7 +118,7 @@ func TestHiddenConftestKeepsTheTreesOut(t *testing.T) {
 		t.Fatalf("grade: %v", err)
 	}
 	checkReportInvariants(t, rep, hidden)
-	if rep.Verdict != grader.VerdictFail {
+	if rep.Verdict != report.VerdictFail {
 		t.Errorf("verdict %s, want fail: %q", rep.Verdict, rep.Reasons)
 	}
 	var signals []string

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/test/testenv"
 	"github.com/testfirst-app/testfirst/tree"
 )
@@ -35,15 +36,15 @@ func TestTwinAttacks(t *testing.T) {
 	t.Cleanup(func() { testenv.CheckSandboxes(t) })
 }
 
-func hasEvidence(rep *grader.Report, reason string) bool {
-	return slices.ContainsFunc(rep.Evidence, func(e grader.Evidence) bool { return e.Reason == reason && e.Strength == grader.StrengthStrong })
+func hasEvidence(rep *report.Report, reason string) bool {
+	return slices.ContainsFunc(rep.Evidence, func(e report.Evidence) bool { return e.Reason == reason && e.Strength == report.StrengthStrong })
 }
 
 // checkHonestTwins holds for every honest grade: no strong evidence, no
 // twin contradiction, and the twins of the sample's hidden tests ran.
-func checkHonestTwins(t *testing.T, rep *grader.Report) {
+func checkHonestTwins(t *testing.T, rep *report.Report) {
 	t.Helper()
-	if strong := grader.StrongEvidence(rep.Evidence); len(strong) > 0 {
+	if strong := report.StrongEvidence(rep.Evidence); len(strong) > 0 {
 		t.Errorf("an honest grade has strong evidence: %+v", strong)
 	}
 	tw := rep.Twins
@@ -98,7 +99,7 @@ func TestTwinsValidatedOnReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Verdict != grader.VerdictPass {
+	if rep.Verdict != report.VerdictPass {
 		t.Errorf("verdict %s (%q), want pass", rep.Verdict, rep.Reasons)
 	}
 	tw := rep.Twins

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/tree"
 )
 
@@ -32,8 +33,8 @@ func hiddenWith(t *testing.T, files map[string]string) *tree.Tree {
 	return treeOf(t, all)
 }
 
-func outcomes(rep *grader.Report) map[string]grader.Outcome {
-	m := map[string]grader.Outcome{}
+func outcomes(rep *report.Report) map[string]report.Outcome {
+	m := map[string]report.Outcome{}
 	for _, tr := range rep.Tests {
 		m[tr.ID] = tr.Outcome
 	}
@@ -51,10 +52,10 @@ func TestSkipOnBaseIsNotTheImplementersFault(t *testing.T) {
 	pr := treeOf(t, map[string]string{"calc.py": calcPR})
 	rep := grade(t, grader.Request{Repo: pr, Hidden: hidden, Base: base})
 	id := "test_optional.py::test_needs_numpy"
-	if rep.Verdict != grader.VerdictPass {
+	if rep.Verdict != report.VerdictPass {
 		t.Errorf("verdict %s (%q), tests %v; want pass: the test skips on the base too", rep.Verdict, rep.Reasons, rep.Tests)
 	}
-	if got := outcomes(rep)[id]; got != grader.OutcomeSkipped {
+	if got := outcomes(rep)[id]; got != report.OutcomeSkipped {
 		t.Errorf("%s reported %s, want skipped", id, got)
 	}
 	if rep.BaseCheck == nil || !slices.Contains(rep.BaseCheck.Skipped, id) {
@@ -68,7 +69,7 @@ func TestSkipOnBaseIsNotTheImplementersFault(t *testing.T) {
 		"test_optional.py": "# testfirst-canary: tfc-0000000verdicts02\nimport pytest\n\n\ndef test_needs_numpy():\n    pytest.importorskip('numpy_is_not_installed_here')\n",
 	})
 	rep = grade(t, grader.Request{Repo: pr, Hidden: allSkip, Base: base})
-	if rep.Verdict != grader.VerdictInvalidTask {
+	if rep.Verdict != report.VerdictInvalidTask {
 		t.Errorf("every hidden test skips on the base: verdict %s (%q), want invalid_task", rep.Verdict, rep.Reasons)
 	}
 }
@@ -90,7 +91,7 @@ func TestSkipOnlyOnThePullRequestFails(t *testing.T) {
 			pr := treeOf(t, map[string]string{"calc.py": calc})
 			rep := grade(t, grader.Request{Repo: pr, Hidden: hidden, Base: base})
 			id := "test_calc.py::test_fixed"
-			if rep.Verdict == grader.VerdictPass {
+			if rep.Verdict == report.VerdictPass {
 				t.Fatalf("a pull request passed by skipping a test that ran on the base: %q %v", rep.Reasons, rep.Tests)
 			}
 			if !slices.Contains(rep.Failed, id) {
@@ -113,7 +114,7 @@ func TestBrokenHiddenTestIsInvalidTask(t *testing.T) {
 	base := treeOf(t, map[string]string{"calc.py": calcBase, "tests/helpers.py": "def make_thing():\n    return 1\n"})
 	pr := treeOf(t, map[string]string{"calc.py": calcPR, "tests/helpers.py": "def make_thing():\n    return 1\n"})
 	rep := grade(t, grader.Request{Repo: pr, Hidden: hidden, Base: base})
-	if rep.Verdict != grader.VerdictInvalidTask {
+	if rep.Verdict != report.VerdictInvalidTask {
 		t.Fatalf("verdict %s (%q), want invalid_task; base check %+v; tests %v\n%s", rep.Verdict, rep.Reasons, rep.BaseCheck, rep.Tests, rep.Output)
 	}
 	all := strings.Join(rep.Reasons, "\n")
@@ -140,7 +141,7 @@ func TestPullRequestBreakingImportsFails(t *testing.T) {
 	base := treeOf(t, map[string]string{"calc.py": calcBase})
 	pr := treeOf(t, map[string]string{"calc.py": "raise ModuleNotFoundError(\"No module named 'helpers'\", name='helpers')\n"})
 	rep := grade(t, grader.Request{Repo: pr, Hidden: hidden, Base: base})
-	if rep.Verdict != grader.VerdictFail {
+	if rep.Verdict != report.VerdictFail {
 		t.Errorf("verdict %s (%q), want fail: the imports break only on the pull request", rep.Verdict, rep.Reasons)
 	}
 }
@@ -159,7 +160,7 @@ func TestBaseThatHangsOrCrashesFailsOnBase(t *testing.T) {
 			t.Parallel()
 			base := treeOf(t, map[string]string{"calc.py": calc})
 			rep := grade(t, grader.Request{Repo: pr, Hidden: hidden, Base: base, Timeout: 45 * time.Second})
-			if rep.Verdict != grader.VerdictPass {
+			if rep.Verdict != report.VerdictPass {
 				t.Errorf("verdict %s (%q), want pass: the base failing by %s is what the pull request fixes", rep.Verdict, rep.Reasons, name)
 			}
 			if rep.BaseCheck == nil || len(rep.BaseCheck.GuardTests) != 0 || rep.BaseCheck.Error != "" || rep.BaseCheck.Note == "" {
@@ -206,7 +207,7 @@ func TestBrokenImportOfOneModuleFailsNotTampered(t *testing.T) {
 	base := treeOf(t, map[string]string{"calc.py": calcBase, "other.py": "def thing():\n    return 1\n"})
 	pr := treeOf(t, map[string]string{"calc.py": calcPR, "other.py": "def renamed():\n    return 1\n"})
 	rep := grade(t, grader.Request{Repo: pr, Hidden: hidden, Base: base})
-	if rep.Verdict != grader.VerdictFail || !slices.Equal(rep.Failed, []string{"test_other.py::test_thing"}) {
+	if rep.Verdict != report.VerdictFail || !slices.Equal(rep.Failed, []string{"test_other.py::test_thing"}) {
 		t.Errorf("verdict %s (%q), failed %v; want fail of test_other.py::test_thing", rep.Verdict, rep.Reasons, rep.Failed)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/environment"
 	"github.com/testfirst-app/testfirst/grader/store"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/sandbox/egress"
 	"github.com/testfirst-app/testfirst/tree"
@@ -67,7 +68,7 @@ func (f *gradeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.config, "config", "", "with --reproduce: the service's YAML configuration file (also $TESTFIRST_CONFIG)")
 	fs.StringVar(&f.indexURL, "index-url", "", "package index the dependency environment is built from (default "+environment.DefaultIndex+", also $TESTFIRST_PACKAGE_INDEX)")
 	fs.StringVar(&f.python, "python", grader.DefaultPython, "Python version of the grade: "+strings.Join(grader.PythonVersions(), " or ")+" (Debian's)")
-	fs.StringVar(&f.network, "network", grader.NetworkNone, "none, or mirror: the grade may read the package index (GET, HEAD), and nothing else")
+	fs.StringVar(&f.network, "network", report.NetworkNone, "none, or mirror: the grade may read the package index (GET, HEAD), and nothing else")
 }
 
 // approvedTests names a ticket's approved version of hidden tests in the
@@ -129,14 +130,14 @@ func (f *gradeFlags) readRequest() (grader.Request, error) {
 	if _, err := grader.BaseRecipeFor(f.python); err != nil {
 		return req, usageError{"--python: " + err.Error()}
 	}
-	if f.network != grader.NetworkNone && f.network != grader.NetworkMirror {
+	if f.network != report.NetworkNone && f.network != report.NetworkMirror {
 		return req, usageError{fmt.Sprintf("--network %q: want none or mirror", f.network)}
 	}
-	if f.image != "" && (f.python != grader.DefaultPython || f.indexURL != "" || f.network != grader.NetworkNone) {
+	if f.image != "" && (f.python != grader.DefaultPython || f.indexURL != "" || f.network != report.NetworkNone) {
 		return req, usageError{"--image is an image of one's own, without dependency environments: drop --python, --index-url and --network, or --image"}
 	}
 	req = grader.Request{Timeout: f.timeout, Limits: sandbox.LimitsOf(mem, f.cpus, f.pids), NoUIDSplit: f.noUIDSplit,
-		Python: f.python, Mirror: f.network == grader.NetworkMirror, TrustedCollection: true}
+		Python: f.python, Mirror: f.network == report.NetworkMirror, TrustedCollection: true}
 	if f.command != "" {
 		req.Command = strings.Fields(f.command)
 	}
@@ -238,12 +239,12 @@ func gradeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		enc.SetIndent("", "  ")
 		err = enc.Encode(rep)
 	} else {
-		err = grader.WriteText(stdout, rep)
+		err = report.WriteText(stdout, rep)
 	}
 	if err != nil {
 		return exitUsage, err
 	}
-	if rep.Verdict == grader.VerdictPass {
+	if rep.Verdict == report.VerdictPass {
 		return exitPass, nil
 	}
 	return exitOther, nil
@@ -284,7 +285,7 @@ func reproduceCmd(ctx context.Context, fs *flag.FlagSet, f gradeFlags, stdout io
 		enc.SetIndent("", "  ")
 		err = enc.Encode(rp)
 	} else {
-		err = grader.WriteSideBySide(stdout, rp)
+		err = report.WriteSideBySide(stdout, rp)
 	}
 	if err != nil {
 		return exitUsage, err

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/test/testenv"
 	"github.com/testfirst-app/testfirst/tree"
 )
@@ -105,7 +105,7 @@ func TestStoreCommands(t *testing.T) {
 	if code != exitPass {
 		t.Fatalf("grade against the approved digest: %d\n%s\n%s", code, stdout, stderr)
 	}
-	var rep grader.Report
+	var rep report.Report
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatal(err)
 	}

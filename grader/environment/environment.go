@@ -22,6 +22,7 @@ import (
 
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/tree"
 )
@@ -151,7 +152,7 @@ type Built struct {
 	// ImageID is the image to build the grader image on.
 	ImageID string
 	// Report is what the grade's report says of it.
-	Report grader.Environment
+	Report report.Environment
 }
 
 // Key is the tag of an environment image: a hash of the builder image, the
@@ -184,7 +185,7 @@ func (e *Environments) Ensure(ctx context.Context, base *tree.Tree, python strin
 		return nil, fmt.Errorf("dependency declarations of the base tree: %w", err)
 	}
 	began := time.Now()
-	rep := grader.Environment{Python: python, BuiltFrom: decl.Files, IndexURL: e.shown, Packages: []string{}}
+	rep := report.Environment{Python: python, BuiltFrom: decl.Files, IndexURL: e.shown, Packages: []string{}}
 	if len(decl.Requirements) == 0 {
 		recipe, err := grader.BaseRecipeFor(python)
 		if err != nil {
@@ -466,7 +467,7 @@ func (e *Environments) Prepare(ctx context.Context, req grader.Request) (grader.
 		// The base's own files are wrong: the grade says so, and a retry
 		// would not help.
 		p.Failure = "the dependency declarations of the base tree do not parse: " + err.Error()
-		p.Environment = &grader.Environment{Python: python, Packages: []string{}, BuiltFrom: []string{}, IndexURL: e.shown, Error: p.Failure}
+		p.Environment = &report.Environment{Python: python, Packages: []string{}, BuiltFrom: []string{}, IndexURL: e.shown, Error: p.Failure}
 		return p, nil
 	}
 	built, err := e.Ensure(ctx, decl, python, req.Labels)
@@ -474,7 +475,7 @@ func (e *Environments) Prepare(ctx context.Context, req grader.Request) (grader.
 	if errors.As(err, &be) {
 		d, _ := Declarations(decl)
 		p.Failure, p.FailureOutput = be.Error(), be.Output
-		p.Environment = &grader.Environment{Image: be.Image, Python: python, Packages: []string{}, BuiltFrom: d.Files, IndexURL: e.shown, Error: be.Error()}
+		p.Environment = &report.Environment{Image: be.Image, Python: python, Packages: []string{}, BuiltFrom: d.Files, IndexURL: e.shown, Error: be.Error()}
 		return p, nil
 	}
 	if err != nil {

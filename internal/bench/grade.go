@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/tree"
 )
 
@@ -127,10 +128,10 @@ func gradeOnce(ctx context.Context, g *grader.Grader, repoDir, hiddenDir string,
 	if err != nil {
 		return 0, err
 	}
-	if rep.Verdict != grader.VerdictPass {
+	if rep.Verdict != report.VerdictPass {
 		return 0, fmt.Errorf("sealed run %d (runtime %s): verdict %s (%v): the benchmark needs a passing suite", i+1, rep.Runtime, rep.Verdict, rep.Reasons)
 	}
-	if rep.Trust != grader.TrustIsolated {
+	if rep.Trust != report.TrustIsolated {
 		return 0, fmt.Errorf("sealed run %d (runtime %s): trust %s (isolation %+v): the benchmark measures isolated grades", i+1, rep.Runtime, rep.Trust, rep.Isolation)
 	}
 	return time.Since(began), nil

@@ -1,4 +1,4 @@
-package grader
+package report
 
 import (
 	"fmt"
@@ -49,7 +49,7 @@ func WriteText(w io.Writer, r *Report) error {
 		strong, weak := StrongSignals(r.Evidence), WeakSignals(r.Evidence)
 		evidence := []string{fmt.Sprintf("%d in total (%d strong, %d weak)", strong+weak, strong, weak)}
 		for _, e := range r.Evidence {
-			evidence = append(evidence, EscapeText(e.describe()))
+			evidence = append(evidence, EscapeText(e.Describe()))
 		}
 		rows("evidence", evidence)
 	}
@@ -79,7 +79,7 @@ func WriteText(w io.Writer, r *Report) error {
 		writeMutation(row, rows, ref.Mutation)
 	}
 	if tw := r.Twins; tw != nil {
-		row("twins", twinsLine(tw))
+		row("twins", TwinsLine(tw))
 	}
 	row("sentinels", r.Sentinels)
 	row("tests digest", r.TestsDigest)

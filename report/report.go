@@ -1,4 +1,4 @@
-package grader
+package report
 
 // Verdict is the outcome of a grade.
 type Verdict string
@@ -232,3 +232,87 @@ type Report struct {
 	// index, NetworkNone otherwise.
 	Network string `json:"network,omitempty"`
 }
+
+// OutcomeFlaky is a hidden test that did not pass in a grade's run and
+// passed when it was run again alone. It counts against the grade like a
+// failure: an implementation that passes only sometimes must not read as
+// one that passes.
+const OutcomeFlaky Outcome = "flaky"
+
+func CountsOf(tests []TestResult) Counts {
+	c := Counts{Total: len(tests)}
+	for _, t := range tests {
+		switch t.Outcome {
+		case OutcomePassed:
+			c.Passed++
+		case OutcomeFailed:
+			c.Failed++
+		case OutcomeSkipped:
+			c.Skipped++
+		case OutcomeFlaky:
+			c.Flaky++
+		default:
+			c.Errors++
+		}
+	}
+	return c
+}
+
+// normalize makes every list field an empty list rather than null, so the
+// JSON contract never changes shape.
+func (r *Report) Normalize() {
+	nonNil := func(s *[]string) {
+		if *s == nil {
+			*s = []string{}
+		}
+	}
+	nonNil(&r.Reasons)
+	nonNil(&r.Failed)
+	nonNil(&r.TouchedTests)
+	nonNil(&r.SkippedOnBase)
+	nonNil(&r.Runner)
+	if r.Environment != nil {
+		nonNil(&r.Environment.Packages)
+		nonNil(&r.Environment.BuiltFrom)
+	}
+	if r.Tests == nil {
+		r.Tests = []TestResult{}
+	}
+	if r.Isolation.Dirs == nil {
+		r.Isolation.Dirs = []DirState{}
+	}
+	if r.TamperSignals == nil {
+		r.TamperSignals = []TamperSignal{}
+	}
+	if r.TamperContext == nil {
+		r.TamperContext = []TamperSignal{}
+	}
+	if r.Contamination == nil {
+		r.Contamination = []CanarySighting{}
+	}
+	if r.Evidence == nil {
+		r.Evidence = []Evidence{}
+	}
+	for i := range r.Evidence {
+		nonNil(&r.Evidence[i].Examples)
+	}
+	if r.BaseCheck != nil {
+		nonNil(&r.BaseCheck.GuardTests)
+		nonNil(&r.BaseCheck.Flaky)
+		nonNil(&r.BaseCheck.Skipped)
+		nonNil(&r.BaseCheck.Broken)
+	}
+	if r.ReferenceCheck != nil {
+		nonNil(&r.ReferenceCheck.Failed)
+		nonNil(&r.ReferenceCheck.Skipped)
+	}
+	r.Twins.Normalize()
+}
+
+// Sentinel states in a Report.
+const (
+	SentinelsOK     = "ok"
+	SentinelsWrong  = "wrong"
+	SentinelsAbsent = "absent"
+	SentinelsNone   = "none"
+)

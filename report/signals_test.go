@@ -1,4 +1,4 @@
-package grader
+package report
 
 import (
 	"strings"
@@ -14,11 +14,11 @@ func TestGroupTamperSignals(t *testing.T) {
 	}
 	ss = append(ss,
 		TamperSignal{Path: "x.py", Reason: "source mentions ctypes (can call into the C library)"},
-		TamperSignal{Path: "tests/test_x.py", Reason: reasonHiddenName},
+		TamperSignal{Path: "tests/test_x.py", Reason: ReasonHiddenName},
 		TamperSignal{Path: strings.Repeat("d/", 100) + "\u202ey.py", Reason: "source mentions ctypes (can call into the C library)"},
 	)
 	want := []SignalGroup{
-		{Reason: reasonHiddenName, Count: 1, Examples: []string{"tests/test_x.py"}},
+		{Reason: ReasonHiddenName, Count: 1, Examples: []string{"tests/test_x.py"}},
 		{Reason: "source mentions ctypes (can call into the C library)", Count: 2, Examples: []string{"x.py", "…" + (strings.Repeat("d/", 100) + `\u202ey.py`)[210-119:]}},
 		{Reason: "conftest.py can hook the test run", Count: 3, Examples: []string{"a/conftest.py", "b/conftest.py", "c/conftest.py"}},
 	}
