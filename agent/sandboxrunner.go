@@ -15,10 +15,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/testfirst-app/testfirst/grader"
-	"github.com/testfirst-app/testfirst/grader/wrapper"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/tree"
+	"github.com/testfirst-app/testfirst/wrapper"
 )
 
 // Engine is what running agents needs of the sandbox engine;
@@ -84,7 +83,7 @@ func WithProgress(w io.Writer) Option { return func(r *SandboxRunner) { r.progre
 // egress served by proxy, with the static wrapper binary as each
 // sandbox's PID 1. cfg must be valid.
 func NewSandboxRunner(eng Engine, proxy EgressProxy, cfg Config, wrapperBinary []byte, opts ...Option) (*SandboxRunner, error) {
-	if err := grader.CheckStatic(wrapperBinary); err != nil {
+	if err := wrapper.CheckStatic(wrapperBinary); err != nil {
 		return nil, err
 	}
 	if err := cfg.Validate(); err != nil {

@@ -9,7 +9,7 @@ import (
 
 	"filippo.io/age"
 
-	"github.com/testfirst-app/testfirst/grader/store"
+	"github.com/testfirst-app/testfirst/store"
 )
 
 // Key files of the embedded default, relative to the working directory.

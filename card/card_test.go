@@ -17,10 +17,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/testfirst-app/testfirst/db"
-	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/handlers"
 	"github.com/testfirst-app/testfirst/pipeline"
 	"github.com/testfirst-app/testfirst/report"
+	"github.com/testfirst-app/testfirst/store"
 )
 
 // realCanary matches a canary token as the store makes it; no page may

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/testfirst-app/testfirst/db"
-	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/handlers"
 	"github.com/testfirst-app/testfirst/pipeline"
+	"github.com/testfirst-app/testfirst/store"
 )
 
 // decisionTarget finds version k for a decision: it must be the newest,

@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/testfirst-app/testfirst/db"
-	"github.com/testfirst-app/testfirst/grader"
-	"github.com/testfirst-app/testfirst/grader/store"
+	"github.com/testfirst-app/testfirst/grader/detect"
 	"github.com/testfirst-app/testfirst/handlers"
 	"github.com/testfirst-app/testfirst/pipeline"
 	"github.com/testfirst-app/testfirst/report"
+	"github.com/testfirst-app/testfirst/store"
 )
 
 // canaryToken matches a canary token the store makes ("tfc-" and hex),
@@ -26,8 +26,8 @@ var canaryToken = regexp.MustCompile(`tfc-[A-Za-z0-9_-]{8,}`)
 // maskCanaries replaces canary tokens in text: whole canary lines keep
 // their marker and lose their token.
 func maskCanaries(text string) string {
-	text = grader.CanaryLine.ReplaceAllStringFunc(text, func(line string) string {
-		m := grader.CanaryLine.FindStringSubmatch(line)
+	text = detect.CanaryLine.ReplaceAllStringFunc(text, func(line string) string {
+		m := detect.CanaryLine.FindStringSubmatch(line)
 		return strings.Replace(line, m[1], store.CanaryMask, 1)
 	})
 	return canaryToken.ReplaceAllStringFunc(text, func(tok string) string {

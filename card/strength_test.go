@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/report"
+	"github.com/testfirst-app/testfirst/store"
 )
 
 // TestCardLeadsWithMutation: a version whose base check measured the

@@ -3,9 +3,9 @@ package card
 import (
 	"context"
 
-	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/handlers"
 	"github.com/testfirst-app/testfirst/pipeline"
+	"github.com/testfirst-app/testfirst/store"
 )
 
 // UploadForm implements handlers.Cards: the criteria to map, for

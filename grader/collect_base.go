@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/testfirst-app/testfirst/grader/wrapper"
 	"github.com/testfirst-app/testfirst/tree"
+	"github.com/testfirst-app/testfirst/wrapper"
 )
 
 // maxCollectTime bounds the trusted collection of a grade.

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/testfirst-app/testfirst/grader/wrapper"
 	"github.com/testfirst-app/testfirst/report"
+	"github.com/testfirst-app/testfirst/wrapper"
 )
 
 // checkListedCases holds a pytest run to the parametrized cases the

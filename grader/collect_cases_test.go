@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/wrapper"
 )
 
 func junitOf(cases ...string) []byte {

@@ -2,45 +2,9 @@ package grader
 
 import (
 	"context"
-	"fmt"
-	"slices"
 
 	"github.com/testfirst-app/testfirst/report"
-	"github.com/testfirst-app/testfirst/sandbox"
 )
-
-// DefaultPython is the Python a grade runs when the repository picks none:
-// Debian bookworm's.
-const DefaultPython = "3.11"
-
-// pythonSuites maps each Python version a grade may pick to the Debian
-// suite whose python3 it is.
-var pythonSuites = map[string]string{"3.11": "bookworm", "3.13": "trixie"}
-
-// PythonVersions are the Python versions a grade may pick, in order.
-func PythonVersions() []string {
-	var vs []string
-	for v := range pythonSuites {
-		vs = append(vs, v)
-	}
-	slices.Sort(vs)
-	return vs
-}
-
-// BaseRecipeFor is the grader's base image for a Python version: BaseRecipe
-// for DefaultPython, the same packages from another Debian suite for
-// another version. An unknown version is an error that lists the known
-// ones.
-func BaseRecipeFor(python string) (sandbox.DebianRecipe, error) {
-	suite, ok := pythonSuites[python]
-	if !ok {
-		return sandbox.DebianRecipe{}, fmt.Errorf("python %q: pick one of %q (Debian's python3 of bookworm or trixie)", python, PythonVersions())
-	}
-	r := BaseRecipe
-	r.Suite = suite
-	r.Packages = slices.Clone(BaseRecipe.Packages)
-	return r, nil
-}
 
 // EnvironmentSource prepares the dependency environment of a grade
 // (grader/environment implements it).

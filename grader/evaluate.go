@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/testfirst-app/testfirst/grader/wrapper"
 	"github.com/testfirst-app/testfirst/report"
+	"github.com/testfirst-app/testfirst/wrapper"
 )
 
 // evaluation is what one run's evidence says about the hidden tests.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/testfirst-app/testfirst/grader/wrapper"
 	"github.com/testfirst-app/testfirst/report"
+	"github.com/testfirst-app/testfirst/wrapper"
 )
 
 // The hidden tests of the evaluation fixtures, as the wrapper lists them.

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/testfirst-app/testfirst/grader/wrapper"
 	"github.com/testfirst-app/testfirst/report"
+	"github.com/testfirst-app/testfirst/wrapper"
 )
 
 // maxRerun bounds the failing hidden test functions a grade runs again: a

@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/testfirst-app/testfirst/grader/wrapper"
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
+	"github.com/testfirst-app/testfirst/wrapper"
 )
 
 // selectedRun is the wrapper's result of a run of just the tests named by

@@ -15,10 +15,11 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/grader/detect"
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/tree"
+	"github.com/testfirst-app/testfirst/wrapper"
 )
 
 // Sandbox runs one sealed container. Run returns an error only when the
@@ -181,7 +182,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*report.Report, error)
 		}
 	}
 	if g.envs == nil {
-		if req.Python != "" && req.Python != DefaultPython {
+		if req.Python != "" && req.Python != sandbox.DefaultPython {
 			return nil, fmt.Errorf("grade: python %s needs dependency environments, which this grader was not given", req.Python)
 		}
 		if req.Mirror {
@@ -264,14 +265,14 @@ func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error)
 	// hangs (the very bug the pull request fixes) does not eat the pull
 	// request's time, nor the first run the rerun's. The engine calls that
 	// kill, read and remove a sandbox get engineGrace past its budget.
-	canaries := Canaries(req.Hidden)
+	canaries := detect.Canaries(req.Hidden)
 	rep := &report.Report{
 		Settings:      settingsOf(req),
 		Image:         g.imageID,
 		Runtime:       g.runtimeName(),
 		TestsDigest:   cmp.Or(req.TestsDigest, req.Hidden.Digest()),
 		RepoDigest:    req.Repo.Digest(),
-		Contamination: ScanTree(req.Repo, canaries),
+		Contamination: detect.ScanTree(req.Repo, canaries),
 		Network:       report.NetworkNone,
 	}
 	if req.proxySocket != "" {
@@ -395,7 +396,7 @@ func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error)
 	if prRun.rerun != nil {
 		rep.Contamination = append(rep.Contamination, runSightings(canaries, prRun.rerun.res)...)
 	}
-	rep.Contamination = sortSightings(rep.Contamination)
+	rep.Contamination = detect.SortSightings(rep.Contamination)
 	rep.Contaminated = len(rep.Contamination) > 0
 
 	switch {
@@ -549,7 +550,7 @@ func (r *run) crash() string {
 // run runs the hidden tests against tree in a fresh sandbox, with the
 // grade's twin job (every pytest run makes twins, only a twin run keeps
 // them); opts change its job further.
-func (g *Grader) run(ctx context.Context, req Request, tree *tree.Tree, canaries []Canary, tj wrapper.TwinJob, opts ...func(*wrapper.Job)) (*run, error) {
+func (g *Grader) run(ctx context.Context, req Request, tree *tree.Tree, canaries []detect.Canary, tj wrapper.TwinJob, opts ...func(*wrapper.Job)) (*run, error) {
 	timeout := req.Timeout
 	ctx, cancel := context.WithTimeout(ctx, timeout+engineGrace)
 	defer cancel()
@@ -640,12 +641,12 @@ func lastLine(s string) string {
 }
 
 // runSightings are the canaries a run printed or wrote into its report.
-func runSightings(cs []Canary, res *wrapper.Result) []report.CanarySighting {
-	return append(canarySightings(cs, res.CanariesSeen, "output"), ScanBytes("junit", res.JUnit, cs)...)
+func runSightings(cs []detect.Canary, res *wrapper.Result) []report.CanarySighting {
+	return append(canarySightings(cs, res.CanariesSeen, "output"), detect.ScanBytes("junit", res.JUnit, cs)...)
 }
 
 // canarySightings maps seen tokens back to their hidden files.
-func canarySightings(cs []Canary, tokens []string, where string) []report.CanarySighting {
+func canarySightings(cs []detect.Canary, tokens []string, where string) []report.CanarySighting {
 	var out []report.CanarySighting
 	for _, c := range cs {
 		if slices.Contains(tokens, c.Token) {

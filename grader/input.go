@@ -6,8 +6,8 @@ import (
 	"io"
 	"path"
 
-	"github.com/testfirst-app/testfirst/grader/wrapper"
 	"github.com/testfirst-app/testfirst/tree"
+	"github.com/testfirst-app/testfirst/wrapper"
 )
 
 // writeInput writes the wrapper's input archive: the job, then the hidden

@@ -10,9 +10,9 @@ import (
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
-	"github.com/testfirst-app/testfirst/grader/wrapper"
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/tree"
+	"github.com/testfirst-app/testfirst/wrapper"
 )
 
 // Bounds of a mutation run, unless TestStrength sets others.

@@ -8,10 +8,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/testfirst-app/testfirst/grader/wrapper"
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/tree"
+	"github.com/testfirst-app/testfirst/wrapper"
 )
 
 func TestAddedLines(t *testing.T) {

@@ -1,6 +1,6 @@
 package grader
 
-import "github.com/testfirst-app/testfirst/grader/wrapper"
+import "github.com/testfirst-app/testfirst/wrapper"
 
 // Paths inside the grading container.
 const (

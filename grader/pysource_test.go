@@ -51,8 +51,8 @@ func TestTamperSignalsReadPython(t *testing.T) {
 			name:  "utf-7 source",
 			files: []tree.File{detectorFile("wordstats/stats.py", "# -*- coding: utf-7 -*-\nimport sys\nf = sys.+AF8-getframe(1)\n")},
 			want: []report.TamperSignal{
-				{"wordstats/stats.py", report.ReasonForeignEncoding},
-				{"wordstats/stats.py", getframe},
+				{Path: "wordstats/stats.py", Reason: report.ReasonForeignEncoding},
+				{Path: "wordstats/stats.py", Reason: getframe},
 			},
 		},
 		{
@@ -65,15 +65,15 @@ func TestTamperSignalsReadPython(t *testing.T) {
 				detectorFile("e.py", "# coding: no-such-codec\nimport sys\n"),
 			},
 			want: []report.TamperSignal{
-				{"a.py", report.ReasonForeignEncoding},
-				{"e.py", report.ReasonForeignEncoding},
-				{"e.py", report.ReasonUndecodable},
+				{Path: "a.py", Reason: report.ReasonForeignEncoding},
+				{Path: "e.py", Reason: report.ReasonForeignEncoding},
+				{Path: "e.py", Reason: report.ReasonUndecodable},
 			},
 		},
 		{
 			name:  "not utf-8",
 			files: []tree.File{detectorFile("a.py", "x = '\xff\xfe'\n")},
-			want:  []report.TamperSignal{{"a.py", report.ReasonUndecodable}},
+			want:  []report.TamperSignal{{Path: "a.py", Reason: report.ReasonUndecodable}},
 		},
 		{
 			name: "fullwidth identifiers",
@@ -82,8 +82,8 @@ func TestTamperSignalsReadPython(t *testing.T) {
 				detectorFile("b.py", "α = 1\nnaïve = 2\n"),
 			},
 			want: []report.TamperSignal{
-				{"a.py", report.ReasonNotNFKC},
-				{"a.py", getframe},
+				{Path: "a.py", Reason: report.ReasonNotNFKC},
+				{Path: "a.py", Reason: getframe},
 			},
 		},
 		{
@@ -96,11 +96,11 @@ func TestTamperSignalsReadPython(t *testing.T) {
 				detectorFile("e.py", "from os import (\n    path,\n    _exit,\n)\n"),
 			},
 			want: []report.TamperSignal{
-				{"a.py", getframe},
-				{"b.py", getframe},
-				{"c.py", getframe},
-				{"d.py", getframe},
-				{"e.py", "source mentions os._exit (can end the runner early)"},
+				{Path: "a.py", Reason: getframe},
+				{Path: "b.py", Reason: getframe},
+				{Path: "c.py", Reason: getframe},
+				{Path: "d.py", Reason: getframe},
+				{Path: "e.py", Reason: "source mentions os._exit (can end the runner early)"},
 			},
 		},
 		{
@@ -113,11 +113,11 @@ func TestTamperSignalsReadPython(t *testing.T) {
 				detectorFile("e.py", "p = '/hid' + 'den/tests'\n"),
 			},
 			want: []report.TamperSignal{
-				{"a.py", getframe},
-				{"b.py", getframe},
-				{"c.py", "source mentions _pytest (pytest internals)"},
-				{"d.py", "source mentions ctypes (can call into the C library)"},
-				{"e.py", "source mentions /hidden (the hidden tests' directory)"},
+				{Path: "a.py", Reason: getframe},
+				{Path: "b.py", Reason: getframe},
+				{Path: "c.py", Reason: "source mentions _pytest (pytest internals)"},
+				{Path: "d.py", Reason: "source mentions ctypes (can call into the C library)"},
+				{Path: "e.py", Reason: "source mentions /hidden (the hidden tests' directory)"},
 			},
 		},
 		{
@@ -144,19 +144,19 @@ func TestTamperSignalsReadPython(t *testing.T) {
 				detectorFile("broken.zip", "PK\x03\x04 not really"),
 			},
 			want: []report.TamperSignal{
-				{"backup", "tar archive: its content is not scanned"},
-				{"broken.zip", "zip archive that could not be read whole: its members are not all scanned"},
-				{"broken.zip", "zip archive: Python can import code from it whatever its name"},
-				{"cache.bin", "compiled python bytecode: it can hide code a reviewer cannot read"},
-				{"notes", "gzip data: its content is not scanned"},
-				{"pkg/_speed.so", "native .so module runs code a reviewer cannot read"},
-				{"tail.bin", "zip archive: Python can import code from it whatever its name"},
-				{"tool.dat", "ELF binary: native code a reviewer cannot read"},
-				{"wheels/x-1.0-py3-none-any.whl", "zip archive: Python can import code from it whatever its name"},
-				{"wordstats/data.txt", "source mentions _pytest (pytest internals)"},
-				{"wordstats/data.txt", "zip archive: Python can import code from it whatever its name"},
-				{"wordstats/words.py", unscanned},
-				{"wordstats/words.py", "zip archive: Python can import code from it whatever its name"},
+				{Path: "backup", Reason: "tar archive: its content is not scanned"},
+				{Path: "broken.zip", Reason: "zip archive that could not be read whole: its members are not all scanned"},
+				{Path: "broken.zip", Reason: "zip archive: Python can import code from it whatever its name"},
+				{Path: "cache.bin", Reason: "compiled python bytecode: it can hide code a reviewer cannot read"},
+				{Path: "notes", Reason: "gzip data: its content is not scanned"},
+				{Path: "pkg/_speed.so", Reason: "native .so module runs code a reviewer cannot read"},
+				{Path: "tail.bin", Reason: "zip archive: Python can import code from it whatever its name"},
+				{Path: "tool.dat", Reason: "ELF binary: native code a reviewer cannot read"},
+				{Path: "wheels/x-1.0-py3-none-any.whl", Reason: "zip archive: Python can import code from it whatever its name"},
+				{Path: "wordstats/data.txt", Reason: "source mentions _pytest (pytest internals)"},
+				{Path: "wordstats/data.txt", Reason: "zip archive: Python can import code from it whatever its name"},
+				{Path: "wordstats/words.py", Reason: unscanned},
+				{Path: "wordstats/words.py", Reason: "zip archive: Python can import code from it whatever its name"},
 			},
 		},
 	}
@@ -194,14 +194,14 @@ func TestTamperSignalsHiddenNames(t *testing.T) {
 	const named = "named like a hidden test module: it can be imported in its place"
 	const pkg = "package with the import name of a hidden test package: it can be imported in its place"
 	want := []report.TamperSignal{
-		{"lib/test_bigrams/__init__.py", named},
-		{"lib/test_bigrams/impl.py", named},
-		{"native/test_wordstats.cpython-311-x86_64-linux-gnu.so", named},
-		{"native/test_wordstats.cpython-311-x86_64-linux-gnu.so", "native .so module runs code a reviewer cannot read"},
-		{"test_bigrams.py", named},
-		{"tests/__init__.py", pkg},
-		{"tests/test_wordstats.py", "has the path of a hidden test file"},
-		{"tests/test_wordstats.py", named},
+		{Path: "lib/test_bigrams/__init__.py", Reason: named},
+		{Path: "lib/test_bigrams/impl.py", Reason: named},
+		{Path: "native/test_wordstats.cpython-311-x86_64-linux-gnu.so", Reason: named},
+		{Path: "native/test_wordstats.cpython-311-x86_64-linux-gnu.so", Reason: "native .so module runs code a reviewer cannot read"},
+		{Path: "test_bigrams.py", Reason: named},
+		{Path: "tests/__init__.py", Reason: pkg},
+		{Path: "tests/test_wordstats.py", Reason: "has the path of a hidden test file"},
+		{Path: "tests/test_wordstats.py", Reason: named},
 	}
 	if diff := cmp.Diff(want, TamperSignals(tree, hidden)); diff != "" {
 		t.Errorf("TamperSignals() mismatch (-want +got):\n%s", diff)

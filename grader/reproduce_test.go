@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/testfirst-app/testfirst/grader/wrapper"
 	"github.com/testfirst-app/testfirst/report"
+	"github.com/testfirst-app/testfirst/wrapper"
 )
 
 func TestReproduce(t *testing.T) {

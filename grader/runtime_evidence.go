@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/testfirst-app/testfirst/grader/wrapper"
 	"github.com/testfirst-app/testfirst/report"
+	"github.com/testfirst-app/testfirst/wrapper"
 )
 
 // Reasons of the evidence a pytest run's reporting channel gives.

@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/testfirst-app/testfirst/grader/wrapper"
 	"github.com/testfirst-app/testfirst/report"
+	"github.com/testfirst-app/testfirst/wrapper"
 )
 
 // withEvidence gives r what an honest run's plugin reports about it: a

@@ -13,11 +13,11 @@ import (
 // detectorTree builds a Tree for the detector tests, failing t on a bad path.
 func detectorTree(t *testing.T, files ...tree.File) *tree.Tree {
 	t.Helper()
-	tree, err := tree.New(files)
+	tr, err := tree.New(files)
 	if err != nil {
 		t.Fatalf("NewTree: %v", err)
 	}
-	return tree
+	return tr
 }
 
 // detectorFile is a regular file with mode 0644.
@@ -47,8 +47,8 @@ func TestTamperSignals(t *testing.T) {
 			name:  "conftest at the root and nested",
 			files: []tree.File{detectorFile("conftest.py", ""), detectorFile("pkg/sub/conftest.py", "")},
 			want: []report.TamperSignal{
-				{"conftest.py", "conftest.py can hook the test run"},
-				{"pkg/sub/conftest.py", "conftest.py can hook the test run"},
+				{Path: "conftest.py", Reason: "conftest.py can hook the test run"},
+				{Path: "pkg/sub/conftest.py", Reason: "conftest.py can hook the test run"},
 			},
 		},
 		{
@@ -61,11 +61,11 @@ func TestTamperSignals(t *testing.T) {
 				detectorFile("sub/tox.ini", "[tox]\n"),
 			},
 			want: []report.TamperSignal{
-				{".pytest.ini", ".pytest.ini configures pytest"},
-				{".pytest.toml", ".pytest.toml configures pytest"},
-				{"pytest.ini", "pytest.ini configures pytest"},
-				{"pytest.toml", "pytest.toml configures pytest"},
-				{"sub/tox.ini", "tox.ini can configure pytest"},
+				{Path: ".pytest.ini", Reason: ".pytest.ini configures pytest"},
+				{Path: ".pytest.toml", Reason: ".pytest.toml configures pytest"},
+				{Path: "pytest.ini", Reason: "pytest.ini configures pytest"},
+				{Path: "pytest.toml", Reason: "pytest.toml configures pytest"},
+				{Path: "sub/tox.ini", Reason: "tox.ini can configure pytest"},
 			},
 		},
 		{
@@ -76,8 +76,8 @@ func TestTamperSignals(t *testing.T) {
 				detectorFile("b/setup.cfg", "[ tool:pytest ]\r\n"),
 			},
 			want: []report.TamperSignal{
-				{"b/setup.cfg", "setup.cfg has a [tool:pytest] section"},
-				{"setup.cfg", "setup.cfg has a [tool:pytest] section"},
+				{Path: "b/setup.cfg", Reason: "setup.cfg has a [tool:pytest] section"},
+				{Path: "setup.cfg", Reason: "setup.cfg has a [tool:pytest] section"},
 			},
 		},
 		{
@@ -91,11 +91,11 @@ func TestTamperSignals(t *testing.T) {
 				detectorFile("e/pyproject.toml", "tool = { pytest = { ini_options = {} } }\n"),
 			},
 			want: []report.TamperSignal{
-				{"b/pyproject.toml", "pyproject.toml has a [tool.pytest] section"},
-				{"c/pyproject.toml", "pyproject.toml has a [tool.pytest] section"},
-				{"d/pyproject.toml", "pyproject.toml has a [tool.pytest] section"},
-				{"e/pyproject.toml", "pyproject.toml has a [tool.pytest] section"},
-				{"pyproject.toml", "pyproject.toml has a [tool.pytest] section"},
+				{Path: "b/pyproject.toml", Reason: "pyproject.toml has a [tool.pytest] section"},
+				{Path: "c/pyproject.toml", Reason: "pyproject.toml has a [tool.pytest] section"},
+				{Path: "d/pyproject.toml", Reason: "pyproject.toml has a [tool.pytest] section"},
+				{Path: "e/pyproject.toml", Reason: "pyproject.toml has a [tool.pytest] section"},
+				{Path: "pyproject.toml", Reason: "pyproject.toml has a [tool.pytest] section"},
 			},
 		},
 		{
@@ -110,11 +110,11 @@ func TestTamperSignals(t *testing.T) {
 				detectorLink("d/setup.cfg", "/etc/setup.cfg"),
 			},
 			want: []report.TamperSignal{
-				{"b/setup.cfg", "setup.cfg is a symlink that cannot be checked for pytest settings"},
-				{"c/setup.cfg", "setup.cfg is a symlink that cannot be checked for pytest settings"},
-				{"d/setup.cfg", "setup.cfg is a symlink that cannot be checked for pytest settings"},
-				{"d/setup.cfg", "symlink target is an absolute path outside the tree"},
-				{"setup.cfg", "setup.cfg has a [tool:pytest] section"},
+				{Path: "b/setup.cfg", Reason: "setup.cfg is a symlink that cannot be checked for pytest settings"},
+				{Path: "c/setup.cfg", Reason: "setup.cfg is a symlink that cannot be checked for pytest settings"},
+				{Path: "d/setup.cfg", Reason: "setup.cfg is a symlink that cannot be checked for pytest settings"},
+				{Path: "d/setup.cfg", Reason: "symlink target is an absolute path outside the tree"},
+				{Path: "setup.cfg", Reason: "setup.cfg has a [tool:pytest] section"},
 			},
 		},
 		{
@@ -126,10 +126,10 @@ func TestTamperSignals(t *testing.T) {
 				detectorFile("site-packages/evil.pth", "import os\n"),
 			},
 			want: []report.TamperSignal{
-				{"lib/usercustomize.py", "usercustomize.py runs at interpreter start-up"},
-				{"site-packages/evil.pth", ".pth file runs code at interpreter start-up"},
-				{"sitecustomize.py", "sitecustomize.py runs at interpreter start-up"},
-				{"sitecustomize/__init__.py", "sitecustomize package runs at interpreter start-up"},
+				{Path: "lib/usercustomize.py", Reason: "usercustomize.py runs at interpreter start-up"},
+				{Path: "site-packages/evil.pth", Reason: ".pth file runs code at interpreter start-up"},
+				{Path: "sitecustomize.py", Reason: "sitecustomize.py runs at interpreter start-up"},
+				{Path: "sitecustomize/__init__.py", Reason: "sitecustomize package runs at interpreter start-up"},
 			},
 		},
 		{
@@ -141,9 +141,9 @@ func TestTamperSignals(t *testing.T) {
 				detectorFile("docs/entry_points.txt", "[pytest11]\n"),
 			},
 			want: []report.TamperSignal{
-				{"site/evil-1.0.dist-info/entry_points.txt", "entry_points.txt declares a pytest11 plugin that pytest loads"},
-				{"site/tool-2.0.dist-info/entry_points.txt", "entry_points.txt declares package entry points"},
-				{"src/pkg.egg-info/entry_points.txt", "entry_points.txt declares a pytest11 plugin that pytest loads"},
+				{Path: "site/evil-1.0.dist-info/entry_points.txt", Reason: "entry_points.txt declares a pytest11 plugin that pytest loads"},
+				{Path: "site/tool-2.0.dist-info/entry_points.txt", Reason: "entry_points.txt declares package entry points"},
+				{Path: "src/pkg.egg-info/entry_points.txt", Reason: "entry_points.txt declares a pytest11 plugin that pytest loads"},
 			},
 		},
 		{
@@ -156,11 +156,11 @@ func TestTamperSignals(t *testing.T) {
 				detectorFile("pkg/_speed.cpython-312-x86_64-linux-gnu.so", "\x7fELF"),
 			},
 			want: []report.TamperSignal{
-				{"pkg/__pycache__/mod.cpython-312.pyc", "compiled python file can hide code a reviewer cannot read"},
-				{"pkg/__pycache__/notes.txt", "file under __pycache__ can be imported instead of the source"},
-				{"pkg/_speed.cpython-312-x86_64-linux-gnu.so", "native .so module runs code a reviewer cannot read"},
-				{"pkg/mod.pyc", "compiled python file can hide code a reviewer cannot read"},
-				{"pkg/old.pyo", "compiled python file can hide code a reviewer cannot read"},
+				{Path: "pkg/__pycache__/mod.cpython-312.pyc", Reason: "compiled python file can hide code a reviewer cannot read"},
+				{Path: "pkg/__pycache__/notes.txt", Reason: "file under __pycache__ can be imported instead of the source"},
+				{Path: "pkg/_speed.cpython-312-x86_64-linux-gnu.so", Reason: "native .so module runs code a reviewer cannot read"},
+				{Path: "pkg/mod.pyc", Reason: "compiled python file can hide code a reviewer cannot read"},
+				{Path: "pkg/old.pyo", Reason: "compiled python file can hide code a reviewer cannot read"},
 			},
 		},
 		{
@@ -175,12 +175,12 @@ func TestTamperSignals(t *testing.T) {
 				detectorLink("conftest.py", "/tmp/conftest.py"),
 			},
 			want: []report.TamperSignal{
-				{"a/b/out", "symlink target leaves the tree"},
-				{"a/b/sneaky", "symlink target leaves the tree"},
-				{"abs", "symlink target is an absolute path outside the tree"},
-				{"conftest.py", "conftest.py can hook the test run"},
-				{"conftest.py", "symlink target is an absolute path outside the tree"},
-				{"up", "symlink target leaves the tree"},
+				{Path: "a/b/out", Reason: "symlink target leaves the tree"},
+				{Path: "a/b/sneaky", Reason: "symlink target leaves the tree"},
+				{Path: "abs", Reason: "symlink target is an absolute path outside the tree"},
+				{Path: "conftest.py", Reason: "conftest.py can hook the test run"},
+				{Path: "conftest.py", Reason: "symlink target is an absolute path outside the tree"},
+				{Path: "up", Reason: "symlink target leaves the tree"},
 			},
 		},
 		{
@@ -203,21 +203,21 @@ func TestTamperSignals(t *testing.T) {
 				detectorFile("n.py", "open('/hidden/test_x.py')\n"),
 			},
 			want: []report.TamperSignal{
-				{"a.py", "source mentions _pytest (pytest internals)"},
-				{"b.py", "source mentions pluginmanager (can register pytest plugins)"},
-				{"b2.py", "source mentions pluginmanager (can register pytest plugins)"},
-				{"c.py", "source mentions sys._getframe (can reach the caller's frames)"},
-				{"d.py", "source mentions inspect.stack (can reach the caller's frames)"},
-				{"e.py", "source mentions f_back (can reach the caller's frames)"},
-				{"f.py", "source mentions gc.get_objects (can reach the runner's objects)"},
-				{"g.py", "source mentions co_consts (can read the constants of test code)"},
-				{"h.py", "source mentions os._exit (can end the runner early)"},
-				{"i.py", "source mentions atexit (can run code after the tests)"},
-				{"j.py", "source mentions pytest.exit (can stop the test run)"},
-				{"k.py", "source mentions allow_module_level (can skip or exit at import)"},
-				{"l.py", "source mentions /proc/self/fd (can reach the runner's open files)"},
-				{"m.py", "source mentions /proc/1 (can reach the wrapper process)"},
-				{"n.py", "source mentions /hidden (the hidden tests' directory)"},
+				{Path: "a.py", Reason: "source mentions _pytest (pytest internals)"},
+				{Path: "b.py", Reason: "source mentions pluginmanager (can register pytest plugins)"},
+				{Path: "b2.py", Reason: "source mentions pluginmanager (can register pytest plugins)"},
+				{Path: "c.py", Reason: "source mentions sys._getframe (can reach the caller's frames)"},
+				{Path: "d.py", Reason: "source mentions inspect.stack (can reach the caller's frames)"},
+				{Path: "e.py", Reason: "source mentions f_back (can reach the caller's frames)"},
+				{Path: "f.py", Reason: "source mentions gc.get_objects (can reach the runner's objects)"},
+				{Path: "g.py", Reason: "source mentions co_consts (can read the constants of test code)"},
+				{Path: "h.py", Reason: "source mentions os._exit (can end the runner early)"},
+				{Path: "i.py", Reason: "source mentions atexit (can run code after the tests)"},
+				{Path: "j.py", Reason: "source mentions pytest.exit (can stop the test run)"},
+				{Path: "k.py", Reason: "source mentions allow_module_level (can skip or exit at import)"},
+				{Path: "l.py", Reason: "source mentions /proc/self/fd (can reach the runner's open files)"},
+				{Path: "m.py", Reason: "source mentions /proc/1 (can reach the wrapper process)"},
+				{Path: "n.py", Reason: "source mentions /hidden (the hidden tests' directory)"},
 			},
 		},
 		{
@@ -226,9 +226,9 @@ func TestTamperSignals(t *testing.T) {
 				detectorFile("conftest.py", "import os, atexit\natexit.register(lambda: os._exit(0))\nos._exit(1)\n"),
 			},
 			want: []report.TamperSignal{
-				{"conftest.py", "conftest.py can hook the test run"},
-				{"conftest.py", "source mentions atexit (can run code after the tests)"},
-				{"conftest.py", "source mentions os._exit (can end the runner early)"},
+				{Path: "conftest.py", Reason: "conftest.py can hook the test run"},
+				{Path: "conftest.py", Reason: "source mentions atexit (can run code after the tests)"},
+				{Path: "conftest.py", Reason: "source mentions os._exit (can end the runner early)"},
 			},
 		},
 		{
@@ -238,7 +238,7 @@ func TestTamperSignals(t *testing.T) {
 				detectorFile("hook.py", "x = run_pytest; import _pytest\n"),
 			},
 			want: []report.TamperSignal{
-				{"hook.py", "source mentions _pytest (pytest internals)"},
+				{Path: "hook.py", Reason: "source mentions _pytest (pytest internals)"},
 			},
 		},
 		{
@@ -249,8 +249,8 @@ func TestTamperSignals(t *testing.T) {
 				detectorFile("script.sh", "cat /hidden/*\n"),
 			},
 			want: []report.TamperSignal{
-				{"x.pth", ".pth file runs code at interpreter start-up"},
-				{"x.pth", "source mentions os._exit (can end the runner early)"},
+				{Path: "x.pth", Reason: ".pth file runs code at interpreter start-up"},
+				{Path: "x.pth", Reason: "source mentions os._exit (can end the runner early)"},
 			},
 		},
 		{
@@ -261,10 +261,10 @@ func TestTamperSignals(t *testing.T) {
 				detectorFile("bin.py", "os._exit(0)\x00"),
 			},
 			want: []report.TamperSignal{
-				{"big.py", unscanned},
-				{"bin.py", unscanned},
-				{"conftest.py", "conftest.py can hook the test run"},
-				{"conftest.py", unscanned},
+				{Path: "big.py", Reason: unscanned},
+				{Path: "bin.py", Reason: unscanned},
+				{Path: "conftest.py", Reason: "conftest.py can hook the test run"},
+				{Path: "conftest.py", Reason: unscanned},
 			},
 		},
 	}

@@ -10,9 +10,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/grader/detect"
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/tree"
+	"github.com/testfirst-app/testfirst/wrapper"
 )
 
 // twinRun is a twin sandbox's run, or why there is none. A twin run that
@@ -29,7 +30,7 @@ func newTwinSeed() string {
 
 // startTwin runs tree's twin run in group; its failure is kept in dst,
 // not returned, so it never cancels the grade's other runs.
-func (g *Grader) startTwin(group *errgroup.Group, ctx context.Context, req Request, tree *tree.Tree, canaries []Canary, tj wrapper.TwinJob, dst *twinRun) {
+func (g *Grader) startTwin(group *errgroup.Group, ctx context.Context, req Request, tree *tree.Tree, canaries []detect.Canary, tj wrapper.TwinJob, dst *twinRun) {
 	tj.Twins = true
 	group.Go(func() error {
 		dst.r, dst.err = g.run(ctx, req, tree, canaries, tj)

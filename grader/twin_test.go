@@ -12,9 +12,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/testfirst-app/testfirst/grader/wrapper"
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
+	"github.com/testfirst-app/testfirst/wrapper"
 )
 
 // twinKind marks the fake sandbox's twin runs: "pr" + twinKind.

@@ -14,9 +14,9 @@ import (
 
 	"github.com/testfirst-app/testfirst/agent"
 	"github.com/testfirst-app/testfirst/db"
-	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/pipeline"
 	"github.com/testfirst-app/testfirst/report"
+	"github.com/testfirst-app/testfirst/store"
 )
 
 // Agents is what a service runs writer and implementer agents with: the

@@ -14,10 +14,10 @@ import (
 	"github.com/testfirst-app/testfirst/agent"
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
-	"github.com/testfirst-app/testfirst/grader"
-	"github.com/testfirst-app/testfirst/grader/store"
+	"github.com/testfirst-app/testfirst/grader/detect"
 	"github.com/testfirst-app/testfirst/pipeline"
 	"github.com/testfirst-app/testfirst/report"
+	"github.com/testfirst-app/testfirst/store"
 )
 
 // agentStore is what agent runs use of the store: the writer side pushes
@@ -29,7 +29,7 @@ type agentStore interface {
 
 // ticketCanaries gives the canaries of every version of a ticket.
 type ticketCanaries interface {
-	Canaries(ctx context.Context, t store.Ticket) ([]grader.Canary, error)
+	Canaries(ctx context.Context, t store.Ticket) ([]detect.Canary, error)
 }
 
 // agentWorker runs one agent run: it downloads the ticket's base tree with
@@ -337,9 +337,9 @@ func (w *agentWorker) commitChanges(ctx context.Context, gi *github.Installation
 // handed back: its patch and changed files, RESULT.md, what it printed,
 // and the bodies and URLs of its egress requests. inChanges is true when
 // one is in the changes themselves.
-func scanResult(res agent.Result, cs []grader.Canary) (seen []report.CanarySighting, inChanges bool) {
+func scanResult(res agent.Result, cs []detect.Canary) (seen []report.CanarySighting, inChanges bool) {
 	add := func(where string, b []byte) bool {
-		s := grader.ScanBytes(where, b, cs)
+		s := detect.ScanBytes(where, b, cs)
 		seen = append(seen, s...)
 		return len(s) > 0
 	}

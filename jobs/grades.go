@@ -13,8 +13,8 @@ import (
 
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
-	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/pipeline"
+	"github.com/testfirst-app/testfirst/store"
 )
 
 // gradeQueue starts, re-runs and cancels grades. A grade is a database row

@@ -13,8 +13,8 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/testfirst-app/testfirst/db"
-	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/pipeline"
+	"github.com/testfirst-app/testfirst/store"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
 )
 

@@ -14,10 +14,10 @@ import (
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/grader"
-	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/pipeline"
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
+	"github.com/testfirst-app/testfirst/store"
 )
 
 // cancelPoll is how often a running grade looks whether it was cancelled.

@@ -9,9 +9,9 @@ import (
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/grader"
-	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/pipeline"
 	"github.com/testfirst-app/testfirst/report"
+	"github.com/testfirst-app/testfirst/store"
 )
 
 // gradedTests is what reproducing a grade reads of the store.

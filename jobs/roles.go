@@ -8,7 +8,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/testfirst-app/testfirst/grader"
-	"github.com/testfirst-app/testfirst/grader/store"
+	"github.com/testfirst-app/testfirst/store"
 )
 
 // NewAppSetup builds the workers of the app role: deliveries, tickets,

@@ -12,8 +12,8 @@ import (
 
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
-	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/pipeline"
+	"github.com/testfirst-app/testfirst/store"
 )
 
 // DefaultSyncInterval is how often every active ticket is brought in line

@@ -16,8 +16,8 @@ import (
 
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
-	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/pipeline"
+	"github.com/testfirst-app/testfirst/store"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
 )
 

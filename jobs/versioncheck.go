@@ -12,9 +12,9 @@ import (
 
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/grader"
-	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/pipeline"
 	"github.com/testfirst-app/testfirst/report"
+	"github.com/testfirst-app/testfirst/store"
 	"github.com/testfirst-app/testfirst/tree"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/grader"
-	"github.com/testfirst-app/testfirst/grader/store"
+	"github.com/testfirst-app/testfirst/store"
 )
 
 // Config is what the pipeline's workers are built from.

@@ -14,8 +14,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/report"
+	"github.com/testfirst-app/testfirst/sandbox"
 )
 
 // RepoConfigPath is where a repository configures testfirst. It is read
@@ -105,7 +105,7 @@ func DefaultRepoConfig() RepoConfig {
 		Policy:        PolicySingle,
 		MaxRejections: 3,
 		FastApproval:  3 * time.Minute,
-		Python:        grader.DefaultPython,
+		Python:        sandbox.DefaultPython,
 		Network:       report.NetworkNone,
 		Writer:        AgentNone,
 		Implementer:   AgentNone,
@@ -229,8 +229,8 @@ func ParseRepoConfig(data []byte) (RepoConfig, error) {
 		c.UIDSplit = *v
 	}
 	if v := f.Environment.Python; v != nil {
-		if _, err := grader.BaseRecipeFor(*v); err != nil {
-			bad("environment.python %q: want one of %s", *v, strings.Join(grader.PythonVersions(), ", "))
+		if _, err := sandbox.PythonRecipeFor(*v); err != nil {
+			bad("environment.python %q: want one of %s", *v, strings.Join(sandbox.PythonVersions(), ", "))
 		}
 		c.Python = *v
 	}

@@ -16,7 +16,7 @@ import (
 
 	"filippo.io/age"
 
-	"github.com/testfirst-app/testfirst/grader/store"
+	"github.com/testfirst-app/testfirst/store"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
 	"github.com/testfirst-app/testfirst/test/testenv"
 )

@@ -19,6 +19,7 @@ import (
 
 	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/report"
+	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/test/testenv"
 )
 
@@ -31,7 +32,7 @@ func TestDockerfile(t *testing.T) {
 	d := newDockerCLI(t)
 	testenv.Grading(t) // the Debian base the Go image builds on
 	ctxDir := dockerContext(t)
-	builder := goBuilderImage(t, d, grader.BaseRecipe.Ref(), ctxDir)
+	builder := goBuilderImage(t, d, sandbox.PythonRecipe.Ref(), ctxDir)
 
 	image := "testfirst-dockerfile-test:" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	buildStart := time.Now()

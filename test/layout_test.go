@@ -148,15 +148,25 @@ func TestLayoutRule(t *testing.T) {
 	}{
 		{"cmd/testfirst", "app", true},
 		{"cmd/testfirst", "internal/bench", true},
-		{"cmd/testfirst", "grader/store", true},
+		{"cmd/testfirst", "store", true},
 		{"cmd/testfirst", "db", false},
 		{"cmd/testfirst", "jobs", false},
-		{"cmd/testfirst-wrapper", "grader/wrapper", true},
+		{"cmd/testfirst-wrapper", "wrapper", true},
 		{"cmd/testfirst-wrapper", "grader", false},
-		{"pipeline", "grader", true},
-		{"pipeline", "grader/store", false},
+		{"pipeline", "report", true},
+		{"pipeline", "grader", false},
+		{"pipeline", "store", false},
 		{"pipeline", "sandbox/docker", false},
+		{"report", "grader", false},
+		{"report", "tree", false},
+		{"tree", "report", false},
+		{"wrapper", "grader", false},
+		{"wrapper", "sandbox", false},
 		{"grader", "sandbox/docker", false},
+		{"grader", "grader/detect", true},
+		{"grader", "report", true},
+		{"grader/detect", "grader", false},
+		{"grader/detect", "report", true},
 		{"sandbox/docker", "grader", false},
 		{"pipeline", "github", false},
 		{"pipeline", "db", false},
@@ -168,10 +178,11 @@ func TestLayoutRule(t *testing.T) {
 		{"card", "handlers", true},
 		{"card", "jobs", false},
 		{"card", "sandbox", false},
+		{"card", "grader", false},
 		{"handlers", "github", true},
 		{"handlers", "app", false},
 		{"handlers", "db", false},
-		{"app", "grader/store", true},
+		{"app", "store", true},
 		{"app", "jobs", true},
 		{"app", "cmd/testfirst", false},
 		{"app", "internal/bench", false},
@@ -180,10 +191,11 @@ func TestLayoutRule(t *testing.T) {
 		{"github", "grader", false},
 		{"sandbox", "grader", false},
 		{"grader", "sandbox", true},
-		{"grader/store", "grader", true},
-		{"grader", "grader/wrapper", true},
+		{"store", "grader", false},
+		{"store", "tree", true},
+		{"grader", "wrapper", true},
 		{"grader", "github", false},
-		{"grader/store", "app", false},
+		{"store", "app", false},
 		{"test/testenv", "app", true},
 	}
 	for _, tt := range tests {
@@ -353,7 +365,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // database, GitHub, River, Docker or HTTP package (docs/architecture.md,
 // Layout).
 func TestDomainHoldsNoAdapter(t *testing.T) {
-	cmd := exec.Command("go", "list", "-deps", "./pipeline", "./grader", "./agent")
+	cmd := exec.Command("go", "list", "-deps", "./pipeline", "./grader/...", "./report", "./tree", "./wrapper", "./agent")
 	cmd.Dir = testenv.RepoRoot()
 	out, err := cmd.Output()
 	if err != nil {
@@ -363,12 +375,12 @@ func TestDomainHoldsNoAdapter(t *testing.T) {
 		"net/http", "database/sql", "github.com/docker/", "github.com/riverqueue/",
 		"github.com/google/go-github/", "cloud.google.com/",
 		"github.com/testfirst-app/testfirst/db", "github.com/testfirst-app/testfirst/github",
-		"github.com/testfirst-app/testfirst/sandbox/docker", "github.com/testfirst-app/testfirst/grader/store",
+		"github.com/testfirst-app/testfirst/sandbox/docker", "github.com/testfirst-app/testfirst/store",
 	}
 	for _, dep := range strings.Fields(string(out)) {
 		for _, f := range forbidden {
 			if dep == f || strings.HasPrefix(dep, f) {
-				t.Errorf("pipeline, grader or agent depends on %s", dep)
+				t.Errorf("pipeline, grader, report, tree, wrapper or agent depends on %s", dep)
 			}
 		}
 	}

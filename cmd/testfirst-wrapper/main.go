@@ -1,11 +1,11 @@
 // Command testfirst-wrapper is the sandbox wrapper: PID 1 of every grading
-// container. It is not meant to be run by hand; see package grader/wrapper.
+// container. It is not meant to be run by hand; see package wrapper.
 package main
 
 import (
 	"os"
 
-	"github.com/testfirst-app/testfirst/grader/wrapper"
+	"github.com/testfirst-app/testfirst/wrapper"
 )
 
 func main() {

@@ -8,8 +8,8 @@ import (
 	"strconv"
 
 	"github.com/testfirst-app/testfirst/app"
-	"github.com/testfirst-app/testfirst/grader/store"
 	"github.com/testfirst-app/testfirst/pipeline"
+	"github.com/testfirst-app/testfirst/store"
 )
 
 // installationFlag is --installation: an id, and whether it was given.

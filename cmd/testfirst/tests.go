@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/testfirst-app/testfirst/app"
-	"github.com/testfirst-app/testfirst/grader/store"
+	"github.com/testfirst-app/testfirst/store"
 	"github.com/testfirst-app/testfirst/tree"
 )
 

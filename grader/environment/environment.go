@@ -21,10 +21,10 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/testfirst-app/testfirst/grader"
-	"github.com/testfirst-app/testfirst/grader/wrapper"
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/tree"
+	"github.com/testfirst-app/testfirst/wrapper"
 )
 
 // DefaultIndex is the package index unless the operator sets another.
@@ -65,7 +65,7 @@ type Engine interface {
 // BuilderRecipe is the image environments are built in for a Python
 // version: the grader's base image for it plus Debian's python3-pip.
 func BuilderRecipe(python string) (sandbox.DebianRecipe, error) {
-	r, err := grader.BaseRecipeFor(python)
+	r, err := sandbox.PythonRecipeFor(python)
 	if err != nil {
 		return r, err
 	}
@@ -121,7 +121,7 @@ func New(eng Engine, wrapperBinary []byte, indexURL, proxySocket string, opts ..
 	if proxySocket == "" {
 		return nil, errors.New("environments: the egress proxy's socket is required: builds have no other way to the index")
 	}
-	if err := grader.CheckStatic(wrapperBinary); err != nil {
+	if err := wrapper.CheckStatic(wrapperBinary); err != nil {
 		return nil, err
 	}
 	limits := sandbox.DefaultLimits
@@ -178,7 +178,7 @@ func Key(builderImageID string, files []tree.File, python, indexURL string) stri
 // is bad input or the engine's.
 func (e *Environments) Ensure(ctx context.Context, base *tree.Tree, python string, labels map[string]string) (*Built, error) {
 	if python == "" {
-		python = grader.DefaultPython
+		python = sandbox.DefaultPython
 	}
 	decl, err := Declarations(base)
 	if err != nil {
@@ -187,7 +187,7 @@ func (e *Environments) Ensure(ctx context.Context, base *tree.Tree, python strin
 	began := time.Now()
 	rep := report.Environment{Python: python, BuiltFrom: decl.Files, IndexURL: e.shown, Packages: []string{}}
 	if len(decl.Requirements) == 0 {
-		recipe, err := grader.BaseRecipeFor(python)
+		recipe, err := sandbox.PythonRecipeFor(python)
 		if err != nil {
 			return nil, err
 		}
@@ -462,7 +462,7 @@ func (e *Environments) Prepare(ctx context.Context, req grader.Request) (grader.
 		}
 		p.ProxySocket = e.mirror
 	}
-	python := cmpOr(req.Python, grader.DefaultPython)
+	python := cmpOr(req.Python, sandbox.DefaultPython)
 	if _, err := Declarations(decl); err != nil {
 		// The base's own files are wrong: the grade says so, and a retry
 		// would not help.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/grader/detect"
 )
 
 // Canaries returns the canary of every file of every version of the
@@ -13,12 +13,12 @@ import (
 // scanned for all of them, since a rejected version's tests may have
 // leaked as well as the approved one's. The tokens leave the Reader only
 // to be searched for; no test body does.
-func (r *Reader) Canaries(ctx context.Context, t Ticket) ([]grader.Canary, error) {
+func (r *Reader) Canaries(ctx context.Context, t Ticket) ([]detect.Canary, error) {
 	vs, err := r.versions(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	var out []grader.Canary
+	var out []detect.Canary
 	for _, v := range vs {
 		data, err := r.blobs.Read(ctx, versionPrefix(t, v.Number)+testsObject)
 		if err != nil {
@@ -36,7 +36,7 @@ func (r *Reader) Canaries(ctx context.Context, t Ticket) ([]grader.Canary, error
 		if err != nil {
 			return nil, fmt.Errorf("canaries of %s v%d: %w", t, v.Number, err)
 		}
-		for _, cn := range grader.Canaries(hidden) {
+		for _, cn := range detect.Canaries(hidden) {
 			cn.HiddenFile = fmt.Sprintf("%s (v%d)", cn.HiddenFile, v.Number)
 			out = append(out, cn)
 		}

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-//go:embed twin.py
+//go:embed python/twin.py
 var twinScript string
 
 // twinTimeout bounds the twin generator.

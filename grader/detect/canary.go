@@ -1,4 +1,4 @@
-package grader
+package detect
 
 import (
 	"bytes"
@@ -58,7 +58,7 @@ func ScanTree(t *tree.Tree, cs []Canary) []report.CanarySighting {
 		out = append(out, ScanBytes(where, f.Data, cs)...)
 		out = append(out, ScanBytes(where, []byte(f.Link), cs)...)
 	}
-	return sortSightings(out)
+	return SortSightings(out)
 }
 
 // ScanBytes reports the canaries of cs whose token occurs in b, each with the
@@ -72,10 +72,12 @@ func ScanBytes(where string, b []byte, cs []Canary) []report.CanarySighting {
 			out = append(out, report.CanarySighting{HiddenFile: c.HiddenFile, Where: where})
 		}
 	}
-	return sortSightings(out)
+	return SortSightings(out)
 }
 
-func sortSightings(s []report.CanarySighting) []report.CanarySighting {
+// SortSightings orders sightings by hidden file, then by where they were
+// seen, and drops repeats.
+func SortSightings(s []report.CanarySighting) []report.CanarySighting {
 	slices.SortFunc(s, func(a, b report.CanarySighting) int {
 		return cmp.Or(strings.Compare(a.HiddenFile, b.HiddenFile), strings.Compare(a.Where, b.Where))
 	})

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-//go:embed mutate.py
+//go:embed python/mutate.py
 var mutateScript string
 
 // mutateOutputLimit bounds what the mutant generator may print: the

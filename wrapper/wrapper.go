@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-//go:embed list_tests.py
+//go:embed python/list_tests.py
 var listTestsScript string
 
 // Defaults for a Job that leaves a limit out.

@@ -51,7 +51,7 @@ func runPlugin(t *testing.T, repo, hidden map[string]string) (*RuntimeEvidence, 
 		return filepath.Join(dir, root)
 	}
 	plugins := write("plugins", map[string]string{"testfirst_syspath_host.py": hostSyspath})
-	src, err := os.ReadFile("../pyplugin/testfirst_evidence.py")
+	src, err := os.ReadFile("python/testfirst_evidence.py")
 	if err != nil {
 		t.Fatal(err)
 	}

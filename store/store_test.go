@@ -19,7 +19,7 @@ import (
 
 	"filippo.io/age"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/grader/detect"
 )
 
 // backend is a Blobs under test plus a way to change a stored object
@@ -118,7 +118,7 @@ func testStoreContract(t *testing.T, open func(t *testing.T) backend) {
 			if strings.HasSuffix(f.Path, ".py") != has {
 				t.Errorf("%s: canary line present = %v", f.Path, has)
 			}
-			if n := len(grader.CanaryLine.FindAll(f.Data, -1)); n != 0 && n != 1 {
+			if n := len(detect.CanaryLine.FindAll(f.Data, -1)); n != 0 && n != 1 {
 				t.Errorf("%s: %d canary lines, want one", f.Path, n)
 			}
 		}
@@ -430,7 +430,7 @@ func testStoreContract(t *testing.T, open func(t *testing.T) backend) {
 		}
 		paths := []string{"tests/test_b.py", "tests/conftest.py", "tests/data/notes.txt", "README.md", "tests/cases.json", "Makefile", "setup.cfg"}
 		for i, line := range spellings {
-			if !grader.CanaryLine.MatchString(line) {
+			if !detect.CanaryLine.MatchString(line) {
 				t.Fatalf("%q is not a canary line for the grader: the case tests nothing", line)
 			}
 			p := paths[i%len(paths)]

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/grader/detect"
 	"github.com/testfirst-app/testfirst/tree"
 )
 
@@ -113,7 +113,7 @@ func (d *Draft) validate() error {
 		}
 		// Any file, whatever its extension: the grader reads canaries from
 		// every hidden file.
-		if loc := grader.CanaryLine.FindIndex(f.Data); loc != nil {
+		if loc := detect.CanaryLine.FindIndex(f.Data); loc != nil {
 			line := bytes.Count(f.Data[:loc[0]], []byte("\n")) + 1
 			return fmt.Errorf("file %q line %d is a canary line (\"# testfirst-canary: …\"): the store adds the canary itself, and the grader reads canaries from every file", p, line)
 		}
@@ -227,7 +227,7 @@ func (c *Content) encode() []byte {
 func (c *Content) Canary() string {
 	token := ""
 	for _, f := range c.Files {
-		for _, m := range grader.CanaryLine.FindAllSubmatch(f.Data, -1) {
+		for _, m := range detect.CanaryLine.FindAllSubmatch(f.Data, -1) {
 			if token != "" && string(m[1]) != token {
 				return ""
 			}
