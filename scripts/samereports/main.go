@@ -4,6 +4,8 @@
 // It is for restructurings: moving packages must not change a grade.
 //
 //	go run ./scripts/samereports -old 5bf284c -new HEAD [-cache DIR] [-j 2] [-run REGEXP] [-out DIR]
+//	go run ./scripts/samereports -old 5bf284c -new HEAD -cached   # compare what the cache holds, grade nothing
+//	go run ./scripts/samereports -normalise report.json           # one raw report, normalised
 //
 // It builds ./cmd/testfirst and ./cmd/testfirst-wrapper of each revision
 // (CGO_ENABLED=0, in temporary git worktrees), makes sure each revision's
@@ -12,7 +14,10 @@
 // test/twins_test.go, test/runtimeevidence_test.go, test/styles_test.go),
 // grades each with each revision's "testfirst grade --format json", and
 // compares the normalised reports (and exit codes) case by case. It prints
-// one line per case and exits 1 if any case differs.
+// one line per case (with a short diff of the normalised reports when they
+// differ), what differs between the two grader images, and a summary; it
+// exits 1 if any case differs, 3 if some were not compared (-cached), 2 on
+// an error of its own.
 //
 // The cases are assembled from the new revision's test/testdata, so both
 // revisions grade the very same trees. The old revision's raw reports are
@@ -79,7 +84,7 @@ func main() {
 		return
 	}
 	if *oldRev == "" || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: samereports -old REV [-new REV] [-cache DIR] [-j 1|2] [-run REGEXP] [-out DIR]")
+		fmt.Fprintln(os.Stderr, "usage: samereports -old REV [-new REV] [-cache DIR] [-j 1|2] [-run REGEXP] [-out DIR] [-cached] [-keep]\n       samereports -normalise REPORT.json")
 		os.Exit(2)
 	}
 	if *jobs < 1 || *jobs > 2 {
@@ -689,7 +694,15 @@ func argsDigest(args []string) (string, error) {
 //     short-summary line naming a sentinel is dropped, and the progress
 //     characters of a module ("..F." vs "...F") are sorted, since where
 //     the sentinel sits among them is random.
-//  4. The report's "image", when it is the id of the grading revision's
+//     c. object addresses in reprs ("<... object at 0x7f9b38c31a10>"):
+//     where Python puts an object changes with every process (ASLR),
+//     " at 0x{addr}" here.
+//  4. twins.changes[].change: what a twin changed in a hidden test
+//     ("literal: \"cat\" -> \"czt\""); the grader draws the twins from a
+//     fresh random seed each grade (grader.newTwinSeed), so the literal
+//     chosen and its new value differ between two grades of one tree:
+//     "{random twin change}" here (the test, file, line and kind stay).
+//  5. The report's "image", when it is the id of the grading revision's
 //     own grader image, becomes "{the revision's grader image}". That
 //     image is the Debian image plus a layer of the revision's wrapper
 //     binary and the pytest plugins; the wrapper's bytes change with any
@@ -708,6 +721,7 @@ var (
 	summarySent    = regexp.MustCompile(`^((?:FAILED|ERROR|PASSED|XPASS|XFAIL|SKIPPED) \S*sentinel_must_(?:pass|fail)\S*) - .*$`)
 	progress       = regexp.MustCompile(`^(\S+\.py) ([.FEsxX]+)(\s*\[\s*\d+%\])?$`)
 	bigNumber      = regexp.MustCompile(`\b\d{6,9}\b`)
+	address        = regexp.MustCompile(` at 0x[0-9a-f]{6,16}\b`)
 )
 
 const (
@@ -723,10 +737,26 @@ func normalise(g *graded, graderImage string) ([]byte, error) {
 	uids := map[string]bool{}
 	collectUIDs(v, uids)
 	v = walk(v, "", uids)
-	if o, ok := v.(object); ok && graderImage != "" {
+	if o, ok := v.(object); ok {
 		for i, kv := range o {
-			if kv.k == "image" && kv.v == graderImage {
+			if kv.k == "image" && graderImage != "" && kv.v == graderImage {
 				o[i].v = "{the revision's grader image}"
+			}
+			if kv.k != "twins" {
+				continue
+			}
+			twins, _ := kv.v.(object)
+			for _, tkv := range twins {
+				changes, _ := tkv.v.([]any)
+				for _, c := range changes {
+					if co, ok := c.(object); ok && tkv.k == "changes" {
+						for j := range co {
+							if co[j].k == "change" {
+								co[j].v = "{random twin change}"
+							}
+						}
+					}
+				}
 			}
 		}
 	}
@@ -815,6 +845,7 @@ func normaliseOutput(s string) string {
 			slices.Sort(chars)
 			l = m[1] + " " + string(chars) + m[3]
 		}
+		l = address.ReplaceAllString(l, " at 0x{addr}")
 		out = append(out, pytestTime.ReplaceAllString(l, " in {t}s"))
 	}
 	return strings.Join(out, "\n")
@@ -859,7 +890,7 @@ func imageDiff(a, b string) (string, error) {
 	}
 	sort.Strings(lines)
 	same := len(fa) - strings.Count(strings.Join(lines, "\n"), "differs: ") - strings.Count(strings.Join(lines, "\n"), "only in old: ")
-	head := fmt.Sprintf("%d of %d/%d layers shared; in the others, %d file(s) the same and these not:", shared, len(la), len(lb), same)
+	head := fmt.Sprintf("%d of %d/%d layers shared; in the others, %d entries the same and these not:", shared, len(la), len(lb), same)
 	return head + "\n" + strings.Join(lines, "\n"), nil
 }
 
