@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/testfirst-app/testfirst/grader/detect"
 	"github.com/testfirst-app/testfirst/tree"
 )
 
@@ -70,7 +71,7 @@ func providesModule(t *tree.Tree, top string) bool {
 		if nested && first == top && rest != "" {
 			return true
 		}
-		if !nested && slices.ContainsFunc(importableSuffixes, func(s string) bool { return p == top+s }) {
+		if !nested && slices.ContainsFunc(detect.ImportableSuffixes, func(s string) bool { return p == top+s }) {
 			return true
 		}
 	}

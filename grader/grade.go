@@ -278,9 +278,9 @@ func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error)
 	if req.proxySocket != "" {
 		rep.Network = report.NetworkMirror
 	}
-	rep.TamperSignals, rep.TamperContext = RankTamperSignals(TamperSignals(req.Repo, req.Hidden), req.Base, req.Repo)
+	rep.TamperSignals, rep.TamperContext = detect.RankTamperSignals(detect.TamperSignals(req.Repo, req.Hidden), req.Base, req.Repo)
 	if req.Base != nil {
-		rep.TouchedTests = TouchedTests(req.Base, req.Repo)
+		rep.TouchedTests = detect.TouchedTests(req.Base, req.Repo)
 	}
 
 	if req.TrustedCollection {
@@ -558,7 +558,7 @@ func (g *Grader) run(ctx context.Context, req Request, tree *tree.Tree, canaries
 	if testTimeout < timeout/2 {
 		testTimeout = timeout / 2
 	}
-	clean, _ := WithoutBytecode(tree)
+	clean, _ := detect.WithoutBytecode(tree)
 	uid := testUIDBase + int(rand.Int32N(testUIDSpan))
 	job := wrapper.Job{
 		Mode:          wrapper.ModePytest,
@@ -577,7 +577,7 @@ func (g *Grader) run(ctx context.Context, req Request, tree *tree.Tree, canaries
 	for _, c := range canaries {
 		job.Canaries = append(job.Canaries, c.Token)
 	}
-	job.SourceDir = SourceDir(cmp.Or(req.Base, req.Repo))
+	job.SourceDir = detect.SourceDir(cmp.Or(req.Base, req.Repo))
 	job.Collected = req.collected
 	job.Proxy = req.proxySocket != ""
 	for _, o := range opts {
