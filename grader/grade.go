@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/testfirst-app/testfirst/grader/detect"
+	"github.com/testfirst-app/testfirst/grader/environment"
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/tree"
@@ -195,7 +196,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*report.Report, error)
 		return nil, errors.New("grade: a repo tree and hidden tests are required")
 	}
 	stage(StageEnvironment)
-	p, err := g.envs.Prepare(ctx, req)
+	p, err := g.envs.Prepare(ctx, environment.Request{Repo: req.Repo, Base: req.Base, Python: req.Python, Mirror: req.Mirror, Labels: req.Labels})
 	if err != nil {
 		return nil, fmt.Errorf("grade: environment: %w", err)
 	}
