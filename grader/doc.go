@@ -3,7 +3,7 @@
 //
 // It owns the wrapper protocol (package wrapper runs inside the
 // container), the detectors (tamper signals, touched tests, canaries), the
-// evaluation of the runner's evidence into a Report, and the base and
+// Evaluation of the runner's evidence into a Report, and the base and
 // reference checks. It never sees Docker types: it runs containers through the
 // narrow Sandbox interface, which package sandbox implements.
 package grader

@@ -178,6 +178,7 @@ func TestLayoutRule(t *testing.T) {
 		{"grader/evaluate", "grader", false},
 		{"grader/evaluate", "grader/detect", true},
 		{"grader/evaluate", "report", true},
+		{"grader/evaluate", "sandbox", false},
 		{"grader/environment", "grader", false},
 		{"grader/environment", "sandbox", true},
 		{"grader", "grader/environment", true},
