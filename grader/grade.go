@@ -238,17 +238,38 @@ func trustOf(req Request) report.Trust {
 	return report.TrustIsolated
 }
 
-// grade grades req in g's image.
+// grade grades req in g's image, stage by stage: scan the trees, run the
+// sandboxes, evaluate the recorded runs, judge.
 func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error) {
 	began := time.Now()
+	req, refTree, err := prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	canaries := detect.Canaries(req.Hidden)
+	rep := g.scan(req, canaries)
+	runs, err := g.runAll(ctx, req, refTree, canaries)
+	if err != nil {
+		return nil, err
+	}
+	c := evaluateRuns(rep, req, refTree, canaries, runs)
+	judgeGrade(rep, runs, c)
+	rep.DurationSeconds = time.Since(began).Seconds()
+	rep.Normalize()
+	return rep, nil
+}
+
+// prepare checks req, fills in its defaults and applies its reference
+// patch to the base: the tree the reference run grades.
+func prepare(req Request) (Request, *tree.Tree, error) {
 	if req.Repo == nil || req.Hidden == nil {
-		return nil, errors.New("grade: a repo tree and hidden tests are required")
+		return req, nil, errors.New("grade: a repo tree and hidden tests are required")
 	}
 	if len(req.Hidden.Files) == 0 {
-		return nil, errors.New("grade: the hidden tests directory is empty")
+		return req, nil, errors.New("grade: the hidden tests directory is empty")
 	}
 	if req.Reference != nil && req.Base == nil {
-		return nil, errors.New("grade: a reference patch needs the base tree (--base)")
+		return req, nil, errors.New("grade: a reference patch needs the base tree (--base)")
 	}
 	if req.Timeout <= 0 {
 		req.Timeout = DefaultTimeout
@@ -260,14 +281,16 @@ func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error)
 	if req.Reference != nil {
 		var err error
 		if refTree, err = tree.ApplyPatch(req.Base, req.Reference); err != nil {
-			return nil, fmt.Errorf("reference patch does not apply to the base tree: %w", err)
+			return req, nil, fmt.Errorf("reference patch does not apply to the base tree: %w", err)
 		}
 	}
-	// Every run has a budget of its own, from its own start: a base that
-	// hangs (the very bug the pull request fixes) does not eat the pull
-	// request's time, nor the first run the rerun's. The engine calls that
-	// kill, read and remove a sandbox get engineGrace past its budget.
-	canaries := detect.Canaries(req.Hidden)
+	return req, refTree, nil
+}
+
+// scan is the first stage: what the trees show before anything runs (the
+// static detectors, the canaries already in the tree under test, the
+// tests it touched), in a report the later stages fill in.
+func (g *Grader) scan(req Request, canaries []detect.Canary) *report.Report {
 	rep := &report.Report{
 		Settings:      settingsOf(req),
 		Image:         g.imageID,
@@ -284,7 +307,28 @@ func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error)
 	if req.Base != nil {
 		rep.TouchedTests = detect.TouchedTests(req.Base, req.Repo)
 	}
+	return rep
+}
 
+// gradeRuns are the sandbox runs of one grade.
+type gradeRuns struct {
+	pr, base, ref   *run
+	prTwin, refTwin evaluate.TwinRun
+	strength        *strengthRuns
+	// sameAsRef and sameAsBase say that the tree under test is the
+	// reference or the base itself: its run is theirs too.
+	sameAsRef, sameAsBase bool
+}
+
+// runAll is the second stage: the sandbox runs of a grade, all at once
+// (the trusted collection first, when asked): the tree under test and the
+// rerun of its failing tests, the base, the reference, the twins and the
+// extra runs of TestStrength.
+// Every run has a budget of its own, from its own start: a base that
+// hangs (the very bug the pull request fixes) does not eat the pull
+// request's time, nor the first run the rerun's. The engine calls that
+// kill, read and remove a sandbox get engineGrace past its budget.
+func (g *Grader) runAll(ctx context.Context, req Request, refTree *tree.Tree, canaries []detect.Canary) (*gradeRuns, error) {
 	if req.TrustedCollection {
 		collected, err := g.collectTrusted(ctx, req, cmp.Or(refTree, req.Base))
 		if err != nil {
@@ -347,7 +391,26 @@ func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error)
 	if sameAsBase {
 		baseRun = prRun
 	}
+	return &gradeRuns{pr: prRun, base: baseRun, ref: refRun, prTwin: prTwin, refTwin: refTwin, strength: strength, sameAsRef: sameAsRef, sameAsBase: sameAsBase}, nil
+}
 
+// evaluated is what the evaluate stage makes of a grade's runs, for the
+// judge stage.
+type evaluated struct {
+	pr                *evaluate.Evaluation
+	excused           map[string]bool
+	baseCrash         string
+	invalid, problems []string
+}
+
+// evaluateRuns is the third stage: grader/evaluate on the recorded runs.
+// It fills in rep's outcomes, isolation, contamination, trust, base and
+// reference checks, twins and evidence, and returns what the verdict is
+// decided from.
+func evaluateRuns(rep *report.Report, req Request, refTree *tree.Tree, canaries []detect.Canary, runs *gradeRuns) evaluated {
+	prRun, baseRun, refRun := runs.pr, runs.base, runs.ref
+	prTwin, refTwin, strength := runs.prTwin, runs.refTwin, runs.strength
+	sameAsRef, sameAsBase := runs.sameAsRef, runs.sameAsBase
 	pr := prRun.ev
 	// A base that hung past its budget or crashed fails on the base:
 	// nothing it reported counts, and it is no problem of the grade.
@@ -492,6 +555,14 @@ func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error)
 	}
 
 	rep.Evidence = evidence.List()
+	return evaluated{pr: pr, excused: excused, baseCrash: baseCrash, invalid: invalid, problems: problems}
+}
+
+// judgeGrade is the last stage: the verdict and its reasons, most severe
+// first, then the notes that change no verdict.
+func judgeGrade(rep *report.Report, runs *gradeRuns, c evaluated) {
+	prRun, sameAsBase := runs.pr, runs.sameAsBase
+	pr, excused, baseCrash, invalid, problems := c.pr, c.excused, c.baseCrash, c.invalid, c.problems
 	rep.Verdict, rep.Reasons = evaluate.Judge(evaluate.VerdictInputs{
 		Invalid:      invalid,
 		Tampered:     pr.Tampered,
@@ -515,9 +586,6 @@ func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error)
 	if note := report.TwinsNote(rep.Twins); note != "" {
 		rep.Reasons = append(rep.Reasons, note)
 	}
-	rep.DurationSeconds = time.Since(began).Seconds()
-	rep.Normalize()
-	return rep, nil
 }
 
 // run is one sandboxed test run and its evaluation.
