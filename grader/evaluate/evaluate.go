@@ -45,7 +45,7 @@ func (e *Evaluation) problemf(format string, args ...any) {
 	e.Problems = append(e.Problems, fmt.Sprintf(format, args...))
 }
 
-// allPassed reports whether every hidden test passed, leaving out those
+// AllPassed reports whether every hidden test passed, leaving out those
 // excused (see excusedSkips) when at least one test passed.
 func (e *Evaluation) AllPassed(excused map[string]bool) bool {
 	passed := 0
@@ -61,7 +61,7 @@ func (e *Evaluation) AllPassed(excused map[string]bool) bool {
 	return passed > 0
 }
 
-// notPassed lists the ids of hidden tests that did not pass and are not
+// NotPassed lists the ids of hidden tests that did not pass and are not
 // excused.
 func (e *Evaluation) NotPassed(excused map[string]bool) []string {
 	var ids []string
@@ -73,7 +73,7 @@ func (e *Evaluation) NotPassed(excused map[string]bool) []string {
 	return ids
 }
 
-// skipped lists the ids of the hidden tests that skipped.
+// Skipped lists the ids of the hidden tests that skipped.
 func (e *Evaluation) Skipped() []string {
 	var ids []string
 	for _, t := range e.Tests {

@@ -40,7 +40,7 @@ func (s *EvidenceSet) addN(reason string, strength report.Strength, n int, examp
 	}
 }
 
-// list returns the evidence strongest first, then most seen, then by name.
+// List returns the evidence strongest first, then most seen, then by name.
 func (s *EvidenceSet) List() []report.Evidence {
 	out := make([]report.Evidence, 0, len(s.byReason))
 	for _, e := range s.byReason {

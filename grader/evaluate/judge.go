@@ -19,7 +19,7 @@ type VerdictInputs struct {
 	AllPassed    bool
 }
 
-// judge decides the verdict and its reasons, most severe first: an invalid
+// Judge decides the verdict and its reasons, most severe first: an invalid
 // task, then a bent runner (wrong sentinels or strong evidence), then
 // contamination, then a run that could not be judged, then the outcomes.
 // Weak evidence never changes the verdict; it is counted in the reasons.

@@ -175,7 +175,7 @@ func pytestSummary(out []byte) (map[string]int, bool) {
 	return counts, true
 }
 
-// merge adds one piece of evidence, with its count and examples, to s.
+// Merge adds one piece of evidence, with its count and examples, to s.
 func (s *EvidenceSet) Merge(e report.Evidence) {
 	n := 0
 	for _, ex := range e.Examples {
