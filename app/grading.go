@@ -102,7 +102,7 @@ func OpenGrading(ctx context.Context, cfg GradingConfig) (*Grading, error) {
 	if err != nil {
 		return nil, err
 	}
-	ref, id, err := grader.EnsureImage(ctx, engine, cfg.BaseImage, bin, cfg.Progress)
+	ref, id, err := environment.EnsureImage(ctx, engine, cfg.BaseImage, bin, cfg.Progress)
 	if err != nil {
 		return nil, fmt.Errorf("grader image: %w", err)
 	}

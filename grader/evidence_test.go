@@ -1,88 +1,69 @@
 package grader
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/testfirst-app/testfirst/grader/evaluate"
 	"github.com/testfirst-app/testfirst/report"
+	"github.com/testfirst-app/testfirst/wrapper"
 )
 
-func TestEvidenceSetGroupsStrongestFirst(t *testing.T) {
-	var s evidenceSet
-	for range 3 {
-		s.add("frame_access", report.StrengthWeak, "sys._getframe")
-	}
-	s.add("fork", report.StrengthWeak, "")
-	s.add("twin_contradiction", report.StrengthStrong, "tests/test_a.py::test_x")
-	s.add("identity_mismatch", report.StrengthWeak, "pytest.raises")
-	s.add("identity_mismatch", report.StrengthStrong, "Function.runtest")
-	for i := range 10 {
-		s.add("many", report.StrengthWeak, string(rune('a'+i)))
-	}
-	got := s.list()
-	want := []report.Evidence{
-		{Reason: "identity_mismatch", Strength: report.StrengthStrong, Count: 2, Examples: []string{"pytest.raises", "Function.runtest"}},
-		{Reason: "twin_contradiction", Strength: report.StrengthStrong, Count: 1, Examples: []string{"tests/test_a.py::test_x"}},
-		{Reason: "many", Strength: report.StrengthWeak, Count: 10, Examples: []string{"a", "b", "c", "d", "e"}},
-		{Reason: "frame_access", Strength: report.StrengthWeak, Count: 3, Examples: []string{"sys._getframe"}},
-		{Reason: "fork", Strength: report.StrengthWeak, Count: 1},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("evidence (-want +got):\n%s", diff)
-	}
-	if n := report.WeakSignals(got); n != 14 {
-		t.Errorf("weak signals %d, want 14", n)
-	}
-}
-
-func TestEscapeText(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"tests/test_a.py::test_x[1-2]", "tests/test_a.py::test_x[1-2]"},
-		{"naïve/日本.py", "naïve/日本.py"},
-		{"evil\u202etxt.py", `evil\u202etxt.py`},
-		{"a\nb\tc\x1b[31m", `a\nb\tc\x1b[31m`},
-		{"zero\u200bwidth", `zero\u200bwidth`},
-		{"bad\xffbyte", `bad\ufffdbyte`},
-	} {
-		if got := report.EscapeText(tc.in); got != tc.want {
-			t.Errorf("EscapeText(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
-func TestJudge(t *testing.T) {
-	strong := []report.Evidence{{Reason: "twin_contradiction", Strength: report.StrengthStrong, Count: 1, Examples: []string{"t::x"}}}
-	weak := []report.Evidence{{Reason: "frame_access", Strength: report.StrengthWeak, Count: 2}}
-	sighting := []report.CanarySighting{{HiddenFile: "tests/test_a.py", Where: "output"}}
-	for _, tc := range []struct {
-		name    string
-		in      verdictInputs
-		verdict report.Verdict
-		reasons []string
+func TestRuntimeEvidence(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(r *wrapper.Result)
+		want map[string]report.Strength // reason -> strength
 	}{
-		{"pass", verdictInputs{total: 3, allPassed: true}, report.VerdictPass, []string{"all 3 hidden tests passed"}},
-		{"fail", verdictInputs{total: 3, failed: 1}, report.VerdictFail, []string{"1 of 3 hidden tests did not pass"}},
-		{"weak evidence keeps a pass", verdictInputs{total: 3, allPassed: true, evidence: weak}, report.VerdictPass,
-			[]string{"all 3 hidden tests passed", "runtime signals: 2"}},
-		{"strong evidence turns a pass into tampered", verdictInputs{total: 3, allPassed: true, evidence: append(weak, strong...)}, report.VerdictTampered,
-			[]string{"strong evidence: twin_contradiction (1×): t::x", "runtime signals: 2"}},
-		{"strong evidence outranks contamination and errors", verdictInputs{evidence: strong, contaminated: sighting, problems: []string{"p"}}, report.VerdictTampered,
-			[]string{"strong evidence: twin_contradiction (1×): t::x"}},
-		{"sentinels and evidence both said", verdictInputs{tampered: []string{"a sentinel was bent"}, evidence: strong}, report.VerdictTampered,
-			[]string{"a sentinel was bent", "strong evidence: twin_contradiction (1×): t::x"}},
-		{"an invalid task outranks everything", verdictInputs{invalid: []string{"passes on base"}, evidence: strong}, report.VerdictInvalidTask,
-			[]string{"passes on base"}},
-		{"contamination", verdictInputs{contaminated: sighting, allPassed: true, total: 1}, report.VerdictContaminated,
-			[]string{"the canary of tests/test_a.py appears in output"}},
-		{"error", verdictInputs{problems: []string{"no report"}, allPassed: true, total: 1}, report.VerdictError, []string{"no report"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			v, reasons := judge(tc.in)
-			if v != tc.verdict {
-				t.Errorf("verdict %s, want %s", v, tc.verdict)
+		{"honest", func(r *wrapper.Result) {}, map[string]report.Strength{}},
+		{"no channel", func(r *wrapper.Result) { r.Evidence = nil }, map[string]report.Strength{evaluate.ReasonChannelClosed: report.StrengthStrong}},
+		{"no start", func(r *wrapper.Result) { r.Evidence.Started = false }, map[string]report.Strength{evaluate.ReasonChannelClosed: report.StrengthStrong}},
+		{"garbled", func(r *wrapper.Result) { r.Evidence.Garbled = []string{"line 3 has a wrong signature"} }, map[string]report.Strength{evaluate.ReasonChannelGarbled: report.StrengthStrong}},
+		{"tripwire", func(r *wrapper.Result) { r.Evidence.TripwireBytes = 512 }, map[string]report.Strength{evaluate.ReasonReportForgery: report.StrengthStrong}},
+		{"overflow", func(r *wrapper.Result) { r.Evidence.Overflow = true }, map[string]report.Strength{evaluate.ReasonChannelOverflow: report.StrengthWeak}},
+		{"no end, exit 1", func(r *wrapper.Result) { r.Evidence.End, r.Evidence.Ends = nil, 0 }, map[string]report.Strength{evaluate.ReasonEndMissing: report.StrengthStrong}},
+		{"no end, exec'd", func(r *wrapper.Result) {
+			r.Evidence.End, r.Evidence.Ends = nil, 0
+			r.Evidence.Events = []wrapper.EvidenceEvent{{Reason: "exec", Strength: "weak", Count: 1, Examples: []string{"os.exec /bin/false"}}}
+		}, map[string]report.Strength{evaluate.ReasonEndMissing: report.StrengthStrong, "exec": report.StrengthWeak}},
+		{"no end, killed at the deadline", func(r *wrapper.Result) {
+			r.Evidence.End, r.Evidence.Ends, r.TimedOut, r.Signal = nil, 0, true, "signal 9 (killed)"
+		}, map[string]report.Strength{}},
+		{"no end, usage error", func(r *wrapper.Result) { r.Evidence.End, r.Evidence.Ends, r.ExitCode = nil, 0, 4 }, map[string]report.Strength{}},
+		{"two ends", func(r *wrapper.Result) { r.Evidence.Ends = 2 }, map[string]report.Strength{evaluate.ReasonEndDuplicated: report.StrengthStrong}},
+		{"end from a forked child", func(r *wrapper.Result) { r.Evidence.Ends, r.Evidence.ForkedEnds = 2, 1 }, map[string]report.Strength{evaluate.ReasonForkedSession: report.StrengthStrong}},
+		{"exit status changed", func(r *wrapper.Result) { r.ExitCode = 0 }, map[string]report.Strength{evaluate.ReasonExitMismatch: report.StrengthStrong}},
+		{"report written to", func(r *wrapper.Result) {
+			r.Evidence.ReportSHA256 = strings.Repeat("0", 64)
+			r.Evidence.ReportBytes += 10
+		}, map[string]report.Strength{evaluate.ReasonReportMismatch: report.StrengthStrong}},
+		{"case count", func(r *wrapper.Result) { r.Evidence.End.Cases++ }, map[string]report.Strength{evaluate.ReasonReportMismatch: report.StrengthStrong}},
+		{"summary forged", func(r *wrapper.Result) {
+			r.Output = append(r.Output, "===== 5 passed in 0.01s =====\n"...)
+		}, map[string]report.Strength{evaluate.ReasonSummaryMismatch: report.StrengthStrong}},
+		{"summary missing", func(r *wrapper.Result) { r.Output = []byte("nothing\n") }, map[string]report.Strength{evaluate.ReasonSummaryMissing: report.StrengthWeak}},
+		{"summary cut with the output", func(r *wrapper.Result) { r.Output, r.OutputTruncated = []byte("x"), true }, map[string]report.Strength{}},
+		{"plugin events", func(r *wrapper.Result) {
+			r.Evidence.Events = []wrapper.EvidenceEvent{
+				{Reason: "identity_mismatch", Strength: "strong", Count: 2, Examples: []string{"_pytest.python.Function.runtest at collection"}},
+				{Reason: "frame_access", Strength: "weak", Count: 30, Examples: []string{"a", "b"}},
 			}
-			if diff := cmp.Diff(tc.reasons, reasons); diff != "" {
-				t.Errorf("reasons (-want +got):\n%s", diff)
+		}, map[string]report.Strength{"identity_mismatch": report.StrengthStrong, "frame_access": report.StrengthWeak}},
+		{"command job", func(r *wrapper.Result) { r.Runner = nil; r.Evidence = nil }, map[string]report.Strength{}},
+		{"hidden directory writable", func(r *wrapper.Result) { unsealedHidden(r) }, map[string]report.Strength{evaluate.ReasonDirsUnsealed: report.StrengthWeak}},
+		{"no directory states", func(r *wrapper.Result) { r.Isolation.Dirs, r.Isolation.DirsSealed = nil, false }, map[string]report.Strength{evaluate.ReasonDirsUnsealed: report.StrengthWeak}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := gradeRun("test_b")
+			tt.edit(r)
+			got := map[string]report.Strength{}
+			for _, e := range evaluate.Pytest(r).Evidence {
+				got[e.Reason] = e.Strength
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("evidence (-want +got):\n%s", diff)
 			}
 		})
 	}

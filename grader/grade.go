@@ -16,6 +16,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/testfirst-app/testfirst/grader/detect"
+	"github.com/testfirst-app/testfirst/grader/environment"
+	"github.com/testfirst-app/testfirst/grader/evaluate"
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/tree"
@@ -195,7 +197,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*report.Report, error)
 		return nil, errors.New("grade: a repo tree and hidden tests are required")
 	}
 	stage(StageEnvironment)
-	p, err := g.envs.Prepare(ctx, req)
+	p, err := g.envs.Prepare(ctx, environment.Request{Repo: req.Repo, Base: req.Base, Python: req.Python, Mirror: req.Mirror, Labels: req.Labels})
 	if err != nil {
 		return nil, fmt.Errorf("grade: environment: %w", err)
 	}
@@ -236,17 +238,38 @@ func trustOf(req Request) report.Trust {
 	return report.TrustIsolated
 }
 
-// grade grades req in g's image.
+// grade grades req in g's image, stage by stage: scan the trees, run the
+// sandboxes, evaluate the recorded runs, judge.
 func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error) {
 	began := time.Now()
+	req, refTree, err := prepare(req)
+	if err != nil {
+		return nil, err
+	}
+	canaries := detect.Canaries(req.Hidden)
+	rep := g.scan(req, canaries)
+	runs, err := g.runAll(ctx, req, refTree, canaries)
+	if err != nil {
+		return nil, err
+	}
+	c := evaluateRuns(rep, req, refTree, canaries, runs)
+	judgeGrade(rep, runs, c)
+	rep.DurationSeconds = time.Since(began).Seconds()
+	rep.Normalize()
+	return rep, nil
+}
+
+// prepare checks req, fills in its defaults and applies its reference
+// patch to the base: the tree the reference run grades.
+func prepare(req Request) (Request, *tree.Tree, error) {
 	if req.Repo == nil || req.Hidden == nil {
-		return nil, errors.New("grade: a repo tree and hidden tests are required")
+		return req, nil, errors.New("grade: a repo tree and hidden tests are required")
 	}
 	if len(req.Hidden.Files) == 0 {
-		return nil, errors.New("grade: the hidden tests directory is empty")
+		return req, nil, errors.New("grade: the hidden tests directory is empty")
 	}
 	if req.Reference != nil && req.Base == nil {
-		return nil, errors.New("grade: a reference patch needs the base tree (--base)")
+		return req, nil, errors.New("grade: a reference patch needs the base tree (--base)")
 	}
 	if req.Timeout <= 0 {
 		req.Timeout = DefaultTimeout
@@ -258,14 +281,16 @@ func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error)
 	if req.Reference != nil {
 		var err error
 		if refTree, err = tree.ApplyPatch(req.Base, req.Reference); err != nil {
-			return nil, fmt.Errorf("reference patch does not apply to the base tree: %w", err)
+			return req, nil, fmt.Errorf("reference patch does not apply to the base tree: %w", err)
 		}
 	}
-	// Every run has a budget of its own, from its own start: a base that
-	// hangs (the very bug the pull request fixes) does not eat the pull
-	// request's time, nor the first run the rerun's. The engine calls that
-	// kill, read and remove a sandbox get engineGrace past its budget.
-	canaries := detect.Canaries(req.Hidden)
+	return req, refTree, nil
+}
+
+// scan is the first stage: what the trees show before anything runs (the
+// static detectors, the canaries already in the tree under test, the
+// tests it touched), in a report the later stages fill in.
+func (g *Grader) scan(req Request, canaries []detect.Canary) *report.Report {
 	rep := &report.Report{
 		Settings:      settingsOf(req),
 		Image:         g.imageID,
@@ -278,11 +303,32 @@ func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error)
 	if req.proxySocket != "" {
 		rep.Network = report.NetworkMirror
 	}
-	rep.TamperSignals, rep.TamperContext = RankTamperSignals(TamperSignals(req.Repo, req.Hidden), req.Base, req.Repo)
+	rep.TamperSignals, rep.TamperContext = detect.RankTamperSignals(detect.TamperSignals(req.Repo, req.Hidden), req.Base, req.Repo)
 	if req.Base != nil {
-		rep.TouchedTests = TouchedTests(req.Base, req.Repo)
+		rep.TouchedTests = detect.TouchedTests(req.Base, req.Repo)
 	}
+	return rep
+}
 
+// gradeRuns are the sandbox runs of one grade.
+type gradeRuns struct {
+	pr, base, ref   *run
+	prTwin, refTwin evaluate.TwinRun
+	strength        *strengthRuns
+	// sameAsRef and sameAsBase say that the tree under test is the
+	// reference or the base itself: its run is theirs too.
+	sameAsRef, sameAsBase bool
+}
+
+// runAll is the second stage: the sandbox runs of a grade, all at once
+// (the trusted collection first, when asked): the tree under test and the
+// rerun of its failing tests, the base, the reference, the twins and the
+// extra runs of TestStrength.
+// Every run has a budget of its own, from its own start: a base that
+// hangs (the very bug the pull request fixes) does not eat the pull
+// request's time, nor the first run the rerun's. The engine calls that
+// kill, read and remove a sandbox get engineGrace past its budget.
+func (g *Grader) runAll(ctx context.Context, req Request, refTree *tree.Tree, canaries []detect.Canary) (*gradeRuns, error) {
 	if req.TrustedCollection {
 		collected, err := g.collectTrusted(ctx, req, cmp.Or(refTree, req.Base))
 		if err != nil {
@@ -292,7 +338,7 @@ func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error)
 	}
 
 	var prRun, baseRun, refRun *run
-	var prTwin, refTwin twinRun
+	var prTwin, refTwin evaluate.TwinRun
 	tj := wrapper.TwinJob{TwinSeed: newTwinSeed(), TwinExclude: req.TwinExclude}
 	group, gctx := errgroup.WithContext(ctx)
 	start := func(dst **run, tree *tree.Tree, opts ...func(*wrapper.Job)) {
@@ -309,7 +355,7 @@ func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error)
 			// reported flaky.
 			if ids := rerunOf(r); ids != nil {
 				if r.rerun, err = g.run(gctx, req, req.Repo, canaries, tj, selectTests(ids)); err == nil {
-					r.flaky = applyRerun(r.ev, r.rerun.ev)
+					r.flaky = evaluate.ApplyRerun(r.ev, r.rerun.ev)
 				}
 			}
 		}
@@ -345,7 +391,26 @@ func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error)
 	if sameAsBase {
 		baseRun = prRun
 	}
+	return &gradeRuns{pr: prRun, base: baseRun, ref: refRun, prTwin: prTwin, refTwin: refTwin, strength: strength, sameAsRef: sameAsRef, sameAsBase: sameAsBase}, nil
+}
 
+// evaluated is what the evaluate stage makes of a grade's runs, for the
+// judge stage.
+type evaluated struct {
+	pr                *evaluate.Evaluation
+	excused           map[string]bool
+	baseCrash         string
+	invalid, problems []string
+}
+
+// evaluateRuns is the third stage: grader/evaluate on the recorded runs.
+// It fills in rep's outcomes, isolation, contamination, trust, base and
+// reference checks, twins and evidence, and returns what the verdict is
+// decided from.
+func evaluateRuns(rep *report.Report, req Request, refTree *tree.Tree, canaries []detect.Canary, runs *gradeRuns) evaluated {
+	prRun, baseRun, refRun := runs.pr, runs.base, runs.ref
+	prTwin, refTwin, strength := runs.prTwin, runs.refTwin, runs.strength
+	sameAsRef, sameAsBase := runs.sameAsRef, runs.sameAsBase
 	pr := prRun.ev
 	// A base that hung past its budget or crashed fails on the base:
 	// nothing it reported counts, and it is no problem of the grade.
@@ -358,24 +423,24 @@ func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error)
 	var excused map[string]bool
 	if baseRun != nil && baseCrash == "" {
 		excused = map[string]bool{}
-		for _, id := range baseRun.ev.skipped() {
-			excused[id] = refRun == nil || slices.Contains(refRun.ev.skipped(), id)
+		for _, id := range baseRun.ev.Skipped() {
+			excused[id] = refRun == nil || slices.Contains(refRun.ev.Skipped(), id)
 		}
 	}
-	rep.Tests = pr.tests
-	rep.Counts = report.CountsOf(pr.tests)
-	rep.Failed = pr.notPassed(excused)
-	for _, id := range pr.skipped() {
+	rep.Tests = pr.Tests
+	rep.Counts = report.CountsOf(pr.Tests)
+	rep.Failed = pr.NotPassed(excused)
+	for _, id := range pr.Skipped() {
 		if excused[id] {
 			rep.SkippedOnBase = append(rep.SkippedOnBase, id)
 		}
 	}
-	rep.Sentinels = pr.sentinels
+	rep.Sentinels = pr.Sentinels
 	rep.Runner = prRun.res.Runner
 	rep.ExitCode = prRun.res.ExitCode
 	rep.Output = maskSentinels(string(prRun.res.Output), prRun.res.Sentinels)
 	rep.OutputTruncated = prRun.res.OutputTruncated
-	if names := CaseNames(prRun.res.Expected); len(names) > 0 {
+	if names := evaluate.CaseNames(prRun.res.Expected); len(names) > 0 {
 		rep.CaseNames = names
 	}
 	rep.Isolation = report.Isolation{
@@ -412,21 +477,21 @@ func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error)
 	if baseRun != nil {
 		bc := *baseRun.ev // a copy: the base run may be the tree's own
 		b := &bc
-		rep.BaseCheck = &report.BaseCheck{Counts: report.CountsOf(b.tests)}
+		rep.BaseCheck = &report.BaseCheck{Counts: report.CountsOf(b.Tests)}
 		switch {
 		case baseCrash != "":
 			rep.BaseCheck.Note = baseCrash + ": every hidden test counts as failing on the base"
 			rep.BaseCheck.Counts = report.Counts{}
 		default:
-			b.tampered = append(b.tampered, describeStrong(b.evidence)...)
-			rep.BaseCheck.AllPass = b.allPassed(excused) && len(b.problems) == 0 && len(b.tampered) == 0
-			rep.BaseCheck.Skipped = b.skipped()
-			for _, t := range b.tests {
+			b.Tampered = append(b.Tampered, evaluate.DescribeStrong(b.Evidence)...)
+			rep.BaseCheck.AllPass = b.AllPassed(excused) && len(b.Problems) == 0 && len(b.Tampered) == 0
+			rep.BaseCheck.Skipped = b.Skipped()
+			for _, t := range b.Tests {
 				if t.Outcome == report.OutcomePassed {
 					rep.BaseCheck.GuardTests = append(rep.BaseCheck.GuardTests, t.ID)
 				}
 			}
-			if errs := slices.Concat(b.tampered, b.problems); len(errs) > 0 {
+			if errs := slices.Concat(b.Tampered, b.Problems); len(errs) > 0 {
 				rep.BaseCheck.Error = strings.Join(errs, "; ")
 				if !sameAsBase {
 					problems = append(problems, "base check: "+rep.BaseCheck.Error)
@@ -434,71 +499,79 @@ func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error)
 			}
 		}
 		switch {
-		case rep.BaseCheck.AllPass && len(rep.BaseCheck.GuardTests) == len(b.tests):
+		case rep.BaseCheck.AllPass && len(rep.BaseCheck.GuardTests) == len(b.Tests):
 			invalid = append(invalid, "every hidden test already passes on the base tree")
 		case rep.BaseCheck.AllPass:
 			invalid = append(invalid, fmt.Sprintf("every hidden test passes or skips on the base tree (%d skip there and with the reference): none can tell a fix from no change", len(rep.BaseCheck.Skipped)))
-		case len(b.tests) > 0 && baseCrash == "" && !slices.ContainsFunc(b.tests, func(t report.TestResult) bool { return !excused[t.ID] }):
+		case len(b.Tests) > 0 && baseCrash == "" && !slices.ContainsFunc(b.Tests, func(t report.TestResult) bool { return !excused[t.ID] }):
 			// Every test skips on the base (and with the reference): a
 			// tree that changes nothing skips them too.
 			invalid = append(invalid, "every hidden test skips on the base tree: none can tell a fix from no change")
 		}
 		rep.BaseCheck.Flaky = strength.flaky(baseRun, refRun)
 		if baseCrash == "" {
-			evs := []*evaluation{b, pr}
+			evs := []*evaluate.Evaluation{b, pr}
 			trees := []*tree.Tree{req.Base, req.Repo}
 			if refRun != nil && !sameAsRef {
 				evs, trees = append(evs, refRun.ev), append(trees, refTree)
 			}
-			rep.BaseCheck.Broken = brokenHidden(evs, trees, req.Hidden)
+			rep.BaseCheck.Broken = evaluate.BrokenHidden(evs, trees, req.Hidden)
 			invalid = append(invalid, rep.BaseCheck.Broken...)
 		}
 	}
 	if refRun != nil {
 		r := refRun.ev
-		r.tampered = append(r.tampered, describeStrong(r.evidence)...)
-		rep.ReferenceCheck = &report.ReferenceCheck{Counts: report.CountsOf(r.tests), Failed: r.notPassed(excused), Skipped: r.skipped(), AllPass: r.allPassed(excused) && len(r.problems) == 0 && len(r.tampered) == 0}
-		if errs := slices.Concat(r.tampered, r.problems); len(errs) > 0 {
+		r.Tampered = append(r.Tampered, evaluate.DescribeStrong(r.Evidence)...)
+		rep.ReferenceCheck = &report.ReferenceCheck{Counts: report.CountsOf(r.Tests), Failed: r.NotPassed(excused), Skipped: r.Skipped(), AllPass: r.AllPassed(excused) && len(r.Problems) == 0 && len(r.Tampered) == 0}
+		if errs := slices.Concat(r.Tampered, r.Problems); len(errs) > 0 {
 			// The reference run could not be judged: that says nothing
 			// about the task, only that the grade cannot be trusted.
 			rep.ReferenceCheck.Error = strings.Join(errs, "; ")
 			problems = append(problems, "reference check: "+rep.ReferenceCheck.Error)
 		} else if !rep.ReferenceCheck.AllPass {
-			invalid = append(invalid, fmt.Sprintf("the reference patch does not pass every hidden test (%d of %d failed)", len(rep.ReferenceCheck.Failed), len(r.tests)))
+			invalid = append(invalid, fmt.Sprintf("the reference patch does not pass every hidden test (%d of %d failed)", len(rep.ReferenceCheck.Failed), len(r.Tests)))
 		}
 		rep.ReferenceCheck.Mutation = strength.mutation(rep.ReferenceCheck.AllPass && rep.ReferenceCheck.Error == "")
 	}
-	problems = slices.Concat(pr.problems, problems)
+	problems = slices.Concat(pr.Problems, problems)
 
 	// evidence gathers what the runs say about the runner itself, beside
 	// the outcomes: strong evidence makes the grade tampered.
-	var evidence evidenceSet
-	for _, e := range pr.evidence {
-		evidence.merge(e)
+	var evidence evaluate.EvidenceSet
+	for _, e := range pr.Evidence {
+		evidence.Merge(e)
 	}
 	if req.Command == nil {
-		in := twinInput{pr: pr, twin: &prTwin, exclude: req.TwinExclude}
+		in := evaluate.TwinInput{PR: pr, Twin: &prTwin, Exclude: req.TwinExclude}
 		if refRun != nil {
-			in.ref, in.refTwin = refRun.ev, &refTwin
+			in.Ref, in.RefTwin = refRun.ev, &refTwin
 		}
-		rep.Twins = compareTwins(in, &evidence)
-		if prTwin.r != nil {
+		rep.Twins = evaluate.CompareTwins(in, &evidence)
+		if prTwin.Result != nil {
 			// The twin run is the same tree under the same runner: what
 			// bends one shows in both, and neither can tell which it is.
-			mergeStrong(&evidence, prTwin.r.ev.evidence, "twin run: ")
+			evaluate.MergeStrong(&evidence, prTwin.Eval.Evidence, "twin run: ")
 		}
 	}
 
-	rep.Evidence = evidence.list()
-	rep.Verdict, rep.Reasons = judge(verdictInputs{
-		invalid:      invalid,
-		tampered:     pr.tampered,
-		evidence:     rep.Evidence,
-		contaminated: rep.Contamination,
-		problems:     problems,
-		failed:       len(rep.Failed),
-		total:        len(pr.tests),
-		allPassed:    pr.allPassed(excused),
+	rep.Evidence = evidence.List()
+	return evaluated{pr: pr, excused: excused, baseCrash: baseCrash, invalid: invalid, problems: problems}
+}
+
+// judgeGrade is the last stage: the verdict and its reasons, most severe
+// first, then the notes that change no verdict.
+func judgeGrade(rep *report.Report, runs *gradeRuns, c evaluated) {
+	prRun, sameAsBase := runs.pr, runs.sameAsBase
+	pr, excused, baseCrash, invalid, problems := c.pr, c.excused, c.baseCrash, c.invalid, c.problems
+	rep.Verdict, rep.Reasons = evaluate.Judge(evaluate.VerdictInputs{
+		Invalid:      invalid,
+		Tampered:     pr.Tampered,
+		Evidence:     rep.Evidence,
+		Contaminated: rep.Contamination,
+		Problems:     problems,
+		Failed:       len(rep.Failed),
+		Total:        len(pr.Tests),
+		AllPassed:    pr.AllPassed(excused),
 	})
 	if baseCrash != "" && !sameAsBase {
 		rep.Reasons = append(rep.Reasons, "base check: "+rep.BaseCheck.Note)
@@ -507,21 +580,18 @@ func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error)
 		rep.Reasons = append(rep.Reasons, fmt.Sprintf("%d hidden test(s) skipped here and skipped on the base as well: reported skipped, not counted against the grade", n))
 	}
 	if prRun.flaky > 0 {
-		rep.Reasons = append(rep.Reasons, flakyReason(prRun.flaky))
+		rep.Reasons = append(rep.Reasons, evaluate.FlakyReason(prRun.flaky))
 	}
-	rep.Reasons = append(rep.Reasons, pr.notes...)
+	rep.Reasons = append(rep.Reasons, pr.Notes...)
 	if note := report.TwinsNote(rep.Twins); note != "" {
 		rep.Reasons = append(rep.Reasons, note)
 	}
-	rep.DurationSeconds = time.Since(began).Seconds()
-	rep.Normalize()
-	return rep, nil
 }
 
 // run is one sandboxed test run and its evaluation.
 type run struct {
 	res *wrapper.Result
-	ev  *evaluation
+	ev  *evaluate.Evaluation
 	// rerun is the run of just the failing tests, if there was one; flaky
 	// counts the tests that passed there.
 	rerun *run
@@ -558,7 +628,7 @@ func (g *Grader) run(ctx context.Context, req Request, tree *tree.Tree, canaries
 	if testTimeout < timeout/2 {
 		testTimeout = timeout / 2
 	}
-	clean, _ := WithoutBytecode(tree)
+	clean, _ := detect.WithoutBytecode(tree)
 	uid := testUIDBase + int(rand.Int32N(testUIDSpan))
 	job := wrapper.Job{
 		Mode:          wrapper.ModePytest,
@@ -577,7 +647,7 @@ func (g *Grader) run(ctx context.Context, req Request, tree *tree.Tree, canaries
 	for _, c := range canaries {
 		job.Canaries = append(job.Canaries, c.Token)
 	}
-	job.SourceDir = SourceDir(cmp.Or(req.Base, req.Repo))
+	job.SourceDir = detect.SourceDir(cmp.Or(req.Base, req.Repo))
 	job.Collected = req.collected
 	job.Proxy = req.proxySocket != ""
 	for _, o := range opts {
@@ -608,14 +678,9 @@ func (g *Grader) run(ctx context.Context, req Request, tree *tree.Tree, canaries
 		noReport = true
 	}
 	if req.Command != nil {
-		return &run{res: res, ev: evaluateCommand(res), wall: time.Since(began), noReport: noReport}, nil
+		return &run{res: res, ev: evaluate.Command(res), wall: time.Since(began), noReport: noReport}, nil
 	}
-	ev := evaluatePytest(res)
-	checkListedCases(ev, res)
-	var set evidenceSet
-	runtimeEvidence(res, &set)
-	ev.evidence = set.list()
-	return &run{res: res, ev: ev, wall: time.Since(began), noReport: noReport}, nil
+	return &run{res: res, ev: evaluate.Pytest(res), wall: time.Since(began), noReport: noReport}, nil
 }
 
 // maskSentinels replaces the sentinels' names in the runner output with
@@ -654,49 +719,6 @@ func canarySightings(cs []detect.Canary, tokens []string, where string) []report
 		}
 	}
 	return out
-}
-
-// verdictInputs is what a verdict is decided from.
-type verdictInputs struct {
-	invalid      []string // why the task itself is invalid
-	tampered     []string // why the runner was bent (sentinels, report checks)
-	evidence     []report.Evidence
-	contaminated []report.CanarySighting
-	problems     []string // why the run cannot say pass or fail
-	failed       int
-	total        int
-	allPassed    bool
-}
-
-// judge decides the verdict and its reasons, most severe first: an invalid
-// task, then a bent runner (wrong sentinels or strong evidence), then
-// contamination, then a run that could not be judged, then the outcomes.
-// Weak evidence never changes the verdict; it is counted in the reasons.
-func judge(in verdictInputs) (report.Verdict, []string) {
-	var v report.Verdict
-	var reasons []string
-	switch {
-	case len(in.invalid) > 0:
-		v, reasons = report.VerdictInvalidTask, slices.Clone(in.invalid)
-	case len(in.tampered) > 0 || report.StrongSignals(in.evidence) > 0:
-		v, reasons = report.VerdictTampered, slices.Clone(in.tampered)
-		reasons = append(reasons, describeStrong(in.evidence)...)
-	case len(in.contaminated) > 0:
-		v = report.VerdictContaminated
-		for _, s := range in.contaminated {
-			reasons = append(reasons, fmt.Sprintf("the canary of %s appears in %s", s.HiddenFile, s.Where))
-		}
-	case len(in.problems) > 0:
-		v, reasons = report.VerdictError, slices.Clone(in.problems)
-	case !in.allPassed:
-		v, reasons = report.VerdictFail, []string{fmt.Sprintf("%d of %d hidden tests did not pass", in.failed, in.total)}
-	default:
-		v, reasons = report.VerdictPass, []string{fmt.Sprintf("all %d hidden tests passed", in.total)}
-	}
-	if n := report.WeakSignals(in.evidence); n > 0 {
-		reasons = append(reasons, fmt.Sprintf("runtime signals: %d", n))
-	}
-	return v, reasons
 }
 
 // runWrapper runs the wrapper in a sandbox on job, with the hidden tests

@@ -15,9 +15,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/testfirst-app/testfirst/grader/evaluate"
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/tree"
@@ -709,7 +712,7 @@ func TestGradeTrust(t *testing.T) {
 				t.Errorf("spec UIDSplit = %v, job UIDSplit = %v, want %v", c.Spec.UIDSplit, c.Job.UIDSplit, tt.wantSplit)
 			}
 			if c.Job.Mode != tt.wantMode || !slices.Equal(c.Job.Command, tt.command) {
-				t.Errorf("job Mode, Command = %q, %q, want %q, %q", c.Job.Mode, c.Job.Command, tt.wantMode, tt.command)
+				t.Errorf("job Mode, evaluate.Command = %q, %q, want %q, %q", c.Job.Mode, c.Job.Command, tt.wantMode, tt.command)
 			}
 			if tt.wantTests != nil {
 				if diff := cmp.Diff(tt.wantTests, rep.Tests); diff != "" {
@@ -1024,9 +1027,120 @@ func TestGradeUnsealedDirs(t *testing.T) {
 	if !rep.Isolation.UIDSplit || rep.Isolation.DirsSealed || len(rep.Isolation.Dirs) != 3 || rep.Isolation.Dirs[0].Mode != "0777" {
 		t.Errorf("isolation %+v: want the uid split proven and the directories as the wrapper saw them", rep.Isolation)
 	}
-	want := report.Evidence{Reason: ReasonDirsUnsealed, Strength: report.StrengthWeak, Count: 1,
+	want := report.Evidence{Reason: evaluate.ReasonDirsUnsealed, Strength: report.StrengthWeak, Count: 1,
 		Examples: []string{"/hidden: owner 0, mode 0777 (want owner 0, mode 0755)"}}
 	if len(rep.Evidence) != 1 || !cmp.Equal(rep.Evidence[0], want) {
 		t.Errorf("evidence %+v, want [%+v]", rep.Evidence, want)
+	}
+}
+
+// TestGradeSourceDirFromBase: a pull request that declares a layout of its
+// own (pointing sys.path at a directory it chose) is graded with the
+// base's layout; every run of the grade gets the same one.
+func TestGradeSourceDirFromBase(t *testing.T) {
+	layout := tree.File{Path: "pyproject.toml", Mode: 0o644, Data: []byte("[tool.setuptools.packages.find]\nwhere = [\"lib\"]\n")}
+	forged := tree.File{Path: "pyproject.toml", Mode: 0o644, Data: []byte("[tool.setuptools.packages.find]\nwhere = [\"forged\"]\n")}
+	for _, c := range []struct {
+		name     string
+		base, pr []tree.File
+		want     string
+	}{
+		{"base flat, pull request adds a layout", nil, []tree.File{forged, {Path: "forged/calc.py", Mode: 0o644}}, ""},
+		{"base layout, pull request changes it", []tree.File{layout, {Path: "lib/x.py", Mode: 0o644}}, []tree.File{forged, {Path: "lib/x.py", Mode: 0o644}, {Path: "forged/calc.py", Mode: 0o644}}, "lib"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sb := &fakeSandbox{results: results(map[string]*wrapper.Result{"pr": gradeRun(), "base": gradeRun("test_a", "test_b")})}
+			req := Request{Repo: gradeRepo(t, "pr", c.pr...), Hidden: gradeHidden(t), Base: gradeRepo(t, "base", c.base...)}
+			if _, err := New(sb, gradeImage, gradeImageID).Grade(context.Background(), req); err != nil {
+				t.Fatalf("Grade: %v", err)
+			}
+			for _, call := range sb.Calls() {
+				if call.Job.SourceDir != c.want {
+					t.Errorf("%s run: SourceDir %q, want %q", call.Kind, call.Job.SourceDir, c.want)
+				}
+			}
+		})
+	}
+}
+
+// Every run has its own budget: the rerun of failing tests after a slow
+// first run, and the base run, each get the whole timeout.
+func TestGradeRunsHaveTheirOwnBudget(t *testing.T) {
+	const timeout = 3 * time.Second
+	sb := &fakeSandbox{results: results(map[string]*wrapper.Result{"pr": gradeRun("test_b"), "base": gradeRun("test_b")})}
+	sb.answer = func(c sandboxCall) (sandbox.Result, bool) {
+		if c.Kind == "pr" && len(c.Job.Select) == 0 {
+			time.Sleep(timeout / 2)
+		}
+		return sandbox.Result{}, false
+	}
+	req := Request{Repo: gradeRepo(t, "pr"), Hidden: gradeHidden(t), Base: gradeRepo(t, "base"), Timeout: timeout}
+	if _, err := New(sb, gradeImage, gradeImageID).Grade(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	reruns := 0
+	for _, c := range sb.Calls() {
+		if c.Spec.Timeout != timeout {
+			t.Errorf("the %s run (select %v) had %v, want its own %v", c.Kind, c.Job.Select, c.Spec.Timeout, timeout)
+		}
+		if len(c.Job.Select) > 0 {
+			reruns++
+		}
+	}
+	if reruns != 1 {
+		t.Errorf("%d reruns, want 1", reruns)
+	}
+}
+
+// skipRun is gradeRun with the named tests skipped and the others passing.
+func skipRun(skipping ...string) *wrapper.Result {
+	r := gradeRun()
+	for _, name := range skipping {
+		for _, e := range gradeExpected {
+			if e.Name == name {
+				class := junitClass(e.File, "")
+				r.JUnit = bytes.Replace(r.JUnit, []byte(passedCase(class, name)), []byte(skippedCase(class, name)), 1)
+			}
+		}
+	}
+	return withEvidence(r)
+}
+
+// TestGradeSkips: a test that skips on the base and with the reference
+// does not count; one the reference runs does; a set that skips whole on
+// the base is invalid only when the reference skips it too.
+func TestGradeSkips(t *testing.T) {
+	all := []string{"test_a", "test_b", "test_c"}
+	for _, tt := range []struct {
+		name          string
+		runs          map[string]*wrapper.Result
+		want          report.Verdict
+		skippedOnBase []string
+	}{
+		{"skips on base and reference", map[string]*wrapper.Result{"pr": skipRun("test_c"), "base": skipRun("test_b", "test_c"), "ref": skipRun("test_c")},
+			report.VerdictPass, []string{"tests/test_y.py::test_c"}},
+		{"the reference runs it", map[string]*wrapper.Result{"pr": skipRun("test_c"), "base": skipRun("test_b", "test_c"), "ref": gradeRun()},
+			report.VerdictFail, nil},
+		{"skips on the pull request only", map[string]*wrapper.Result{"pr": skipRun("test_b"), "base": gradeRun("test_b"), "ref": gradeRun()},
+			report.VerdictFail, nil},
+		{"all skip on base, the reference runs them", map[string]*wrapper.Result{"pr": gradeRun(), "base": skipRun(all...), "ref": gradeRun()},
+			report.VerdictPass, nil},
+		{"all skip on base and reference", map[string]*wrapper.Result{"pr": skipRun(all...), "base": skipRun(all...), "ref": skipRun(all...)},
+			report.VerdictInvalidTask, []string{"tests/test_x.py::test_a", "tests/test_x.py::test_b", "tests/test_y.py::test_c"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sb := &fakeSandbox{results: results(tt.runs)}
+			req := Request{Repo: gradeRepo(t, "pr"), Hidden: gradeHidden(t), Base: gradeRepo(t, "base"), Reference: []byte(gradeReference)}
+			rep, err := New(sb, gradeImage, gradeImageID).Grade(t.Context(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Verdict != tt.want {
+				t.Errorf("verdict %s (%q), want %s", rep.Verdict, rep.Reasons, tt.want)
+			}
+			if diff := cmp.Diff(tt.skippedOnBase, rep.SkippedOnBase, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("SkippedOnBase (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

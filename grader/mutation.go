@@ -2,14 +2,13 @@ package grader
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/bluekeyes/go-gitdiff/gitdiff"
 
+	"github.com/testfirst-app/testfirst/grader/evaluate"
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/tree"
 	"github.com/testfirst-app/testfirst/wrapper"
@@ -105,82 +104,6 @@ func mutantsJob(added map[string][]int, s TestStrength, shard int) func(*wrapper
 	}
 }
 
-// judgeMutation counts the mutants of the shards' runs. refPassed says
-// whether the reference itself passed every hidden test: if not, killing
-// a mutant means nothing.
-func judgeMutation(shards []*run, refPassed bool, seconds float64) *report.Mutation {
-	m := &report.Mutation{Sandboxes: len(shards), Seconds: seconds, Survivors: []report.Survivor{}}
-	if !refPassed {
-		m.Error = "not measured: the reference patch does not pass every hidden test"
-		return m
-	}
-	var errs []string
-	for _, sh := range shards {
-		res := sh.res
-		if res.Error != "" && len(res.Mutants) == 0 {
-			errs = append(errs, res.Error)
-			continue
-		}
-		m.Candidates = max(m.Candidates, res.MutantCandidates)
-		for _, mr := range res.Mutants {
-			switch judgeMutant(res, mr) {
-			case mutantKilled:
-				m.Mutants++
-				m.Killed++
-			case mutantSurvived:
-				m.Mutants++
-				m.Survivors = append(m.Survivors, report.Survivor{File: mr.File, Line: mr.Line, Change: mr.Change, Before: mr.Before, After: mr.After})
-			case mutantInvalid:
-				m.Invalid++
-			default:
-				m.NotRun++
-			}
-		}
-	}
-	slices.SortFunc(m.Survivors, func(a, b report.Survivor) int {
-		return cmp.Or(strings.Compare(a.File, b.File), a.Line-b.Line, strings.Compare(a.Change, b.Change))
-	})
-	if len(errs) > 0 {
-		m.Error = strings.Join(errs, "; ")
-	}
-	return m
-}
-
-type mutantOutcome int
-
-const (
-	mutantNotRun mutantOutcome = iota
-	mutantInvalid
-	mutantKilled
-	mutantSurvived
-)
-
-// judgeMutant judges one mutant's run with the same evaluation as any run,
-// so a report that is not the runner's own (wrong sentinels, missing
-// tests) never counts as a kill or a survivor.
-func judgeMutant(shard *wrapper.Result, mr wrapper.MutantRun) mutantOutcome {
-	if mr.Skipped != "" || mr.Error != "" {
-		return mutantNotRun
-	}
-	if mr.TimedOut {
-		return mutantKilled // the tests hung on it: noticed
-	}
-	cases, err := parseJUnit(mr.JUnit)
-	if err == nil && slices.ContainsFunc(cases, func(c junitCase) bool { return c.ClassName == "" && c.Outcome == report.OutcomeError }) {
-		return mutantInvalid // a hidden module could not import it
-	}
-	ev := evaluatePytest(&wrapper.Result{Expected: shard.Expected, Sentinels: shard.Sentinels, Runner: shard.Runner,
-		ExitCode: mr.ExitCode, Signal: mr.Signal, JUnit: mr.JUnit, JUnitTruncated: mr.JUnitTruncated})
-	switch {
-	case len(ev.tampered) > 0 || len(ev.problems) > 0:
-		return mutantNotRun
-	case ev.allPassed(nil):
-		return mutantSurvived
-	default:
-		return mutantKilled
-	}
-}
-
 // strengthRuns are the extra runs of a grade with TestStrength.
 type strengthRuns struct {
 	baseAgain, refAgain *run
@@ -214,9 +137,17 @@ func (g *Grader) startStrength(req Request, refTree *tree.Tree, start func(**run
 
 // flaky lists the tests whose outcome differed between a tree's two runs.
 func (sr *strengthRuns) flaky(base, ref *run) []string {
-	ids := slices.Concat(flakyBetween(base, sr.baseAgain), flakyBetween(ref, sr.refAgain))
+	ids := slices.Concat(evaluate.FlakyBetween(evalOf(base), evalOf(sr.baseAgain)), evaluate.FlakyBetween(evalOf(ref), evalOf(sr.refAgain)))
 	slices.Sort(ids)
 	return slices.Compact(ids)
+}
+
+// evalOf is r's Evaluation, nil without a run.
+func evalOf(r *run) *evaluate.Evaluation {
+	if r == nil {
+		return nil
+	}
+	return r.ev
 }
 
 // mutation judges the mutation shards; nil when there were none.
@@ -228,5 +159,9 @@ func (sr *strengthRuns) mutation(refPassed bool) *report.Mutation {
 	for _, sh := range sr.shards {
 		wall = max(wall, sh.wall)
 	}
-	return judgeMutation(sr.shards, refPassed, wall.Seconds())
+	shards := make([]*wrapper.Result, len(sr.shards))
+	for i, sh := range sr.shards {
+		shards[i] = sh.res
+	}
+	return evaluate.Mutation(shards, refPassed, wall.Seconds())
 }

@@ -1,27 +1,16 @@
 package grader
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
-	"fmt"
-	"slices"
-	"strings"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/testfirst-app/testfirst/grader/detect"
-	"github.com/testfirst-app/testfirst/report"
+	"github.com/testfirst-app/testfirst/grader/evaluate"
 	"github.com/testfirst-app/testfirst/tree"
 	"github.com/testfirst-app/testfirst/wrapper"
 )
-
-// twinRun is a twin sandbox's run, or why there is none. A twin run that
-// fails is a gap in the evidence, never a reason to fail the grade.
-type twinRun struct {
-	r   *run
-	err error
-}
 
 // newTwinSeed returns a fresh seed for the twins of one grade.
 func newTwinSeed() string {
@@ -30,145 +19,14 @@ func newTwinSeed() string {
 
 // startTwin runs tree's twin run in group; its failure is kept in dst,
 // not returned, so it never cancels the grade's other runs.
-func (g *Grader) startTwin(group *errgroup.Group, ctx context.Context, req Request, tree *tree.Tree, canaries []detect.Canary, tj wrapper.TwinJob, dst *twinRun) {
+func (g *Grader) startTwin(group *errgroup.Group, ctx context.Context, req Request, tree *tree.Tree, canaries []detect.Canary, tj wrapper.TwinJob, dst *evaluate.TwinRun) {
 	tj.Twins = true
 	group.Go(func() error {
-		dst.r, dst.err = g.run(ctx, req, tree, canaries, tj)
+		r, err := g.run(ctx, req, tree, canaries, tj)
+		if r != nil {
+			dst.Result, dst.Eval = r.res, r.ev
+		}
+		dst.Err = err
 		return nil
 	})
-}
-
-// twinInput is one grade's runs as the twin comparison needs them.
-type twinInput struct {
-	pr      *evaluation
-	twin    *twinRun
-	ref     *evaluation // nil without a reference patch
-	refTwin *twinRun    // nil without a reference patch
-	exclude []string
-}
-
-// compareTwins compares the grade's run with its twin run and, when there
-// is a reference patch, drops the twins the reference passed. It records a
-// twin_contradiction for each hidden test that passed beside its twin, and
-// a twin_run_tampered when the twin run's sentinels came out wrong.
-func compareTwins(in twinInput, evidence *evidenceSet) *report.Twins {
-	tw := &report.Twins{Of: len(in.pr.tests)}
-	twin, m, why := twinEvaluation(in.twin)
-	if why != "" {
-		tw.NotRun = why
-		tw.Untwinnable = tw.Of
-		for _, t := range in.pr.tests {
-			tw.Untwinned = append(tw.Untwinned, report.TwinGap{ID: t.ID, Why: "twins not run"})
-		}
-		return tw
-	}
-	for _, reason := range twin.tampered {
-		evidence.add("twin_run_tampered", report.StrengthStrong, reason)
-	}
-	var refTwin *evaluation
-	if in.refTwin != nil {
-		var refMap *wrapper.TwinMap
-		var refWhy string
-		refTwin, refMap, refWhy = twinEvaluation(in.refTwin)
-		switch {
-		case refWhy != "":
-			tw.NotRun = "not validated on the reference patch: " + refWhy
-			refTwin = nil
-		case !sameTwins(m, refMap):
-			tw.NotRun = "not validated on the reference patch: its twins differ from the grade's"
-			refTwin = nil
-		case len(refTwin.tampered) > 0 || len(refTwin.problems) > 0:
-			tw.NotRun = "not validated on the reference patch: " + strings.Join(slices.Concat(refTwin.tampered, refTwin.problems), "; ")
-			refTwin = nil
-		default:
-			tw.Validated = true
-		}
-	}
-	twins := map[string]wrapper.Twin{}
-	for _, t := range m.Twins {
-		twins[t.ID] = t
-	}
-	untwinnable := map[string]string{}
-	for _, u := range m.Untwinnable {
-		untwinnable[u.ID] = u.Why
-	}
-	gap := func(id, why string) {
-		tw.Untwinned = append(tw.Untwinned, report.TwinGap{ID: id, Why: why})
-	}
-	change := func(id string, t wrapper.Twin) {
-		tw.Changes = append(tw.Changes, report.TwinChange{ID: id, File: t.File, Line: t.Line, Kind: t.Kind, Change: t.Change})
-	}
-	for _, base := range sortedKeys(in.pr.cases) {
-		cases := in.pr.cases[base]
-		t, ok := twins[base]
-		if !ok {
-			why := cmp.Or(untwinnable[base], "not in the twin map")
-			for _, c := range cases {
-				gap(c.ID, why)
-			}
-			continue
-		}
-		twinCases := twin.cases[base]
-		var refTwinCases []report.TestResult
-		if refTwin != nil {
-			refTwinCases = refTwin.cases[base]
-		}
-		for k, c := range cases {
-			switch {
-			case slices.Contains(in.exclude, c.ID) || slices.Contains(in.exclude, base):
-				gap(c.ID, "excluded")
-			case len(twinCases) != len(cases):
-				gap(c.ID, fmt.Sprintf("the twin run reported %d case(s) of %d", len(twinCases), len(cases)))
-			case refTwin != nil && len(refTwinCases) != len(cases):
-				gap(c.ID, fmt.Sprintf("the reference's twin run reported %d case(s) of %d", len(refTwinCases), len(cases)))
-			case refTwin != nil && refTwinCases[k].Outcome == report.OutcomePassed:
-				tw.InvalidTwins = append(tw.InvalidTwins, c.ID)
-				change(c.ID, t)
-				gap(c.ID, "invalid: the reference patch passed its twin")
-			default:
-				tw.Twinned++
-				if c.Outcome == report.OutcomePassed && twinCases[k].Outcome == report.OutcomePassed {
-					tw.Contradictions = append(tw.Contradictions, c.ID)
-					change(c.ID, t)
-					evidence.add("twin_contradiction", report.StrengthStrong, c.ID)
-				}
-			}
-		}
-	}
-	tw.Untwinnable = tw.Of - tw.Twinned
-	return tw
-}
-
-// twinEvaluation returns a twin run's evaluation and map, or why there is
-// none to compare.
-func twinEvaluation(tr *twinRun) (*evaluation, *wrapper.TwinMap, string) {
-	switch {
-	case tr == nil:
-		return nil, nil, "no twin run"
-	case tr.err != nil:
-		return nil, nil, tr.err.Error()
-	case tr.r.res.Twins == nil && tr.r.res.Error != "":
-		return nil, nil, tr.r.res.Error
-	case tr.r.res.Twins == nil:
-		return nil, nil, "the wrapper made no twins"
-	case tr.r.res.Twins.Error != "":
-		return nil, nil, tr.r.res.Twins.Error
-	case len(tr.r.ev.tests) == 0:
-		return nil, nil, "the twin run reported no tests: " + strings.Join(tr.r.ev.problems, "; ")
-	}
-	return tr.r.ev, tr.r.res.Twins, ""
-}
-
-// sameTwins reports whether two runs got the same twins.
-func sameTwins(a, b *wrapper.TwinMap) bool {
-	return slices.Equal(a.Twins, b.Twins)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

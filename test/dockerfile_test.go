@@ -17,7 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/grader/environment"
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/test/testenv"
@@ -150,10 +150,10 @@ func testEngineFromContainer(t *testing.T, d *dockerCLI, image string) {
 	}
 
 	t.Run("socket and group", func(t *testing.T) {
-		before := d.must(t, "images", "--format", "{{.Repository}}:{{.Tag}}", grader.ImageName)
+		before := d.must(t, "images", "--format", "{{.Repository}}:{{.Tag}}", environment.GraderImageName)
 		out := d.must(t, "run", "--rm", mount, "--group-add", strconv.FormatUint(uint64(gid), 10), image, "image", "build")
 		fields := strings.Fields(out)
-		if len(fields) != 2 || !strings.HasPrefix(fields[0], grader.ImageName+":") || !strings.HasPrefix(fields[1], "sha256:") {
+		if len(fields) != 2 || !strings.HasPrefix(fields[0], environment.GraderImageName+":") || !strings.HasPrefix(fields[1], "sha256:") {
 			t.Fatalf("image build printed %q, want the grader image's reference and id", out)
 		}
 		if !strings.Contains("\n"+before+"\n", "\n"+fields[0]+"\n") {

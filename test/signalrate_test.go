@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/grader/detect"
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/tree"
 )
@@ -40,8 +40,8 @@ func TestRealReposSignalRate(t *testing.T) {
 			t.Logf("%s %s: %v", c.Repo, c.Commit[:10], err)
 			continue
 		}
-		all := grader.TamperSignals(trees.commit, trees.hidden)
-		signals, context := grader.RankTamperSignals(all, trees.parent, trees.commit)
+		all := detect.TamperSignals(trees.commit, trees.hidden)
+		signals, context := detect.RankTamperSignals(all, trees.parent, trees.commit)
 		cases++
 		if len(all) > 0 {
 			allFlagged++
@@ -83,8 +83,8 @@ func TestAttackSignalsAreNotContext(t *testing.T) {
 	var before, after, n int
 	for _, dir := range caseDirs(t, "attacks") {
 		c, pr, base := loadCase(t, dir)
-		all := grader.TamperSignals(pr, hidden)
-		signals, context := grader.RankTamperSignals(all, base, pr)
+		all := detect.TamperSignals(pr, hidden)
+		signals, context := detect.RankTamperSignals(all, base, pr)
 		n++
 		if len(all) > 0 {
 			before++

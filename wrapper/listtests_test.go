@@ -44,7 +44,7 @@ func collectedIDs(t *testing.T, dir string, path ...string) []string {
 func TestListingAgreesWithPytest(t *testing.T) {
 	needPytest(t)
 	dirs := []string{filepath.Join("testdata", "collect")}
-	styles, _ := filepath.Glob(filepath.Join("..", "..", "test", "testdata", "styles", "*", "hidden"))
+	styles, _ := filepath.Glob(filepath.Join("..", "test", "testdata", "styles", "*", "hidden"))
 	for _, d := range styles {
 		// A style graded with the trusted collection holds what the
 		// listing cannot know.

@@ -3,7 +3,7 @@ package wrapper
 import _ "embed"
 
 // The pytest plugins of the grader image, installed beside pytest by
-// grader.EnsureImage; the wrapper loads them by module name
+// environment.EnsureImage (grader/environment); the wrapper loads them by module name
 // (PluginModule, EvidenceModule).
 var (
 	// SyspathPlugin puts the tree under test on sys.path once every

@@ -1,7 +1,6 @@
 package detect
 
 import (
-	"io/fs"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -127,24 +126,4 @@ func TestScanBytes(t *testing.T) {
 			}
 		})
 	}
-}
-
-// detectorTree builds a Tree for the detector tests, failing t on a bad path.
-func detectorTree(t *testing.T, files ...tree.File) *tree.Tree {
-	t.Helper()
-	tr, err := tree.New(files)
-	if err != nil {
-		t.Fatalf("tree.New: %v", err)
-	}
-	return tr
-}
-
-// detectorFile is a regular file with mode 0644.
-func detectorFile(p, data string) tree.File {
-	return tree.File{Path: p, Mode: 0o644, Data: []byte(data)}
-}
-
-// detectorLink is a symlink to target.
-func detectorLink(p, target string) tree.File {
-	return tree.File{Path: p, Mode: fs.ModeSymlink | 0o777, Link: target}
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/testfirst-app/testfirst/grader"
+	"github.com/testfirst-app/testfirst/grader/detect"
 	"github.com/testfirst-app/testfirst/tree"
 )
 
@@ -194,7 +194,7 @@ func pyprojectRequirements(data []byte) ([]string, error) {
 // line (a semicolon starts an environment marker, as in any requirement).
 func setupCfgRequirements(data []byte) []string {
 	var reqs []string
-	for _, v := range grader.SetupCfgValues(string(data)) {
+	for _, v := range detect.SetupCfgValues(string(data)) {
 		if (v.Section == "options" && v.Key == "install_requires") ||
 			(v.Section == "options.extras_require" && slices.Contains(testGroups, v.Key)) {
 			reqs = append(reqs, v.Line)

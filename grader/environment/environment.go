@@ -20,7 +20,6 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
-	"github.com/testfirst-app/testfirst/grader"
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/tree"
@@ -444,18 +443,29 @@ func jobArchive(job wrapper.Job) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-var _ grader.EnvironmentSource = (*Environments)(nil)
+// Request is what a grade asks of its environment.
+type Request struct {
+	// Repo is the tree under test; Base, when set, the tree it is graded
+	// against, whose declarations are the ones built.
+	Repo, Base *tree.Tree
+	// Python is the Python version (sandbox.DefaultPython when empty).
+	Python string
+	// Mirror asks for the read-only egress proxy's socket.
+	Mirror bool
+	// Labels are added to the build's sandbox containers.
+	Labels map[string]string
+}
 
 // Prepare builds (or finds) the environment req's base tree declares (the
 // tree under test's, without a base), and the grader image on it. The
 // report says which declaration files the tree under test changed: they
 // are not used. A build that fails is a Prepared with Failure set.
-func (e *Environments) Prepare(ctx context.Context, req grader.Request) (grader.Prepared, error) {
+func (e *Environments) Prepare(ctx context.Context, req Request) (Prepared, error) {
 	decl := req.Base
 	if decl == nil {
 		decl = req.Repo
 	}
-	var p grader.Prepared
+	var p Prepared
 	if req.Mirror {
 		if e.mirror == "" {
 			return p, errors.New("network mirror: the read-only egress proxy is not running")
@@ -481,7 +491,7 @@ func (e *Environments) Prepare(ctx context.Context, req grader.Request) (grader.
 	if err != nil {
 		return p, err
 	}
-	if p.Image, p.ImageID, err = grader.EnsureImage(ctx, e.eng, built.ImageID, e.wrapper, e.progress); err != nil {
+	if p.Image, p.ImageID, err = EnsureImage(ctx, e.eng, built.ImageID, e.wrapper, e.progress); err != nil {
 		return p, fmt.Errorf("grader image on %s: %w", built.Report.Image, err)
 	}
 	env := built.Report

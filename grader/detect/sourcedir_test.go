@@ -1,12 +1,10 @@
-package grader
+package detect
 
 import (
-	"context"
 	"io/fs"
 	"testing"
 
 	"github.com/testfirst-app/testfirst/tree"
-	"github.com/testfirst-app/testfirst/wrapper"
 )
 
 func TestSourceDir(t *testing.T) {
@@ -38,35 +36,6 @@ func TestSourceDir(t *testing.T) {
 			}
 			if got := SourceDir(tree); got != c.want {
 				t.Errorf("SourceDir = %q, want %q", got, c.want)
-			}
-		})
-	}
-}
-
-// TestGradeSourceDirFromBase: a pull request that declares a layout of its
-// own (pointing sys.path at a directory it chose) is graded with the
-// base's layout; every run of the grade gets the same one.
-func TestGradeSourceDirFromBase(t *testing.T) {
-	layout := tree.File{Path: "pyproject.toml", Mode: 0o644, Data: []byte("[tool.setuptools.packages.find]\nwhere = [\"lib\"]\n")}
-	forged := tree.File{Path: "pyproject.toml", Mode: 0o644, Data: []byte("[tool.setuptools.packages.find]\nwhere = [\"forged\"]\n")}
-	for _, c := range []struct {
-		name     string
-		base, pr []tree.File
-		want     string
-	}{
-		{"base flat, pull request adds a layout", nil, []tree.File{forged, {Path: "forged/calc.py", Mode: 0o644}}, ""},
-		{"base layout, pull request changes it", []tree.File{layout, {Path: "lib/x.py", Mode: 0o644}}, []tree.File{forged, {Path: "lib/x.py", Mode: 0o644}, {Path: "forged/calc.py", Mode: 0o644}}, "lib"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			sb := &fakeSandbox{results: results(map[string]*wrapper.Result{"pr": gradeRun(), "base": gradeRun("test_a", "test_b")})}
-			req := Request{Repo: gradeRepo(t, "pr", c.pr...), Hidden: gradeHidden(t), Base: gradeRepo(t, "base", c.base...)}
-			if _, err := New(sb, gradeImage, gradeImageID).Grade(context.Background(), req); err != nil {
-				t.Fatalf("Grade: %v", err)
-			}
-			for _, call := range sb.Calls() {
-				if call.Job.SourceDir != c.want {
-					t.Errorf("%s run: SourceDir %q, want %q", call.Kind, call.Job.SourceDir, c.want)
-				}
 			}
 		})
 	}

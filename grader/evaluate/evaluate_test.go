@@ -1,4 +1,4 @@
-package grader
+package evaluate
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 	"github.com/testfirst-app/testfirst/wrapper"
 )
 
-// The hidden tests of the evaluation fixtures, as the wrapper lists them.
+// The hidden tests of the Evaluation fixtures, as the wrapper lists them.
 var evalExpected = []wrapper.ExpectedTest{
 	{File: "tests/test_x.py", Name: "test_a"},
 	{File: "tests/test_x.py", Name: "test_b"},
@@ -20,7 +20,7 @@ var evalExpected = []wrapper.ExpectedTest{
 	{File: "tests/test_y.py", Name: "test_c"},
 }
 
-// The wrapper's sentinels of the evaluation fixtures.
+// The wrapper's sentinels of the Evaluation fixtures.
 const (
 	evalSentinelModule = "test_5e471e1a"
 	evalSentinelPass   = "test_0a55"
@@ -145,7 +145,7 @@ func allOutcome(x, y report.Outcome) []report.TestResult {
 	}
 }
 
-// evalWant is what an evaluation must hold. Problems and tampered are
+// evalWant is what an Evaluation must hold. Problems and tampered are
 // substrings of the evaluation's, one each, in order; tests is compared
 // whole unless skipTests.
 type evalWant struct {
@@ -158,21 +158,21 @@ type evalWant struct {
 	sentinels string
 }
 
-func checkEvaluation(t *testing.T, got *evaluation, want evalWant) {
+func checkEvaluation(t *testing.T, got *Evaluation, want evalWant) {
 	t.Helper()
 	if !want.skipTests {
-		if diff := cmp.Diff(want.tests, got.tests); diff != "" {
+		if diff := cmp.Diff(want.tests, got.Tests); diff != "" {
 			t.Errorf("tests (-want +got):\n%s", diff)
 		}
 	}
-	if got.allPassed(nil) != want.allPassed {
-		t.Errorf("allPassed() = %v, want %v", got.allPassed(nil), want.allPassed)
+	if got.AllPassed(nil) != want.allPassed {
+		t.Errorf("allPassed() = %v, want %v", got.AllPassed(nil), want.allPassed)
 	}
-	checkMessages(t, "problems", got.problems, want.problems)
-	checkMessages(t, "tampered", got.tampered, want.tampered)
-	checkMessages(t, "notes", got.notes, want.notes)
-	if got.sentinels != want.sentinels {
-		t.Errorf("sentinels = %q, want %q", got.sentinels, want.sentinels)
+	checkMessages(t, "problems", got.Problems, want.problems)
+	checkMessages(t, "tampered", got.Tampered, want.tampered)
+	checkMessages(t, "notes", got.Notes, want.notes)
+	if got.Sentinels != want.sentinels {
+		t.Errorf("sentinels = %q, want %q", got.Sentinels, want.sentinels)
 	}
 }
 
@@ -462,8 +462,8 @@ func TestEvaluatePytestNoSentinels(t *testing.T) {
 		r.Sentinels = nil
 	})
 	ev := evaluatePytest(res)
-	if len(ev.problems) == 0 {
-		t.Errorf("a pytest run without sentinels gave no problem; sentinels = %q", ev.sentinels)
+	if len(ev.Problems) == 0 {
+		t.Errorf("a pytest run without sentinels gave no problem; sentinels = %q", ev.Sentinels)
 	}
 }
 
@@ -472,8 +472,8 @@ func TestEvaluatePytestNoSentinels(t *testing.T) {
 func TestEvaluatePytestSkippedSentinel(t *testing.T) {
 	res := pytestRun(1, append(without(honestCases(), evalSentinelFail), skippedCase(evalSentinelModule, evalSentinelFail))...)
 	ev := evaluatePytest(res)
-	if ev.sentinels == report.SentinelsOK {
-		t.Errorf("sentinels = %q for a must-fail sentinel that was skipped", ev.sentinels)
+	if ev.Sentinels == report.SentinelsOK {
+		t.Errorf("sentinels = %q for a must-fail sentinel that was skipped", ev.Sentinels)
 	}
 }
 
@@ -551,7 +551,7 @@ func TestEvaluateCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			checkEvaluation(t, evaluateCommand(tt.res), tt.want)
+			checkEvaluation(t, Command(tt.res), tt.want)
 		})
 	}
 }
@@ -564,9 +564,9 @@ func TestEvaluateCommandJUnitTruncated(t *testing.T) {
 		JUnit:          junitReport(passedCase("pkg.mod", "test_a")),
 		JUnitTruncated: true,
 	}
-	ev := evaluateCommand(res)
-	if len(ev.problems) == 0 {
-		t.Errorf("a truncated JUnit report gave no problem; tests = %v", ev.tests)
+	ev := Command(res)
+	if len(ev.Problems) == 0 {
+		t.Errorf("a truncated JUnit report gave no problem; tests = %v", ev.Tests)
 	}
 }
 
@@ -583,11 +583,11 @@ func TestEvaluateIDsCannotSmuggleText(t *testing.T) {
 	)
 	ev := evaluatePytest(pytestRun(1, cases...))
 	var all []string
-	for _, tr := range ev.tests {
+	for _, tr := range ev.Tests {
 		all = append(all, tr.ID)
 	}
-	all = append(all, ev.problems...)
-	all = append(all, ev.tampered...)
+	all = append(all, ev.Problems...)
+	all = append(all, ev.Tampered...)
 	text := strings.Join(all, "\n")
 	for _, leak := range []string{"widget", "SECRET_BODY_CHUNK"} {
 		if strings.Contains(text, leak) {
@@ -610,8 +610,8 @@ func TestEvaluateIDsCannotSmuggleText(t *testing.T) {
 		many = append(many, passedCase("tests.test_x", fmt.Sprintf("test_p[%d]", i)))
 	}
 	ev = evaluatePytest(pytestRun(1, append(honestCases(), many...)...))
-	if !strings.Contains(strings.Join(ev.problems, "\n"), "more than 256 cases") {
-		t.Errorf("no problem for %d cases of one test: %q", len(many), ev.problems)
+	if !strings.Contains(strings.Join(ev.Problems, "\n"), "more than 256 cases") {
+		t.Errorf("no problem for %d cases of one test: %q", len(many), ev.Problems)
 	}
 }
 

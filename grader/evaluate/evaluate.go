@@ -1,4 +1,4 @@
-package grader
+package evaluate
 
 import (
 	"fmt"
@@ -11,28 +11,28 @@ import (
 	"github.com/testfirst-app/testfirst/wrapper"
 )
 
-// evaluation is what one run's evidence says about the hidden tests.
-type evaluation struct {
-	tests []report.TestResult
-	// problems are reasons the run cannot be trusted to say pass or fail:
+// Evaluation is what one run's evidence says about the hidden tests.
+type Evaluation struct {
+	Tests []report.TestResult
+	// Problems are reasons the run cannot be trusted to say pass or fail:
 	// each one makes the verdict error.
-	problems []string
-	// tampered are reasons the runner was bent: any makes the verdict
-	// tampered.
-	tampered []string
-	// notes are facts worth a reviewer's eye that change no verdict.
-	notes     []string
-	sentinels string
-	// evidence is what the run showed about the runner itself (see
+	Problems []string
+	// Tampered are reasons the runner was bent: any makes the verdict
+	// Tampered.
+	Tampered []string
+	// Notes are facts worth a reviewer's eye that change no verdict.
+	Notes     []string
+	Sentinels string
+	// Evidence is what the run showed about the runner itself (see
 	// runtimeEvidence), strongest first.
-	evidence []report.Evidence
+	Evidence []report.Evidence
 	// cases holds each hidden test's results by its id without
 	// parametrization, in the order the runner reported them.
 	cases map[string][]report.TestResult
 	// importErrors holds what the runner printed of each hidden module
 	// the report says failed to import, by its file; missingFixtures the
 	// fixtures it printed as not found, by the hidden file that asked for
-	// them. Both are the runner's words, which reach nobody: brokenHidden
+	// them. Both are the runner's words, which reach nobody: BrokenHidden
 	// reads names out of them.
 	importErrors    map[string]string
 	missingFixtures map[string][]string
@@ -41,15 +41,15 @@ type evaluation struct {
 	importFailed []string
 }
 
-func (e *evaluation) problemf(format string, args ...any) {
-	e.problems = append(e.problems, fmt.Sprintf(format, args...))
+func (e *Evaluation) problemf(format string, args ...any) {
+	e.Problems = append(e.Problems, fmt.Sprintf(format, args...))
 }
 
-// allPassed reports whether every hidden test passed, leaving out those
+// AllPassed reports whether every hidden test passed, leaving out those
 // excused (see excusedSkips) when at least one test passed.
-func (e *evaluation) allPassed(excused map[string]bool) bool {
+func (e *Evaluation) AllPassed(excused map[string]bool) bool {
 	passed := 0
-	for _, t := range e.tests {
+	for _, t := range e.Tests {
 		switch {
 		case t.Outcome == report.OutcomePassed:
 			passed++
@@ -61,11 +61,11 @@ func (e *evaluation) allPassed(excused map[string]bool) bool {
 	return passed > 0
 }
 
-// notPassed lists the ids of hidden tests that did not pass and are not
+// NotPassed lists the ids of hidden tests that did not pass and are not
 // excused.
-func (e *evaluation) notPassed(excused map[string]bool) []string {
+func (e *Evaluation) NotPassed(excused map[string]bool) []string {
 	var ids []string
-	for _, t := range e.tests {
+	for _, t := range e.Tests {
 		if t.Outcome != report.OutcomePassed && !(t.Outcome == report.OutcomeSkipped && excused[t.ID]) {
 			ids = append(ids, t.ID)
 		}
@@ -73,10 +73,10 @@ func (e *evaluation) notPassed(excused map[string]bool) []string {
 	return ids
 }
 
-// skipped lists the ids of the hidden tests that skipped.
-func (e *evaluation) skipped() []string {
+// Skipped lists the ids of the hidden tests that skipped.
+func (e *Evaluation) Skipped() []string {
 	var ids []string
-	for _, t := range e.tests {
+	for _, t := range e.Tests {
 		if t.Outcome == report.OutcomeSkipped {
 			ids = append(ids, t.ID)
 		}
@@ -132,11 +132,23 @@ func baseName(name string) string {
 	return name
 }
 
+// Pytest evaluates a pytest run: its report against the listed hidden
+// tests and sentinels (evaluatePytest, checkListedCases), with what the run
+// showed of the runner itself as its Evidence.
+func Pytest(res *wrapper.Result) *Evaluation {
+	ev := evaluatePytest(res)
+	checkListedCases(ev, res)
+	var set EvidenceSet
+	runtimeEvidence(res, &set)
+	ev.Evidence = set.List()
+	return ev
+}
+
 // evaluatePytest turns the wrapper's evidence from a pytest run into test
 // outcomes. It fails closed: evidence that is missing, malformed or
 // inconsistent becomes a problem, never a pass.
-func evaluatePytest(res *wrapper.Result) *evaluation {
-	ev := &evaluation{sentinels: report.SentinelsAbsent}
+func evaluatePytest(res *wrapper.Result) *Evaluation {
+	ev := &Evaluation{Sentinels: report.SentinelsAbsent}
 	if res.Error != "" && len(res.Runner) == 0 {
 		// The tests never ran: nothing else in the evidence means anything.
 		ev.problemf("%s", res.Error)
@@ -161,10 +173,10 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 		ev.problemf("the JUnit report was larger than the limit and was cut")
 	}
 	if res.Leftovers > 0 {
-		ev.notes = append(ev.notes, fmt.Sprintf("%d process(es) of the code under test outlived the runner and were killed", res.Leftovers))
+		ev.Notes = append(ev.Notes, fmt.Sprintf("%d process(es) of the code under test outlived the runner and were killed", res.Leftovers))
 	}
 
-	cases, err := parseJUnit(res.JUnit)
+	cases, err := ParseJUnit(res.JUnit)
 	if err != nil {
 		ev.problemf("%v", err)
 	}
@@ -267,13 +279,13 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 			missing = append(missing, id)
 			s.results = []report.TestResult{{ID: id, Outcome: report.OutcomeNotRun}}
 		}
-		ev.tests = append(ev.tests, s.results...)
+		ev.Tests = append(ev.Tests, s.results...)
 		ev.cases[testID(s.exp.File, s.exp.Class, s.exp.Name)] = s.results
 	}
 	if len(missing) > 0 && err == nil {
 		ev.problemf("%d hidden test(s) missing from the runner's report, e.g. %s", len(missing), missing[0])
 	}
-	slices.SortFunc(ev.tests, func(a, b report.TestResult) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(ev.Tests, func(a, b report.TestResult) int { return strings.Compare(a.ID, b.ID) })
 
 	// Sentinels: one must pass, one must fail. Either the other way round
 	// means the runner was bent.
@@ -282,7 +294,7 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 		ev.problemf("the wrapper reported no sentinel tests")
 	}
 	if len(res.Sentinels) > 0 && len(cases) > 0 {
-		ev.sentinels = report.SentinelsOK
+		ev.Sentinels = report.SentinelsOK
 		checked := 0
 		for key, s := range sentinels {
 			got, ok := sentinelSeen[key]
@@ -304,18 +316,18 @@ func evaluatePytest(res *wrapper.Result) *evaluation {
 				// sentinel is collected with its module, or its module is
 				// reported as a whole (above): a well-formed report
 				// without one was not written by an unbent runner.
-				ev.sentinels = report.SentinelsWrong
-				ev.tampered = append(ev.tampered, "a sentinel test is missing from a well-formed runner report: the report was not the runner's own")
+				ev.Sentinels = report.SentinelsWrong
+				ev.Tampered = append(ev.Tampered, "a sentinel test is missing from a well-formed runner report: the report was not the runner's own")
 			case !ok:
-				ev.sentinels = report.SentinelsAbsent
+				ev.Sentinels = report.SentinelsAbsent
 				ev.problemf("a sentinel test is missing from the runner's report")
 			case got != want:
-				ev.sentinels = report.SentinelsWrong
-				ev.tampered = append(ev.tampered, fmt.Sprintf("a sentinel test that must %s came out %s: the runner was bent", map[bool]string{true: "pass", false: "fail"}[s.MustPass], got))
+				ev.Sentinels = report.SentinelsWrong
+				ev.Tampered = append(ev.Tampered, fmt.Sprintf("a sentinel test that must %s came out %s: the runner was bent", map[bool]string{true: "pass", false: "fail"}[s.MustPass], got))
 			}
 		}
 		if checked == 0 {
-			ev.sentinels = report.SentinelsAbsent
+			ev.Sentinels = report.SentinelsAbsent
 		}
 		sentinelsChecked = checked
 	}
@@ -351,11 +363,11 @@ func pytestExit(code int) string {
 	return "unknown exit status"
 }
 
-// evaluateCommand turns the evidence of a non-pytest command into
+// Command turns the evidence of a non-pytest command into
 // outcomes: the tests of its JUnit report if it wrote one, else one test
 // named after the command that passed if it exited 0.
-func evaluateCommand(res *wrapper.Result) *evaluation {
-	ev := &evaluation{sentinels: report.SentinelsNone}
+func Command(res *wrapper.Result) *Evaluation {
+	ev := &Evaluation{Sentinels: report.SentinelsNone}
 	if res.Error != "" {
 		ev.problemf("wrapper: %s", res.Error)
 	}
@@ -366,14 +378,14 @@ func evaluateCommand(res *wrapper.Result) *evaluation {
 		ev.problemf("the JUnit report was larger than the limit and was cut")
 	}
 	if len(res.JUnit) > 0 {
-		cases, err := parseJUnit(res.JUnit)
+		cases, err := ParseJUnit(res.JUnit)
 		if err != nil {
 			ev.problemf("%v", err)
 		}
 		for _, c := range cases {
-			ev.tests = append(ev.tests, report.TestResult{ID: strings.TrimPrefix(c.ClassName+"::"+c.Name, "::"), Outcome: c.Outcome})
+			ev.Tests = append(ev.Tests, report.TestResult{ID: strings.TrimPrefix(c.ClassName+"::"+c.Name, "::"), Outcome: c.Outcome})
 		}
-		if res.ExitCode != 0 && !res.TimedOut && err == nil && !slices.ContainsFunc(ev.tests, func(t report.TestResult) bool { return t.Outcome != report.OutcomePassed }) {
+		if res.ExitCode != 0 && !res.TimedOut && err == nil && !slices.ContainsFunc(ev.Tests, func(t report.TestResult) bool { return t.Outcome != report.OutcomePassed }) {
 			ev.problemf("the command exited %d although its report shows no failure", res.ExitCode)
 		}
 		return ev
@@ -386,6 +398,6 @@ func evaluateCommand(res *wrapper.Result) *evaluation {
 	if len(res.Runner) > 0 {
 		name = path.Base(res.Runner[0])
 	}
-	ev.tests = []report.TestResult{{ID: name, Outcome: outcome}}
+	ev.Tests = []report.TestResult{{ID: name, Outcome: outcome}}
 	return ev
 }

@@ -1,4 +1,4 @@
-package grader
+package evaluate
 
 import (
 	"strings"
@@ -25,16 +25,16 @@ func junitOf(cases ...string) []byte {
 func TestListedCasesMissing(t *testing.T) {
 	expected := []wrapper.ExpectedTest{{File: "test_a.py", Name: "test_x", Cases: []string{"1", "2", "3"}}}
 	res := &wrapper.Result{Expected: expected, JUnit: junitOf("test_a|test_x[1]", "test_a|test_x[3]")}
-	ev := &evaluation{}
+	ev := &Evaluation{}
 	checkListedCases(ev, res)
-	if len(ev.problems) != 1 || !strings.Contains(ev.problems[0], "1 listed parametrized case(s) of 1 hidden test(s) missing") {
-		t.Errorf("problems %q, want one about the missing case", ev.problems)
+	if len(ev.Problems) != 1 || !strings.Contains(ev.Problems[0], "1 listed parametrized case(s) of 1 hidden test(s) missing") {
+		t.Errorf("problems %q, want one about the missing case", ev.Problems)
 	}
-	ev = &evaluation{}
+	ev = &Evaluation{}
 	res.JUnit = junitOf("test_a|test_x[1]", "test_a|test_x[2]", "test_a|test_x[3]")
 	checkListedCases(ev, res)
-	if len(ev.problems) != 0 {
-		t.Errorf("problems %q for a full report", ev.problems)
+	if len(ev.Problems) != 0 {
+		t.Errorf("problems %q for a full report", ev.Problems)
 	}
 }
 
@@ -51,7 +51,7 @@ func TestListedCasesNumbered(t *testing.T) {
 		ev := evaluatePytest(res)
 		checkListedCases(ev, res)
 		var ids []string
-		for _, r := range ev.tests {
+		for _, r := range ev.Tests {
 			ids = append(ids, r.ID)
 		}
 		want := []string{"test_a.py::test_x[case-2]", "test_a.py::test_x[case-3]", "test_a.py::test_x[ok]"}

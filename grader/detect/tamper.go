@@ -1,4 +1,4 @@
-package grader
+package detect
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/tree"
+	"github.com/testfirst-app/testfirst/wrapper"
 )
 
 // MaxPatternScanBytes is the largest file TamperSignals scans for source
@@ -115,9 +116,9 @@ func hiddenModuleNames(hidden *tree.Tree) hiddenNames {
 	return n
 }
 
-// importableSuffixes are the file name endings Python imports a module
+// ImportableSuffixes are the file name endings Python imports a module
 // from, beside a directory (a package, with or without __init__.py).
-var importableSuffixes = []string{".py", ".pyc", ".pyo", ".pyw", ".so", ".pyd"}
+var ImportableSuffixes = []string{".py", ".pyc", ".pyo", ".pyw", ".so", ".pyd"}
 
 // signals flags p when it has a hidden test file's path, when it is a
 // module or lies in a package named like a hidden test module, or when it
@@ -143,7 +144,7 @@ func (n hiddenNames) signals(p string) []string {
 		out = append(out, report.ReasonHiddenPkg)
 	}
 	stem, _, _ := strings.Cut(base, ".")
-	if n.modules[stem] && slices.ContainsFunc(importableSuffixes, func(s string) bool { return strings.HasSuffix(base, s) }) {
+	if n.modules[stem] && slices.ContainsFunc(ImportableSuffixes, func(s string) bool { return strings.HasSuffix(base, s) }) {
 		out = append(out, report.ReasonHiddenName)
 	}
 	return out
@@ -350,7 +351,7 @@ var sourcePatterns = []sourcePattern{
 	{text: "allow_module_level", why: "can skip or exit at import"},
 	{text: "/proc/self/fd", why: "can reach the runner's open files"},
 	{text: "/proc/1", why: "can reach the wrapper process"},
-	{text: HiddenDir, why: "the hidden tests' directory"},
+	{text: wrapper.HiddenDir, why: "the hidden tests' directory"},
 	{text: "sys.argv", why: "can find the hidden tests' directory on the runner's command line"},
 	{text: "/dev/fd", why: "can reach the runner's open files"},
 	{text: "dup2", why: "can replace the runner's open files"},

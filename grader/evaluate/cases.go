@@ -1,4 +1,4 @@
-package grader
+package evaluate
 
 import (
 	"fmt"
@@ -21,11 +21,11 @@ import (
 // A test whose cases were all left unreported is the evaluation's
 // concern (its module failed to import, or the test is missing): this
 // adds nothing there.
-func checkListedCases(ev *evaluation, res *wrapper.Result) {
+func checkListedCases(ev *Evaluation, res *wrapper.Result) {
 	if len(res.JUnit) == 0 {
 		return
 	}
-	cases, err := parseJUnit(res.JUnit)
+	cases, err := ParseJUnit(res.JUnit)
 	if err != nil {
 		return
 	}
@@ -61,7 +61,7 @@ func checkListedCases(ev *evaluation, res *wrapper.Result) {
 				example = id
 			}
 		}
-		// The evaluation numbered the cases it could not report as they
+		// The Evaluation numbered the cases it could not report as they
 		// are by their place in the report: renumber by the listing.
 		for i, n := range names {
 			if i >= maxCasesPerTest {
@@ -74,9 +74,9 @@ func checkListedCases(ev *evaluation, res *wrapper.Result) {
 		}
 	}
 	if len(renamed) > 0 {
-		for i := range ev.tests {
-			if to, ok := renamed[ev.tests[i].ID]; ok {
-				ev.tests[i].ID = to
+		for i := range ev.Tests {
+			if to, ok := renamed[ev.Tests[i].ID]; ok {
+				ev.Tests[i].ID = to
 			}
 		}
 		for _, rs := range ev.cases {
@@ -86,7 +86,7 @@ func checkListedCases(ev *evaluation, res *wrapper.Result) {
 				}
 			}
 		}
-		slices.SortFunc(ev.tests, func(a, b report.TestResult) int { return strings.Compare(a.ID, b.ID) })
+		slices.SortFunc(ev.Tests, func(a, b report.TestResult) int { return strings.Compare(a.ID, b.ID) })
 	}
 	if missingTests > 0 {
 		ev.problemf("%d listed parametrized case(s) of %d hidden test(s) missing from the runner's report, e.g. of %s", missingCases, missingTests, example)

@@ -1,15 +1,16 @@
-package grader
+package environment
 
 import (
 	"context"
 	"io"
 
+	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/wrapper"
 )
 
-// ImageName is the name of grader images; the tag is a content hash.
-const ImageName = "testfirst-grader"
+// GraderImageName is the name of grader images; the tag is a content hash.
+const GraderImageName = "testfirst-grader"
 
 // imageBuilder is what the grader needs to build its image.
 type imageBuilder interface {
@@ -30,7 +31,7 @@ func EnsureImage(ctx context.Context, b imageBuilder, base string, wrapperBinary
 		}
 	}
 	return b.EnsureLayer(ctx, sandbox.Layer{
-		Name: ImageName,
+		Name: GraderImageName,
 		Base: base,
 		Files: []sandbox.LayerFile{
 			{Path: wrapper.BinaryPath, Mode: 0o755, Data: wrapperBinary},
@@ -39,4 +40,20 @@ func EnsureImage(ctx context.Context, b imageBuilder, base string, wrapperBinary
 		},
 		Entrypoint: []string{wrapper.BinaryPath},
 	})
+}
+
+// Prepared is the environment a grade runs in.
+type Prepared struct {
+	// Image and ImageID are the grader image built on the environment.
+	Image, ImageID string
+	// Environment is what the report says of it.
+	Environment *report.Environment
+	// ProxySocket is the read-only egress proxy's socket, for a mirror
+	// grade.
+	ProxySocket string
+	// Failure, when set, says why the environment could not be built:
+	// the grade is an error and runs nothing. FailureOutput, for the
+	// requester only, is the build's output.
+	Failure       string
+	FailureOutput string
 }

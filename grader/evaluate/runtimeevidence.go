@@ -1,4 +1,4 @@
-package grader
+package evaluate
 
 import (
 	"fmt"
@@ -56,7 +56,7 @@ const (
 // runtimeEvidence adds to set what the plugin's channel says about a pytest
 // run: its events, and the cross-checks of its end record with the exit
 // status, the report and pytest's summary line.
-func runtimeEvidence(res *wrapper.Result, set *evidenceSet) {
+func runtimeEvidence(res *wrapper.Result, set *EvidenceSet) {
 	if len(res.Runner) == 0 {
 		return // the tests never ran
 	}
@@ -78,7 +78,7 @@ func runtimeEvidence(res *wrapper.Result, set *evidenceSet) {
 		set.add(ReasonChannelOverflow, report.StrengthWeak, "the evidence pipe carried more than the wrapper keeps")
 	}
 	for _, e := range ev.Events {
-		set.merge(report.Evidence{Reason: e.Reason, Strength: report.Strength(e.Strength), Count: e.Count, Examples: e.Examples})
+		set.Merge(report.Evidence{Reason: e.Reason, Strength: report.Strength(e.Strength), Count: e.Count, Examples: e.Examples})
 	}
 	if ev.ForkedEnds > 0 {
 		set.addN(ReasonForkedSession, report.StrengthStrong, ev.ForkedEnds, "a forked child of the runner wrote an end record")
@@ -105,7 +105,7 @@ func runtimeEvidence(res *wrapper.Result, set *evidenceSet) {
 	}
 	if end.ReportSHA256 != ev.ReportSHA256 || end.ReportBytes != ev.ReportBytes {
 		set.add(ReasonReportMismatch, report.StrengthStrong, fmt.Sprintf("the plugin wrote %d bytes of report, the report pipe carried %d other ones", end.ReportBytes, ev.ReportBytes))
-	} else if cases, err := parseJUnit(res.JUnit); err == nil && len(cases) != end.Cases && !res.JUnitTruncated {
+	} else if cases, err := ParseJUnit(res.JUnit); err == nil && len(cases) != end.Cases && !res.JUnitTruncated {
 		set.add(ReasonReportMismatch, report.StrengthStrong, fmt.Sprintf("the plugin wrote %d test cases, the report holds %d", end.Cases, len(cases)))
 	}
 	if res.OutputTruncated {
@@ -126,7 +126,7 @@ func runtimeEvidence(res *wrapper.Result, set *evidenceSet) {
 
 // dirsEvidence adds ReasonDirsUnsealed to set when the wrapper did not see
 // its directories sealed just before the runner started.
-func dirsEvidence(res *wrapper.Result, set *evidenceSet) {
+func dirsEvidence(res *wrapper.Result, set *EvidenceSet) {
 	iso := res.Isolation
 	if iso.DirsSealed {
 		return
@@ -175,8 +175,8 @@ func pytestSummary(out []byte) (map[string]int, bool) {
 	return counts, true
 }
 
-// merge adds one piece of evidence, with its count and examples, to s.
-func (s *evidenceSet) merge(e report.Evidence) {
+// Merge adds one piece of evidence, with its count and examples, to s.
+func (s *EvidenceSet) Merge(e report.Evidence) {
 	n := 0
 	for _, ex := range e.Examples {
 		if n == e.Count {
@@ -188,8 +188,8 @@ func (s *evidenceSet) merge(e report.Evidence) {
 	s.addN(e.Reason, e.Strength, e.Count-n, "")
 }
 
-// describeStrong says each piece of strong evidence of es in words.
-func describeStrong(es []report.Evidence) []string {
+// DescribeStrong says each piece of strong evidence of es in words.
+func DescribeStrong(es []report.Evidence) []string {
 	var out []string
 	for _, e := range report.StrongEvidence(es) {
 		out = append(out, e.Describe())
@@ -197,16 +197,16 @@ func describeStrong(es []report.Evidence) []string {
 	return out
 }
 
-// mergeStrong adds the strong evidence of es to s, each example marked
+// MergeStrong adds the strong evidence of es to s, each example marked
 // with prefix. Weak evidence of a second run of the same tree would only
 // count the same signals twice.
-func mergeStrong(s *evidenceSet, es []report.Evidence, prefix string) {
+func MergeStrong(s *EvidenceSet, es []report.Evidence, prefix string) {
 	for _, e := range report.StrongEvidence(es) {
 		ex := make([]string, len(e.Examples))
 		for i, x := range e.Examples {
 			ex[i] = prefix + x
 		}
 		e.Examples = ex
-		s.merge(e)
+		s.Merge(e)
 	}
 }

@@ -1,4 +1,4 @@
-package grader
+package evaluate
 
 import (
 	"bytes"
@@ -10,27 +10,27 @@ import (
 	"github.com/testfirst-app/testfirst/report"
 )
 
-// junitCase is one <testcase> of a JUnit XML report.
-type junitCase struct {
+// JUnitCase is one <testcase> of a JUnit XML report.
+type JUnitCase struct {
 	ClassName string
 	Name      string
 	Outcome   report.Outcome
 }
 
-// parseJUnit reads a JUnit XML report as pytest writes it: one root
+// ParseJUnit reads a JUnit XML report as pytest writes it: one root
 // element, <testsuites> or <testsuite>, holding <testcase> elements. A
 // second root (a report appended to another), a truncated document or an
 // unknown root is an error: the grade fails closed on it.
-func parseJUnit(data []byte) ([]junitCase, error) {
+func ParseJUnit(data []byte) ([]JUnitCase, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("the runner wrote no JUnit report")
 	}
 	dec := xml.NewDecoder(bytes.NewReader(data))
 	var (
-		cases []junitCase
+		cases []JUnitCase
 		depth int
 		roots int
-		cur   *junitCase
+		cur   *JUnitCase
 	)
 	for {
 		tok, err := dec.Token()
@@ -57,7 +57,7 @@ func parseJUnit(data []byte) ([]junitCase, error) {
 				if cur != nil {
 					return nil, errors.New("JUnit report nests a <testcase> in another")
 				}
-				cur = &junitCase{Outcome: report.OutcomePassed}
+				cur = &JUnitCase{Outcome: report.OutcomePassed}
 				for _, a := range t.Attr {
 					switch a.Name.Local {
 					case "classname":

@@ -1,4 +1,4 @@
-package grader
+package evaluate
 
 import (
 	"slices"
@@ -6,20 +6,20 @@ import (
 	"github.com/testfirst-app/testfirst/report"
 )
 
-// evidenceSet gathers evidence by reason. Its zero value is ready to use.
-type evidenceSet struct {
+// EvidenceSet gathers evidence by reason. Its zero value is ready to use.
+type EvidenceSet struct {
 	byReason map[string]*report.Evidence
 }
 
 // add records one sighting of reason with strength; example, when not
 // empty, is kept among the first few. A reason seen as both weak and strong
 // is strong.
-func (s *evidenceSet) add(reason string, strength report.Strength, example string) {
+func (s *EvidenceSet) add(reason string, strength report.Strength, example string) {
 	s.addN(reason, strength, 1, example)
 }
 
 // addN records n sightings of reason.
-func (s *evidenceSet) addN(reason string, strength report.Strength, n int, example string) {
+func (s *EvidenceSet) addN(reason string, strength report.Strength, n int, example string) {
 	if n <= 0 {
 		return
 	}
@@ -40,8 +40,8 @@ func (s *evidenceSet) addN(reason string, strength report.Strength, n int, examp
 	}
 }
 
-// list returns the evidence strongest first, then most seen, then by name.
-func (s *evidenceSet) list() []report.Evidence {
+// List returns the evidence strongest first, then most seen, then by name.
+func (s *EvidenceSet) List() []report.Evidence {
 	out := make([]report.Evidence, 0, len(s.byReason))
 	for _, e := range s.byReason {
 		out = append(out, *e)

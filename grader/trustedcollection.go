@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/testfirst-app/testfirst/grader/detect"
 	"github.com/testfirst-app/testfirst/tree"
 	"github.com/testfirst-app/testfirst/wrapper"
 )
@@ -34,7 +35,7 @@ func (g *Grader) collectTrusted(ctx context.Context, req Request, trusted *tree.
 	if timeout <= 0 {
 		return nil, nil
 	}
-	clean, _ := WithoutBytecode(trusted)
+	clean, _ := detect.WithoutBytecode(trusted)
 	uid := testUIDBase + int(rand.Int32N(testUIDSpan))
 	job := wrapper.Job{
 		Mode:          wrapper.ModeCollect,
@@ -44,7 +45,7 @@ func (g *Grader) collectTrusted(ctx context.Context, req Request, trusted *tree.
 		OutputLimit:   outputLimit,
 		JUnitLimit:    junitLimit,
 		ProcLimit:     int(max(req.Limits.Pids-procReserve, req.Limits.Pids/2)),
-		SourceDir:     SourceDir(req.Base),
+		SourceDir:     detect.SourceDir(req.Base),
 	}
 	sres, err := g.runWrapper(ctx, job, req.Hidden, clean, timeout, req.Limits, "", req.Labels)
 	if err != nil {

@@ -1,4 +1,4 @@
-package grader
+package evaluate
 
 import (
 	"fmt"
@@ -7,11 +7,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/testfirst-app/testfirst/grader/detect"
 	"github.com/testfirst-app/testfirst/tree"
+	"github.com/testfirst-app/testfirst/wrapper"
 )
 
 // A broken hidden test is the task's fault: it cannot run on the base nor
-// on any tree under test, whatever the pull request does. brokenHidden
+// on any tree under test, whatever the pull request does. BrokenHidden
 // finds them by what every run said of them (the base, the tree under
 // test, the reference): the same import error of the same hidden module,
 // or the same fixture missing for the same test.
@@ -70,7 +72,7 @@ func providesModule(t *tree.Tree, top string) bool {
 		if nested && first == top && rest != "" {
 			return true
 		}
-		if !nested && slices.ContainsFunc(importableSuffixes, func(s string) bool { return p == top+s }) {
+		if !nested && slices.ContainsFunc(detect.ImportableSuffixes, func(s string) bool { return p == top+s }) {
 			return true
 		}
 	}
@@ -91,10 +93,10 @@ func elsewhere(t *tree.Tree, top string) string {
 	return ""
 }
 
-// brokenHidden lists, one reason each, the hidden modules that fail to
+// BrokenHidden lists, one reason each, the hidden modules that fail to
 // import and the fixtures missing in every run of evs (the base's first),
 // trees holding the trees those runs tested.
-func brokenHidden(evs []*evaluation, trees []*tree.Tree, hidden *tree.Tree) []string {
+func BrokenHidden(evs []*Evaluation, trees []*tree.Tree, hidden *tree.Tree) []string {
 	if len(evs) < 2 || slices.Contains(evs, nil) {
 		return nil
 	}
@@ -157,7 +159,7 @@ var (
 	sectionRe     = regexp.MustCompile(`^(?:_{3,}|={3,}) (.*?) (?:_{3,}|={3,})$`)
 	collectingRe  = regexp.MustCompile(`^ERROR collecting (\S+)$`)
 	setupOfRe     = regexp.MustCompile(`^ERROR at setup of \S+$`)
-	setupFileRe   = regexp.MustCompile(`^file ` + regexp.QuoteMeta(HiddenDir) + `/(\S+), line \d+$`)
+	setupFileRe   = regexp.MustCompile(`^file ` + regexp.QuoteMeta(wrapper.HiddenDir) + `/(\S+), line \d+$`)
 	fixtureLineRe = regexp.MustCompile(`^E\s+fixture '([A-Za-z_][A-Za-z0-9_]{0,120})' not found\s*$`)
 )
 
