@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/testfirst-app/testfirst/checkrun"
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/pipeline"
@@ -63,7 +64,7 @@ func newestStatus(ctx context.Context, tx *db.Tx, ticket int64) (*pipeline.Versi
 
 // putRun updates the check run on head whose external id is cr's, or
 // creates it.
-func putRun(ctx context.Context, gi *github.Installation, repo db.Repository, head string, cr pipeline.CheckRun) error {
+func putRun(ctx context.Context, gi *github.Installation, repo db.Repository, head string, cr checkrun.Run) error {
 	runs, err := gi.CheckRunsFor(ctx, repo.Owner, repo.Name, head, "")
 	if err != nil {
 		return retryOrCancel(err)
@@ -71,10 +72,10 @@ func putRun(ctx context.Context, gi *github.Installation, repo db.Repository, he
 	cr.HeadSHA = head
 	for _, r := range runs {
 		if r.ExternalID == cr.ExternalID {
-			return retryOrCancel(gi.UpdateCheckRun(ctx, repo.Owner, repo.Name, r.ID, toGitHub(cr)))
+			return retryOrCancel(gi.UpdateCheckRun(ctx, repo.Owner, repo.Name, r.ID, cr))
 		}
 	}
-	_, err = gi.CreateCheckRun(ctx, repo.Owner, repo.Name, toGitHub(cr))
+	_, err = gi.CreateCheckRun(ctx, repo.Owner, repo.Name, cr)
 	return retryOrCancel(err)
 }
 
@@ -129,7 +130,7 @@ func (q *gradeQueue) cardURL(repo db.Repository, tk db.Ticket, newest *pipeline.
 // restateRender says what one check run of the ticket on an open pull
 // request's head says now: g is the completed grade it shows (nil for the
 // waiting run) and was its title. ok false leaves it as it is.
-type restateRender func(g *db.Grade, was string) (cr pipeline.CheckRun, ok bool)
+type restateRender func(g *db.Grade, was string) (cr checkrun.Run, ok bool)
 
 // restate completes again, at once, the check runs of the ticket's
 // completed grades and its waiting runs on every open pull request that
@@ -174,10 +175,10 @@ func (q *gradeQueue) restate(ctx context.Context, gi *github.Installation, repo 
 		}
 		for _, r := range runs {
 			var (
-				cr pipeline.CheckRun
+				cr checkrun.Run
 				ok bool
 			)
-			if g, found := t.grades[r.ExternalID]; found && r.Status == github.StatusCompleted {
+			if g, found := t.grades[r.ExternalID]; found && r.Status == checkrun.StatusCompleted {
 				cr, ok = render(&g, r.Title)
 			} else if r.ExternalID == waitingID(tk.ID) {
 				cr, ok = render(nil, r.Title)
@@ -186,7 +187,7 @@ func (q *gradeQueue) restate(ctx context.Context, gi *github.Installation, repo 
 				continue
 			}
 			cr.Name, cr.HeadSHA, cr.ExternalID = t.name, t.head, r.ExternalID
-			if err := gi.UpdateCheckRun(ctx, repo.Owner, repo.Name, r.ID, toGitHub(cr)); err != nil {
+			if err := gi.UpdateCheckRun(ctx, repo.Owner, repo.Name, r.ID, cr); err != nil {
 				errs = append(errs, retryOrCancel(err))
 			}
 		}
@@ -198,16 +199,16 @@ func (q *gradeQueue) restate(ctx context.Context, gi *github.Installation, repo 
 // against versions older than newest, when newest replaced an approved
 // version, and refreshes the waiting runs.
 func (q *gradeQueue) supersede(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket, newest *pipeline.VersionStatus) error {
-	return q.restate(ctx, gi, repo, tk, func(g *db.Grade, was string) (pipeline.CheckRun, bool) {
+	return q.restate(ctx, gi, repo, tk, func(g *db.Grade, was string) (checkrun.Run, bool) {
 		if g == nil {
 			return pipeline.WaitingCheckRun("", tk.IssueNumber, newest, q.cardURL(repo, tk, newest)), true
 		}
 		if newest == nil || g.VersionNumber >= newest.Number {
-			return pipeline.CheckRun{}, false
+			return checkrun.Run{}, false
 		}
 		cr := pipeline.SupersededCheckRun(g.VersionNumber, newest.Number, newest, was)
 		cr.DetailsURL = q.detailsURL(g.ID)
-		cr.Actions = []pipeline.CheckAction{pipeline.RegradeAction}
+		cr.Actions = []checkrun.Action{pipeline.RegradeAction}
 		return cr, true
 	})
 }
@@ -223,9 +224,9 @@ func (q *gradeQueue) refreshWaiting(ctx context.Context, gi *github.Installation
 	}); err != nil {
 		return err
 	}
-	return q.restate(ctx, gi, repo, tk, func(g *db.Grade, _ string) (pipeline.CheckRun, bool) {
+	return q.restate(ctx, gi, repo, tk, func(g *db.Grade, _ string) (checkrun.Run, bool) {
 		if g != nil {
-			return pipeline.CheckRun{}, false
+			return checkrun.Run{}, false
 		}
 		return pipeline.WaitingCheckRun("", tk.IssueNumber, newest, q.cardURL(repo, tk, newest)), true
 	})
@@ -234,7 +235,7 @@ func (q *gradeQueue) refreshWaiting(ctx context.Context, gi *github.Installation
 // withdraw completes again as withdrawn the ticket's check runs on its open
 // pull requests, once its label is removed.
 func (q *gradeQueue) withdraw(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket) error {
-	return q.restate(ctx, gi, repo, tk, func(g *db.Grade, was string) (pipeline.CheckRun, bool) {
+	return q.restate(ctx, gi, repo, tk, func(g *db.Grade, was string) (checkrun.Run, bool) {
 		if g == nil {
 			was = "not graded yet"
 		}
@@ -275,7 +276,7 @@ func (q *gradeQueue) rename(ctx context.Context, gi *github.Installation, repo d
 		}
 		for _, r := range runs {
 			id, ok := strings.CutPrefix(r.ExternalID, "wait-")
-			if !ok || linked[r.ExternalID] || r.Status == github.StatusCompleted {
+			if !ok || linked[r.ExternalID] || r.Status == checkrun.StatusCompleted {
 				continue
 			}
 			n, err := strconv.ParseInt(id, 10, 64)
@@ -296,12 +297,12 @@ func (q *gradeQueue) rename(ctx context.Context, gi *github.Installation, repo d
 		return err
 	}
 	for _, r := range runs {
-		var cr github.CheckRun
+		var cr checkrun.Run
 		if issue, ok := unlinked[r.ExternalID]; ok {
-			cr = toGitHub(pipeline.UnlinkedCheckRun(issue))
+			cr = pipeline.UnlinkedCheckRun(issue)
 			cr.Name, cr.ExternalID = r.Name, r.ExternalID
 		} else if name, ok := names[r.ExternalID]; ok && r.Name != name && pipeline.IsCheckRunName(r.Name) {
-			cr = github.CheckRun{Name: name}
+			cr = checkrun.Run{Name: name}
 		} else {
 			continue
 		}

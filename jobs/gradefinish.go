@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strconv"
 
+	"github.com/testfirst-app/testfirst/checkrun"
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/pipeline"
@@ -23,7 +24,7 @@ func (w *GradeWorker) finishCheckRuns(ctx context.Context, log *slog.Logger, gi 
 	}
 	open := false
 	for _, r := range runs {
-		if (r.ID == g.CheckRunID || r.ExternalID == strconv.FormatInt(g.ID, 10)) && r.Status != github.StatusCompleted {
+		if (r.ID == g.CheckRunID || r.ExternalID == strconv.FormatInt(g.ID, 10)) && r.Status != checkrun.StatusCompleted {
 			open = true
 		}
 	}

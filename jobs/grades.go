@@ -11,6 +11,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/testfirst-app/testfirst/checkrun"
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/pipeline"
@@ -315,7 +316,7 @@ func (q *gradeQueue) grade(ctx context.Context, gi *github.Installation, repo db
 // sandbox queue as River takes it: by priority (an installation's first
 // waiting grade, then its second, …, from the fourth on together; see
 // grade), then in order of recording; and the grades running.
-func (q *gradeQueue) queuedRun(ctx context.Context, g db.Grade) (pipeline.CheckRun, error) {
+func (q *gradeQueue) queuedRun(ctx context.Context, g db.Grade) (checkrun.Run, error) {
 	ahead, running := 0, 0
 	err := q.db.Tx(ctx, func(tx *db.Tx) error {
 		gs, err := tx.UnfinishedGradesAll(ctx)
@@ -378,7 +379,7 @@ func (q *gradeQueue) refreshQueue(ctx context.Context, gh installationClients) {
 	for _, g := range gs {
 		gi, err := gh.Installation(repos[g.ID].InstallationID)
 		if err == nil {
-			var cr pipeline.CheckRun
+			var cr checkrun.Run
 			if cr, err = q.queuedRun(ctx, g); err == nil {
 				_, err = q.ensureCheckRun(ctx, gi, repos[g.ID], g, cr, pipeline.GradeQueued)
 			}
@@ -404,13 +405,12 @@ func (q *gradeQueue) phase(ctx context.Context, gi *github.Installation, repo db
 // that far (found by external id). An existing run is changed only while
 // the grade is in state while, so that a late "queued" never hides "in
 // progress" and a late phase never reopens a cancelled run.
-func (q *gradeQueue) ensureCheckRun(ctx context.Context, gi *github.Installation, repo db.Repository, g db.Grade, cr0 pipeline.CheckRun, while pipeline.GradeState) (int64, error) {
-	cr0.ExternalID = strconv.FormatInt(g.ID, 10)
+func (q *gradeQueue) ensureCheckRun(ctx context.Context, gi *github.Installation, repo db.Repository, g db.Grade, cr checkrun.Run, while pipeline.GradeState) (int64, error) {
+	cr.ExternalID = strconv.FormatInt(g.ID, 10)
 	var err error
-	if cr0.Name, err = q.nameOf(ctx, repo, g); err != nil {
+	if cr.Name, err = q.nameOf(ctx, repo, g); err != nil {
 		return 0, err
 	}
-	cr := toGitHub(cr0)
 	id, claimed, state, err := q.checkRunOrClaim(ctx, g.ID)
 	if err != nil {
 		return 0, err
@@ -499,12 +499,11 @@ func (q *gradeQueue) checkRunOrClaim(ctx context.Context, grade int64) (id int64
 // completeCheckRuns completes grade g's check run, and any other run on the
 // head carrying its external id (created by a racing attempt), with cr: no
 // run of a grade is left in progress.
-func (q *gradeQueue) completeCheckRuns(ctx context.Context, gi *github.Installation, repo db.Repository, g db.Grade, done pipeline.CheckRun) error {
+func (q *gradeQueue) completeCheckRuns(ctx context.Context, gi *github.Installation, repo db.Repository, g db.Grade, cr checkrun.Run) error {
 	var err error
-	if done.Name, err = q.nameOf(ctx, repo, g); err != nil {
+	if cr.Name, err = q.nameOf(ctx, repo, g); err != nil {
 		return err
 	}
-	cr := toGitHub(done)
 	ids := []int64{}
 	if g.CheckRunID > 0 {
 		ids = append(ids, g.CheckRunID)
@@ -514,7 +513,7 @@ func (q *gradeQueue) completeCheckRuns(ctx context.Context, gi *github.Installat
 		return retryOrCancel(err)
 	}
 	for _, r := range runs {
-		if r.ExternalID == strconv.FormatInt(g.ID, 10) && r.ID != g.CheckRunID && r.Status != github.StatusCompleted {
+		if r.ExternalID == strconv.FormatInt(g.ID, 10) && r.ID != g.CheckRunID && r.Status != checkrun.StatusCompleted {
 			ids = append(ids, r.ID)
 		}
 	}
