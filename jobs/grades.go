@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
 
-	"github.com/testfirst-app/testfirst/checkrun"
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/pipeline"
@@ -312,219 +310,9 @@ func (q *gradeQueue) grade(ctx context.Context, gi *github.Installation, repo db
 	return err
 }
 
-// queuedRun is the check run of queued grade g, with its place in the
-// sandbox queue as River takes it: by priority (an installation's first
-// waiting grade, then its second, …, from the fourth on together; see
-// grade), then in order of recording; and the grades running.
-func (q *gradeQueue) queuedRun(ctx context.Context, g db.Grade) (checkrun.Run, error) {
-	ahead, running := 0, 0
-	err := q.db.Tx(ctx, func(tx *db.Tx) error {
-		gs, err := tx.UnfinishedGradesAll(ctx)
-		type place struct{ rank, id int64 }
-		places := map[int64]place{}
-		perInstallation := map[int64]int64{}
-		for _, o := range gs { // oldest first
-			if o.State == pipeline.GradeRunning {
-				running++
-				continue
-			}
-			perInstallation[o.InstallationID]++
-			places[o.ID] = place{min(perInstallation[o.InstallationID], 4), o.ID}
-		}
-		me, ok := places[g.ID]
-		for id, p := range places {
-			if ok && id != g.ID && (p.rank < me.rank || p.rank == me.rank && p.id < me.id) {
-				ahead++
-			}
-		}
-		return err
-	})
-	return pipeline.QueuedCheckRun(g.HeadSHA, g.VersionNumber, ahead, running, q.detailsURL(g.ID)), err
-}
-
 // maxQueueRefresh bounds how many queued check runs a starting grade
 // updates with their new place in the queue.
 const maxQueueRefresh = 20
-
-// refreshQueue tells the first queued grades, after one started, their
-// new place in the queue. A failure only leaves a place stale.
-func (q *gradeQueue) refreshQueue(ctx context.Context, gh installationClients) {
-	var (
-		gs    []db.Grade
-		repos = map[int64]db.Repository{}
-	)
-	if err := q.db.Tx(ctx, func(tx *db.Tx) error {
-		all, err := tx.UnfinishedGradesAll(ctx)
-		if err != nil {
-			return err
-		}
-		for _, g := range all {
-			if g.State != pipeline.GradeQueued || g.CheckRunID == 0 || len(gs) == maxQueueRefresh {
-				continue
-			}
-			tk, err := tx.Ticket(ctx, g.TicketID)
-			if err != nil {
-				return err
-			}
-			if repos[g.ID], err = tx.Repository(ctx, tk.RepositoryID); err != nil {
-				return err
-			}
-			gs = append(gs, g)
-		}
-		return nil
-	}); err != nil {
-		q.log.WarnContext(ctx, "queue refresh", "err", err)
-		return
-	}
-	for _, g := range gs {
-		gi, err := gh.Installation(repos[g.ID].InstallationID)
-		if err == nil {
-			var cr checkrun.Run
-			if cr, err = q.queuedRun(ctx, g); err == nil {
-				_, err = q.ensureCheckRun(ctx, gi, repos[g.ID], g, cr, pipeline.GradeQueued)
-			}
-		}
-		if err != nil {
-			q.log.WarnContext(ctx, "queue refresh", "grade", g.ID, "err", err)
-		}
-	}
-}
-
-// phase tells grade g's check run what the running grade is doing.
-func (q *gradeQueue) phase(ctx context.Context, gi *github.Installation, repo db.Repository, g db.Grade, p pipeline.GradePhase) error {
-	_, err := q.ensureCheckRun(ctx, gi, repo, g, pipeline.RunningCheckRun(g.HeadSHA, g.VersionNumber, p, q.detailsURL(g.ID)), pipeline.GradeRunning)
-	return err
-}
-
-// ensureCheckRun makes grade g's check run say cr and returns its id: the
-// run it has, or the ticket's waiting run on the head (adopted), or one
-// made now. Of the delivery job and the grade job, which may both get here
-// at once on different replicas, one claims the creation in the database;
-// the other waits for its id. A claim left by a crash is taken over after
-// checkRunClaimWait, adopting the run the crashed process made if it got
-// that far (found by external id). An existing run is changed only while
-// the grade is in state while, so that a late "queued" never hides "in
-// progress" and a late phase never reopens a cancelled run.
-func (q *gradeQueue) ensureCheckRun(ctx context.Context, gi *github.Installation, repo db.Repository, g db.Grade, cr checkrun.Run, while pipeline.GradeState) (int64, error) {
-	cr.ExternalID = strconv.FormatInt(g.ID, 10)
-	var err error
-	if cr.Name, err = q.nameOf(ctx, repo, g); err != nil {
-		return 0, err
-	}
-	id, claimed, state, err := q.checkRunOrClaim(ctx, g.ID)
-	if err != nil {
-		return 0, err
-	}
-	if id > 0 {
-		if state != while {
-			return id, nil
-		}
-		if err := gi.UpdateCheckRun(ctx, repo.Owner, repo.Name, id, cr); err != nil {
-			return 0, retryOrCancel(err)
-		}
-		return id, nil
-	}
-	runs, err := gi.CheckRunsFor(ctx, repo.Owner, repo.Name, g.HeadSHA, "")
-	if err != nil {
-		return 0, retryOrCancel(err)
-	}
-	for _, r := range runs {
-		// A claim older than the wait: its holder died. Adopt what it
-		// made, if anything.
-		if !claimed && r.ExternalID == cr.ExternalID {
-			id = r.ID
-			break
-		}
-	}
-	for _, r := range runs {
-		if id == 0 && r.ExternalID == waitingID(g.TicketID) && r.Name == cr.Name {
-			id = r.ID
-		}
-	}
-	if id != 0 {
-		if err := gi.UpdateCheckRun(ctx, repo.Owner, repo.Name, id, cr); err != nil {
-			return 0, retryOrCancel(err)
-		}
-	} else if id, err = gi.CreateCheckRun(ctx, repo.Owner, repo.Name, cr); err != nil {
-		return 0, retryOrCancel(err)
-	}
-	return id, q.db.Tx(ctx, func(tx *db.Tx) error { return tx.SetCheckRun(ctx, g.ID, id) })
-}
-
-// nameOf is the name of grade g's check run.
-func (q *gradeQueue) nameOf(ctx context.Context, repo db.Repository, g db.Grade) (string, error) {
-	var name string
-	err := q.db.Tx(ctx, func(tx *db.Tx) error {
-		tk, err := tx.Ticket(ctx, g.TicketID)
-		if err != nil {
-			return err
-		}
-		name, err = checkRunName(ctx, tx, repo.ID, g.PRNumber, tk.IssueNumber)
-		return err
-	})
-	return name, err
-}
-
-// checkRunClaimWait is how long a grade waits for another process's claim
-// on its check run before taking it for dead.
-const checkRunClaimWait = 15 * time.Second
-
-// checkRunOrClaim returns the grade's check run id when it has one, or
-// claims its creation; after checkRunClaimWait of another's claim it
-// returns neither, for the caller to take over.
-func (q *gradeQueue) checkRunOrClaim(ctx context.Context, grade int64) (id int64, claimed bool, state pipeline.GradeState, err error) {
-	deadline := time.Now().Add(checkRunClaimWait)
-	for {
-		err = q.db.Tx(ctx, func(tx *db.Tx) error {
-			g, err := tx.Grade(ctx, grade)
-			state = g.State
-			if err != nil || g.CheckRunID > 0 {
-				id = g.CheckRunID
-				return err
-			}
-			claimed, err = tx.ClaimCheckRun(ctx, grade)
-			return err
-		})
-		if err != nil || id > 0 || claimed || time.Now().After(deadline) {
-			return id, claimed, state, err
-		}
-		select {
-		case <-ctx.Done():
-			return 0, false, state, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
-// completeCheckRuns completes grade g's check run, and any other run on the
-// head carrying its external id (created by a racing attempt), with cr: no
-// run of a grade is left in progress.
-func (q *gradeQueue) completeCheckRuns(ctx context.Context, gi *github.Installation, repo db.Repository, g db.Grade, cr checkrun.Run) error {
-	var err error
-	if cr.Name, err = q.nameOf(ctx, repo, g); err != nil {
-		return err
-	}
-	ids := []int64{}
-	if g.CheckRunID > 0 {
-		ids = append(ids, g.CheckRunID)
-	}
-	runs, err := gi.CheckRunsFor(ctx, repo.Owner, repo.Name, g.HeadSHA, "")
-	if err != nil {
-		return retryOrCancel(err)
-	}
-	for _, r := range runs {
-		if r.ExternalID == strconv.FormatInt(g.ID, 10) && r.ID != g.CheckRunID && r.Status != checkrun.StatusCompleted {
-			ids = append(ids, r.ID)
-		}
-	}
-	cr.ExternalID = strconv.FormatInt(g.ID, 10)
-	for _, id := range ids {
-		if err := gi.UpdateCheckRun(ctx, repo.Owner, repo.Name, id, cr); err != nil {
-			return retryOrCancel(err)
-		}
-	}
-	return nil
-}
 
 // cancel marks grades cancelled and completes their check runs saying why.
 // A running grade's job sees the state and stops its sandbox.
@@ -579,8 +367,4 @@ func (q *gradeQueue) cancelTicket(ctx context.Context, gi *github.Installation, 
 		return err
 	}
 	return q.cancel(ctx, gi, repo, gs, why)
-}
-
-func (q *gradeQueue) detailsURL(grade int64) string {
-	return strings.TrimRight(q.publicURL, "/") + pipeline.GradePath(grade)
 }
