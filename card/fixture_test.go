@@ -9,18 +9,17 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"filippo.io/age"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/handlers"
+	"github.com/testfirst-app/testfirst/internal/testkit"
 	"github.com/testfirst-app/testfirst/pipeline"
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/store"
@@ -122,8 +121,8 @@ func newCardFixture(t *testing.T, repoConfig string) *cardFixture {
 	for login, role := range cardPeople {
 		gh.SetPermission(cardOwner, cardRepo, login, role)
 	}
-	clients := testClients(t, gh)
-	d := testDB(t)
+	clients := testkit.Clients(t, gh)
+	d := testkit.DB(t)
 	f := &cardFixture{gh: gh, db: d, hooks: &hookCalls{}, clock: &fakeClock{t: time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)}, reg: prometheus.NewRegistry()}
 	if err := d.Tx(ctx, func(tx *db.Tx) error {
 		if err := tx.UpsertRepository(ctx, db.Repository{ID: 500, InstallationID: cardInst, Owner: cardOwner, Name: cardRepo, DefaultBranch: "main"}); err != nil {
@@ -137,18 +136,7 @@ func newCardFixture(t *testing.T, repoConfig string) *cardFixture {
 	}
 	f.st = store.Ticket{Installation: cardInst, Owner: cardOwner, Repo: cardRepo, Issue: 1}
 
-	graderID, _ := age.GenerateX25519Identity()
-	cardID, _ := age.GenerateX25519Identity()
-	blobs, err := store.NewFileBlobs(filepath.Join(t.TempDir(), "hidden"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.store, err = store.NewWriter(blobs, []age.Recipient{graderID.Recipient()}, []age.Recipient{cardID.Recipient()}, []age.Identity{cardID}); err != nil {
-		t.Fatal(err)
-	}
-	if f.reader, err = store.NewReader(blobs, []age.Identity{graderID}); err != nil {
-		t.Fatal(err)
-	}
+	f.store, f.reader = testkit.Store(t)
 
 	f.svc = NewService(d, f.store, clients, f.hooks.call, WithClock(f.clock.now), WithMetrics(f.reg), WithGitHubURL(gh.WebURL()))
 	mux := http.NewServeMux()

@@ -6,51 +6,18 @@ import (
 	"time"
 
 	gh "github.com/google/go-github/v66/github"
+
+	"github.com/testfirst-app/testfirst/checkrun"
 )
 
-// Check run statuses and conclusions, as GitHub names them.
-const (
-	StatusInProgress = "in_progress"
-	StatusCompleted  = "completed"
-
-	ConclusionSuccess        = "success"
-	ConclusionFailure        = "failure"
-	ConclusionNeutral        = "neutral"
-	ConclusionActionRequired = "action_required"
-	ConclusionCancelled      = "cancelled"
-)
-
-// MaxSummary is the longest output summary GitHub accepts.
-const MaxSummary = 65535
-
-// CheckAction is a button on a check run ("Regrade").
-type CheckAction struct {
-	Label       string // at most 20 characters
-	Description string // at most 40 characters
-	Identifier  string // at most 20 characters
-}
-
-// CheckRun is a check run as testfirst writes it.
-type CheckRun struct {
-	Name       string
-	HeadSHA    string
-	Status     string
-	Conclusion string // with StatusCompleted
-	Title      string
-	Summary    string
-	DetailsURL string
-	ExternalID string
-	Actions    []CheckAction
-}
-
-func (c CheckRun) output() *gh.CheckRunOutput {
+func output(c checkrun.Run) *gh.CheckRunOutput {
 	if c.Title == "" && c.Summary == "" {
 		return nil
 	}
 	return &gh.CheckRunOutput{Title: gh.String(c.Title), Summary: gh.String(c.Summary)}
 }
 
-func (c CheckRun) actions() []*gh.CheckRunAction {
+func actions(c checkrun.Run) []*gh.CheckRunAction {
 	var out []*gh.CheckRunAction
 	for _, a := range c.Actions {
 		out = append(out, &gh.CheckRunAction{Label: a.Label, Description: a.Description, Identifier: a.Identifier})
@@ -66,7 +33,7 @@ func optional(s string) *string {
 }
 
 // CreateCheckRun creates a check run and returns its id.
-func (in *Installation) CreateCheckRun(ctx context.Context, owner, repo string, c CheckRun) (int64, error) {
+func (in *Installation) CreateCheckRun(ctx context.Context, owner, repo string, c checkrun.Run) (int64, error) {
 	opts := gh.CreateCheckRunOptions{
 		Name:       c.Name,
 		HeadSHA:    c.HeadSHA,
@@ -74,13 +41,13 @@ func (in *Installation) CreateCheckRun(ctx context.Context, owner, repo string, 
 		Conclusion: optional(c.Conclusion),
 		DetailsURL: optional(c.DetailsURL),
 		ExternalID: optional(c.ExternalID),
-		Output:     c.output(),
-		Actions:    c.actions(),
+		Output:     output(c),
+		Actions:    actions(c),
 	}
-	if c.Status == StatusInProgress {
+	if c.Status == checkrun.StatusInProgress {
 		opts.StartedAt = &gh.Timestamp{Time: in.now()}
 	}
-	if c.Status == StatusCompleted {
+	if c.Status == checkrun.StatusCompleted {
 		opts.CompletedAt = &gh.Timestamp{Time: in.now()}
 	}
 	run, resp, err := in.gh.Checks.CreateCheckRun(ctx, owner, repo, opts)
@@ -91,17 +58,17 @@ func (in *Installation) CreateCheckRun(ctx context.Context, owner, repo string, 
 }
 
 // UpdateCheckRun updates check run id.
-func (in *Installation) UpdateCheckRun(ctx context.Context, owner, repo string, id int64, c CheckRun) error {
+func (in *Installation) UpdateCheckRun(ctx context.Context, owner, repo string, id int64, c checkrun.Run) error {
 	opts := gh.UpdateCheckRunOptions{
 		Name:       c.Name,
 		Status:     optional(c.Status),
 		Conclusion: optional(c.Conclusion),
 		DetailsURL: optional(c.DetailsURL),
 		ExternalID: optional(c.ExternalID),
-		Output:     c.output(),
-		Actions:    c.actions(),
+		Output:     output(c),
+		Actions:    actions(c),
 	}
-	if c.Status == StatusCompleted {
+	if c.Status == checkrun.StatusCompleted {
 		opts.CompletedAt = &gh.Timestamp{Time: in.now().Truncate(time.Second)}
 	}
 	_, resp, err := in.gh.Checks.UpdateCheckRun(ctx, owner, repo, id, opts)

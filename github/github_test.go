@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/testfirst-app/testfirst/checkrun"
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
 )
@@ -112,13 +113,13 @@ func TestCheckRunsCommentsLabels(t *testing.T) {
 	s, _, in := setup(t)
 	ctx := context.Background()
 	head, _ := in.BranchHead(ctx, "octo-org", "widgets", "main")
-	id, err := in.CreateCheckRun(ctx, "octo-org", "widgets", github.CheckRun{Name: "testfirst", HeadSHA: head, Status: github.StatusInProgress, Title: "grading", Summary: "grading against v1"})
+	id, err := in.CreateCheckRun(ctx, "octo-org", "widgets", checkrun.Run{Name: "testfirst", HeadSHA: head, Status: checkrun.StatusInProgress, Title: "grading", Summary: "grading against v1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = in.UpdateCheckRun(ctx, "octo-org", "widgets", id, github.CheckRun{Name: "testfirst", Status: github.StatusCompleted, Conclusion: github.ConclusionFailure,
+	err = in.UpdateCheckRun(ctx, "octo-org", "widgets", id, checkrun.Run{Name: "testfirst", Status: checkrun.StatusCompleted, Conclusion: checkrun.ConclusionFailure,
 		Title: "12/14 hidden tests passed · trust: isolated", Summary: "counts", DetailsURL: "https://tf.example.com/grades/1",
-		Actions: []github.CheckAction{{Label: "Regrade", Description: "Grade this head again", Identifier: "regrade"}}})
+		Actions: []checkrun.Action{{Label: "Regrade", Description: "Grade this head again", Identifier: "regrade"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,11 +129,11 @@ func TestCheckRunsCommentsLabels(t *testing.T) {
 	}
 	// Read back by name on the head, with the external id that ties a run
 	// to its grade.
-	other, err := in.CreateCheckRun(ctx, "octo-org", "widgets", github.CheckRun{Name: "testfirst", HeadSHA: head, Status: github.StatusInProgress, ExternalID: "7"})
+	other, err := in.CreateCheckRun(ctx, "octo-org", "widgets", checkrun.Run{Name: "testfirst", HeadSHA: head, Status: checkrun.StatusInProgress, ExternalID: "7"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := in.CreateCheckRun(ctx, "octo-org", "widgets", github.CheckRun{Name: "lint", HeadSHA: head, Status: github.StatusInProgress}); err != nil {
+	if _, err := in.CreateCheckRun(ctx, "octo-org", "widgets", checkrun.Run{Name: "lint", HeadSHA: head, Status: checkrun.StatusInProgress}); err != nil {
 		t.Fatal(err)
 	}
 	refs, err := in.CheckRunsFor(ctx, "octo-org", "widgets", head, "testfirst")
@@ -149,7 +150,7 @@ func TestCheckRunsCommentsLabels(t *testing.T) {
 		t.Errorf("CheckRunsFor without a name = %+v, %v; want all 3 runs", all, err)
 	}
 	// GitHub refuses an over-long summary; the error is permanent.
-	err = in.UpdateCheckRun(ctx, "octo-org", "widgets", id, github.CheckRun{Name: "testfirst", Summary: strings.Repeat("x", github.MaxSummary+1), Title: "t"})
+	err = in.UpdateCheckRun(ctx, "octo-org", "widgets", id, checkrun.Run{Name: "testfirst", Summary: strings.Repeat("x", checkrun.MaxSummary+1), Title: "t"})
 	if ok, _ := github.IsRetryable(err); err == nil || ok {
 		t.Errorf("over-long summary: %v, want a permanent error", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/testfirst-app/testfirst/checkrun"
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
 )
@@ -32,7 +33,7 @@ func TestTransientFaultsAreAbsorbed(t *testing.T) {
 		mu.Lock()
 		head := heads[in]
 		mu.Unlock()
-		id, err := in.CreateCheckRun(ctx, "octo-org", "widgets", github.CheckRun{Name: "testfirst", HeadSHA: head, Status: github.StatusInProgress})
+		id, err := in.CreateCheckRun(ctx, "octo-org", "widgets", checkrun.Run{Name: "testfirst", HeadSHA: head, Status: checkrun.StatusInProgress})
 		mu.Lock()
 		if _, ok := runs1[in]; !ok {
 			runs1[in] = id
@@ -66,7 +67,7 @@ func TestTransientFaultsAreAbsorbed(t *testing.T) {
 			mu.Lock()
 			id := runs1[in]
 			mu.Unlock()
-			return in.UpdateCheckRun(ctx, "octo-org", "widgets", id, github.CheckRun{Name: "testfirst", Status: github.StatusCompleted, Conclusion: github.ConclusionSuccess})
+			return in.UpdateCheckRun(ctx, "octo-org", "widgets", id, checkrun.Run{Name: "testfirst", Status: checkrun.StatusCompleted, Conclusion: checkrun.ConclusionSuccess})
 		}, runs, 3, 0},
 		{"503 on the archive download", func(s *fakegithub.Server) {
 			s.FailNextN(2, "GET", "/_codeload", http.StatusServiceUnavailable, nil)

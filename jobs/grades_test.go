@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/testfirst-app/testfirst/db"
+	"github.com/testfirst-app/testfirst/internal/testkit"
 	"github.com/testfirst-app/testfirst/pipeline"
 	"github.com/testfirst-app/testfirst/store"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
@@ -44,7 +45,7 @@ func (r *recordGrades) Work(ctx context.Context, job *river.Job[GradeArgs]) erro
 func TestGradesAreFairAcrossInstallations(t *testing.T) {
 	ctx := t.Context()
 	gh := fakegithub.New(t)
-	clients, d := testClients(t, gh), testDB(t)
+	clients, d := testkit.Clients(t, gh), testkit.DB(t)
 	q := &gradeQueue{db: d, publicURL: "https://tf.example", log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 
 	type side struct {

@@ -60,20 +60,6 @@ func (w *GradeWorker) uidSplitRequiredBy(cfg pipeline.RepoConfig) string {
 	return ""
 }
 
-// gradedCheckRun is the completed check run of grade g's report: its
-// verdict, with the ticket's agent warnings, or its refusal when requiredBy
-// requires a uid split the report does not prove; refusedBy is requiredBy
-// then. The grade and the retry that completes its run after a failed
-// update post the same.
-func (w *GradeWorker) gradedCheckRun(g db.Grade, tk db.Ticket, repo db.Repository, graded *report.Report, version int, criteria map[string][]string, warnings []string, requiredBy string) (cr pipeline.CheckRun, refusedBy string) {
-	done := pipeline.Graded{Report: graded, Version: version, Digest: g.Digest, Criteria: criteria,
-		DetailsURL: w.grades.detailsURL(g.ID), Owner: repo.Owner, Repo: repo.Name, Issue: tk.IssueNumber, Warnings: warnings}
-	if refused, ok := pipeline.RefusedCheckRun(g.HeadSHA, done, requiredBy); ok {
-		return refused, requiredBy
-	}
-	return pipeline.CompletedCheckRun(g.HeadSHA, done), ""
-}
-
 // Timeout implements river.Worker; see SandboxJobTimeout.
 func (w *GradeWorker) Timeout(*river.Job[GradeArgs]) time.Duration {
 	return SandboxJobTimeout(w.rescueAfter)

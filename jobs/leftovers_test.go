@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/testfirst-app/testfirst/db"
+	"github.com/testfirst-app/testfirst/internal/testkit"
 	"github.com/testfirst-app/testfirst/jobs"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/sandbox/docker"
@@ -74,7 +74,7 @@ func TestRescuedGradeRemovesTheDeadReplicasSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer replica.Process.Kill()
-	waitUntil(t, "the replica's sandbox running", 30*time.Second, func() bool { return len(testenv.Labelled(t, cli, mine, "running")) == 1 })
+	testkit.WaitUntil(t, "the replica's sandbox running", 30*time.Second, func() bool { return len(testenv.Labelled(t, cli, mine, "running")) == 1 })
 	if err := replica.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -85,15 +85,15 @@ func TestRescuedGradeRemovesTheDeadReplicasSandbox(t *testing.T) {
 	}
 
 	reg := prometheus.NewRegistry()
-	m := jobs.NewMetrics(reg, openDB(t))
-	jobs.NewGradingSetup(jobs.Config{DB: openDB(t), Metrics: m}, jobs.Sealed{Sandboxes: g.Docker})
+	m := jobs.NewMetrics(reg, testkit.DB(t))
+	jobs.NewGradingSetup(jobs.Config{DB: testkit.DB(t), Metrics: m}, jobs.Sealed{Sandboxes: g.Docker})
 	// The engine is read at each scrape; a loaded one may miss a scrape's
 	// bound, which leaves the sample out.
-	waitUntil(t, "testfirst_sandboxes_running counting the dead replica's sandbox", 20*time.Second, func() bool {
+	testkit.WaitUntil(t, "testfirst_sandboxes_running counting the dead replica's sandbox", 20*time.Second, func() bool {
 		n, ok := sample(t, reg, "testfirst_sandboxes_running", "")
 		return ok && n >= 1
 	})
-	w := jobs.NewGradeWorkerOn(openDB(t), g.Docker, m)
+	w := jobs.NewGradeWorkerOn(testkit.DB(t), g.Docker, m)
 	// The grade is not in this replica's database: the job ends at once,
 	// cancelled, after what it does first.
 	run := func(attempt int) {
@@ -130,10 +130,10 @@ func TestSandboxSweepIsPeriodic(t *testing.T) {
 	mine := testLabel + "=" + t.Name()
 	t.Cleanup(func() { testenv.RemoveLabelled(cli, mine) })
 	reg := prometheus.NewRegistry()
-	m := jobs.NewMetrics(reg, openDB(t))
+	m := jobs.NewMetrics(reg, testkit.DB(t))
 	const interval = 2 * time.Second
 	engine := &sweepLog{Sandboxes: g.Docker}
-	setup := jobs.NewGradingSetup(jobs.Config{DB: openDB(t), Metrics: m, SandboxSweepInterval: interval}, jobs.Sealed{Sandboxes: engine})
+	setup := jobs.NewGradingSetup(jobs.Config{DB: testkit.DB(t), Metrics: m, SandboxSweepInterval: interval}, jobs.Sealed{Sandboxes: engine})
 	if setup.Sweeper == nil {
 		t.Fatal("a grading setup has no sandbox sweeper")
 	}
@@ -165,9 +165,9 @@ func TestSandboxSweepIsPeriodic(t *testing.T) {
 	began := time.Now()
 	// Within the interval, and the seconds a loaded engine may take to
 	// kill and remove a container.
-	waitUntil(t, "the leftover removed by the next sweep", interval+10*time.Second, func() bool { return len(testenv.Labelled(t, cli, mine, "")) == 0 })
+	testkit.WaitUntil(t, "the leftover removed by the next sweep", interval+10*time.Second, func() bool { return len(testenv.Labelled(t, cli, mine, "")) == 0 })
 	t.Logf("the leftover went %s after it appeared; the sweep runs every %s", time.Since(began).Round(10*time.Millisecond), interval)
-	waitUntil(t, "a sweep after the leftover appeared", interval+10*time.Second, func() bool { return engine.sweptAfter(began) })
+	testkit.WaitUntil(t, "a sweep after the leftover appeared", interval+10*time.Second, func() bool { return engine.sweptAfter(began) })
 	stop()
 
 	sweeps, removed := engine.sweeps()
@@ -250,26 +250,4 @@ func sample(t *testing.T, reg *prometheus.Registry, name, reason string) (float6
 		}
 	}
 	return 0, false
-}
-
-func openDB(t *testing.T) *db.DB {
-	t.Helper()
-	d, err := db.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "testfirst.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	if err := d.Migrate(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
-func waitUntil(t *testing.T, what string, limit time.Duration, ok func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(limit); !ok(); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, limit)
-		}
-	}
 }

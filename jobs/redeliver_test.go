@@ -16,6 +16,7 @@ import (
 
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
+	"github.com/testfirst-app/testfirst/internal/testkit"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
 )
 
@@ -24,7 +25,7 @@ import (
 func redeliverSetup(t *testing.T) (*fakegithub.Server, *db.DB, *RedeliverWorker, *bytes.Buffer) {
 	t.Helper()
 	s := fakegithub.New(t)
-	clients, d := testClients(t, s), testDB(t)
+	clients, d := testkit.Clients(t, s), testkit.DB(t)
 	var logs bytes.Buffer
 	w := NewRedeliverWorker(d, clients, slog.New(slog.NewJSONHandler(&logs, nil)))
 	return s, d, w, &logs

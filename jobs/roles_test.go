@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/riverqueue/river"
+	"github.com/testfirst-app/testfirst/internal/testkit"
 )
 
 // TestRoleSetups: the app role works the default queue and never the
@@ -15,7 +16,7 @@ import (
 // job of a kind it does not know), and both schedule the same periodic
 // jobs, as either may lead.
 func TestRoleSetups(t *testing.T) {
-	d := testDB(t)
+	d := testkit.DB(t)
 	cfg := Config{DB: d}
 	kinds := []river.JobArgs{DeliveryArgs{}, SyncArgs{}, RedeliverArgs{}, VersionCheckArgs{Version: 1}, GradeArgs{Grade: 1}}
 	for _, tt := range []struct {

@@ -4,18 +4,17 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"filippo.io/age"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
+	"github.com/testfirst-app/testfirst/internal/testkit"
 	"github.com/testfirst-app/testfirst/pipeline"
 	"github.com/testfirst-app/testfirst/store"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
@@ -42,25 +41,8 @@ func newSyncFixture(t *testing.T) *syncFixture {
 	gh.AddRepo(3, "octo-org", "app", "main")
 	base := gh.Commit("octo-org", "app", "main", map[string]string{"README.md": "base\n"})
 	gh.AddIssue("octo-org", "app", 7, "alice", "- [ ] counts")
-	clients, d := testClients(t, gh), testDB(t)
-	dir := t.TempDir()
-	if err := os.Chmod(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	blobs, err := store.NewFileBlobs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, _ := age.GenerateX25519Identity()
-	c, _ := age.GenerateX25519Identity()
-	w, err := store.NewWriter(blobs, []age.Recipient{g.Recipient()}, []age.Recipient{c.Recipient()}, []age.Identity{c})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := store.NewReader(blobs, []age.Identity{g})
-	if err != nil {
-		t.Fatal(err)
-	}
+	clients, d := testkit.Clients(t, gh), testkit.DB(t)
+	w, r := testkit.Store(t)
 	gi, err := clients.Installation(3)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/testfirst-app/testfirst/db"
+	"github.com/testfirst-app/testfirst/internal/testkit"
 	"github.com/testfirst-app/testfirst/pipeline"
 	"github.com/testfirst-app/testfirst/report"
 )
@@ -18,7 +19,7 @@ import (
 // nothing.
 func TestGradeTwinExcludeFromTheBaseCheck(t *testing.T) {
 	ctx := t.Context()
-	d := testDB(t)
+	d := testkit.DB(t)
 	check := pipeline.VersionCheck{
 		Tests: []string{"t.py::test_a", "t.py::test_b", "t.py::test_c"},
 		Base:  report.BaseCheck{Flaky: []string{"t.py::test_c"}},

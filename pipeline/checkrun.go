@@ -5,12 +5,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/testfirst-app/testfirst/checkrun"
 	"github.com/testfirst-app/testfirst/report"
 )
 
 // maxSummaryBytes keeps the summary under GitHub's limit, which it counts
 // in characters and in bytes.
-const maxSummaryBytes = MaxSummary - 1024
+const maxSummaryBytes = checkrun.MaxSummary - 1024
 
 // Graded is what a check run says about one grade.
 type Graded struct {
@@ -34,32 +35,32 @@ type Graded struct {
 // conclusions maps verdicts to check run conclusions: only a pass
 // succeeds; an invalid task needs the requester.
 var conclusions = map[report.Verdict]string{
-	report.VerdictPass:         ConclusionSuccess,
-	report.VerdictFail:         ConclusionFailure,
-	report.VerdictError:        ConclusionFailure,
-	report.VerdictTampered:     ConclusionFailure,
-	report.VerdictContaminated: ConclusionFailure,
-	report.VerdictInvalidTask:  ConclusionActionRequired,
+	report.VerdictPass:         checkrun.ConclusionSuccess,
+	report.VerdictFail:         checkrun.ConclusionFailure,
+	report.VerdictError:        checkrun.ConclusionFailure,
+	report.VerdictTampered:     checkrun.ConclusionFailure,
+	report.VerdictContaminated: checkrun.ConclusionFailure,
+	report.VerdictInvalidTask:  checkrun.ConclusionActionRequired,
 }
 
 // CompletedCheckRun renders a finished grade. It shows counts, failing
 // test ids, criteria, detectors and digests; never a test body or the
 // runner's output.
-func CompletedCheckRun(headSHA string, g Graded) CheckRun {
+func CompletedCheckRun(headSHA string, g Graded) checkrun.Run {
 	r := g.Report
 	conclusion, ok := conclusions[r.Verdict]
 	if !ok {
-		conclusion = ConclusionFailure
+		conclusion = checkrun.ConclusionFailure
 	}
-	return CheckRun{
+	return checkrun.Run{
 		Name:       CheckRunName,
 		HeadSHA:    headSHA,
-		Status:     StatusCompleted,
+		Status:     checkrun.StatusCompleted,
 		Conclusion: conclusion,
 		Title:      Title(r),
 		Summary:    Summary(g),
 		DetailsURL: g.DetailsURL,
-		Actions:    []CheckAction{RegradeAction},
+		Actions:    []checkrun.Action{RegradeAction},
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/testfirst-app/testfirst/checkrun"
 	"github.com/testfirst-app/testfirst/report"
 )
 
@@ -38,7 +39,7 @@ func TestCompletedCheckRunGolden(t *testing.T) {
 		Criteria: map[string][]string{"spins fast": {"tests/test_spin.py::test_fast"}, "spins slow": {"tests/test_spin.py::test_slow"}},
 		Owner:    "octo-org", Repo: "widgets", Issue: 12}
 	cr := CompletedCheckRun("abc123", g)
-	if cr.Conclusion != ConclusionFailure || cr.Status != StatusCompleted ||
+	if cr.Conclusion != checkrun.ConclusionFailure || cr.Status != checkrun.StatusCompleted ||
 		cr.Title != "fail · 1 repository test changed · 2 tamper signals · 12/14 hidden tests passed · trust: isolated" {
 		t.Errorf("check run %+v", cr)
 	}
@@ -94,7 +95,7 @@ func TestSummaryFitsGitHub(t *testing.T) {
 		r.Failed = append(r.Failed, "tests/test_a_very_long_module_name_for_size.py::test_case_number_"+strings.Repeat("é", 10)+string(rune('a'+i%26)))
 	}
 	s := Summary(Graded{Report: r, Version: 1, Digest: "sha256:cccc"})
-	if len(s) > MaxSummary || !utf8.ValidString(s) {
+	if len(s) > checkrun.MaxSummary || !utf8.ValidString(s) {
 		t.Fatalf("summary is %d bytes (valid UTF-8: %v)", len(s), utf8.ValidString(s))
 	}
 	if !strings.Contains(s, "more\n") || !strings.Contains(s, "Reproduce (for reviewers)") {
@@ -174,7 +175,7 @@ func decoyReport() *report.Report {
 // still fits GitHub's limit.
 func TestSummaryKeepsTheSignalThatMatters(t *testing.T) {
 	s := Summary(Graded{Report: decoyReport(), Version: 1, Digest: "sha256:cccc"})
-	if len(s) > MaxSummary || !utf8.ValidString(s) {
+	if len(s) > checkrun.MaxSummary || !utf8.ValidString(s) {
 		t.Fatalf("summary is %d bytes (valid UTF-8: %v)", len(s), utf8.ValidString(s))
 	}
 	for _, want := range []string{
@@ -203,7 +204,7 @@ func TestTitleRuntimeSignals(t *testing.T) {
 	if got, want := Title(r), "pass · runtime signals: 3 · 14/14 hidden tests passed · trust: isolated"; got != want {
 		t.Errorf("title %q, want %q", got, want)
 	}
-	if cr := CompletedCheckRun("abc", Graded{Report: r}); cr.Conclusion != ConclusionSuccess {
+	if cr := CompletedCheckRun("abc", Graded{Report: r}); cr.Conclusion != checkrun.ConclusionSuccess {
 		t.Errorf("weak evidence changed the conclusion to %s", cr.Conclusion)
 	}
 	r.Verdict = report.VerdictTampered

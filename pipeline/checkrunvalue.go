@@ -3,6 +3,8 @@ package pipeline
 import (
 	"fmt"
 	"strings"
+
+	"github.com/testfirst-app/testfirst/checkrun"
 )
 
 // CheckRunName is the name of testfirst's check run on a pull request that
@@ -27,58 +29,8 @@ func IsCheckRunName(name string) bool {
 	return name == CheckRunName || strings.HasPrefix(name, CheckRunName+" · #")
 }
 
-// Check run statuses and conclusions, spelled as GitHub spells them.
-const (
-	// StatusQueued: the grade waits for a sandbox, or the ticket for
-	// approved hidden tests.
-	StatusQueued = "queued"
-	// StatusInProgress: the grade is running.
-	StatusInProgress = "in_progress"
-	// StatusCompleted: the grade finished, failed or was cancelled.
-	StatusCompleted = "completed"
-
-	// ConclusionSuccess: every hidden test passed, and nothing bent the run.
-	ConclusionSuccess = "success"
-	// ConclusionFailure: a test failed, the run was bent, or the grade
-	// could not be made.
-	ConclusionFailure = "failure"
-	// ConclusionNeutral: the grade no longer applies (its tests were
-	// replaced, or the ticket withdrawn).
-	ConclusionNeutral = "neutral"
-	// ConclusionActionRequired: the task is invalid, or the installation
-	// cannot grade; someone must act.
-	ConclusionActionRequired = "action_required"
-	// ConclusionCancelled: the grade will not finish (a newer push, a
-	// reopened approval, a closed pull request).
-	ConclusionCancelled = "cancelled"
-)
-
-// MaxSummary is the longest check run summary GitHub accepts.
-const MaxSummary = 65535
-
-// CheckAction is a button on a check run.
-type CheckAction struct {
-	Label       string // at most 20 characters
-	Description string // at most 40 characters
-	Identifier  string // at most 20 characters
-}
-
 // RegradeAction is the check run's button to grade the head again.
-var RegradeAction = CheckAction{Label: "Regrade", Description: "Grade this commit again", Identifier: "regrade"}
-
-// CheckRun is what testfirst's check run on a head says. The jobs hand it
-// to GitHub as it is.
-type CheckRun struct {
-	Name       string
-	HeadSHA    string
-	Status     string
-	Conclusion string // with StatusCompleted
-	Title      string
-	Summary    string
-	DetailsURL string
-	ExternalID string
-	Actions    []CheckAction
-}
+var RegradeAction = checkrun.Action{Label: "Regrade", Description: "Grade this commit again", Identifier: "regrade"}
 
 // GradePhase is what a running grade is doing.
 type GradePhase string
@@ -100,20 +52,20 @@ const (
 // QueuedCheckRun is the check run of a grade against version k waiting for
 // a sandbox, with ahead grades queued before it and running grades taking
 // the sandboxes now.
-func QueuedCheckRun(headSHA string, k, ahead, running int, detailsURL string) CheckRun {
+func QueuedCheckRun(headSHA string, k, ahead, running int, detailsURL string) checkrun.Run {
 	title := fmt.Sprintf("queued: next in line for a sandbox · hidden tests v%d", k)
 	if ahead > 0 {
 		title = fmt.Sprintf("queued: %s ahead · hidden tests v%d", plural(ahead, "grade", "grades"), k)
 	}
-	return CheckRun{Name: CheckRunName, HeadSHA: headSHA, Status: StatusQueued, DetailsURL: detailsURL, Title: title,
+	return checkrun.Run{Name: CheckRunName, HeadSHA: headSHA, Status: checkrun.StatusQueued, DetailsURL: detailsURL, Title: title,
 		Summary: fmt.Sprintf("This commit waits for a sandbox to be graded against hidden tests v%d: position %d in the queue, %s running now. "+
 			"The check run moves to in progress when its grade starts.", k, ahead+1, plural(running, "grade", "grades"))}
 }
 
 // RunningCheckRun is the check run of a grade against version k that is
 // running, at phase.
-func RunningCheckRun(headSHA string, k int, phase GradePhase, detailsURL string) CheckRun {
-	return CheckRun{Name: CheckRunName, HeadSHA: headSHA, Status: StatusInProgress, DetailsURL: detailsURL,
+func RunningCheckRun(headSHA string, k int, phase GradePhase, detailsURL string) checkrun.Run {
+	return checkrun.Run{Name: CheckRunName, HeadSHA: headSHA, Status: checkrun.StatusInProgress, DetailsURL: detailsURL,
 		Title:   fmt.Sprintf("grading against hidden tests v%d: %s", k, phase),
 		Summary: fmt.Sprintf("The sealed grader is at work on this commit: %s. The check run completes with the verdict.", phase)}
 }
@@ -122,7 +74,7 @@ func RunningCheckRun(headSHA string, k int, phase GradePhase, detailsURL string)
 // issue, whose tests are not approved yet: it is queued until an approval
 // comes, and then graded. newest is the ticket's newest version (nil for
 // none).
-func WaitingCheckRun(headSHA string, issue int, newest *VersionStatus, cardURL string) CheckRun {
+func WaitingCheckRun(headSHA string, issue int, newest *VersionStatus, cardURL string) checkrun.Run {
 	why := WaitingFor(newest)
 	var b strings.Builder
 	fmt.Fprintf(&b, "This pull request closes #%d, whose hidden tests are not approved yet: %s.\n\n", issue, why)
@@ -130,7 +82,7 @@ func WaitingCheckRun(headSHA string, issue int, newest *VersionStatus, cardURL s
 	if cardURL != "" {
 		fmt.Fprintf(&b, "\n\nThe ticket's approval card: %s", cardURL)
 	}
-	return CheckRun{Name: CheckRunName, HeadSHA: headSHA, Status: StatusQueued, DetailsURL: cardURL,
+	return checkrun.Run{Name: CheckRunName, HeadSHA: headSHA, Status: checkrun.StatusQueued, DetailsURL: cardURL,
 		Title: "waiting for approved hidden tests (" + why + ")", Summary: b.String()}
 }
 
@@ -160,8 +112,8 @@ func WaitingFor(newest *VersionStatus) string {
 // neutral: GitHub counts a neutral check as passing where the check is
 // required, and a pull request must not merge on tests that are being
 // replaced before the new ones are approved and graded.
-func SupersededCheckRun(old, newer int, newest *VersionStatus, was string) CheckRun {
-	return CheckRun{Name: CheckRunName, Status: StatusCompleted, Conclusion: ConclusionActionRequired,
+func SupersededCheckRun(old, newer int, newest *VersionStatus, was string) checkrun.Run {
+	return checkrun.Run{Name: CheckRunName, Status: checkrun.StatusCompleted, Conclusion: checkrun.ConclusionActionRequired,
 		Title: fmt.Sprintf("superseded: graded against v%d, which v%d replaces; awaiting approval", old, newer),
 		Summary: fmt.Sprintf("This commit was graded against hidden tests v%d (%s). v%d replaces them (%s): that grade no longer counts. "+
 			"The commit is graded again, at once, when a version is approved.", old, prose(was), newer, WaitingFor(newest))}
@@ -169,8 +121,8 @@ func SupersededCheckRun(old, newer int, newest *VersionStatus, was string) Check
 
 // WithdrawnCheckRun completes again the check run of a grade of ticket
 // issue whose label was removed: the ticket is withdrawn.
-func WithdrawnCheckRun(issue int, label, was string) CheckRun {
-	return CheckRun{Name: CheckRunName, Status: StatusCompleted, Conclusion: ConclusionNeutral,
+func WithdrawnCheckRun(issue int, label, was string) checkrun.Run {
+	return checkrun.Run{Name: CheckRunName, Status: checkrun.StatusCompleted, Conclusion: checkrun.ConclusionNeutral,
 		Title: fmt.Sprintf("withdrawn: #%d no longer carries the %s label", issue, label),
 		Summary: fmt.Sprintf("The `%s` label was removed from #%d, which withdraws its ticket: the earlier grade (%s) no longer counts. "+
 			"Put the label back to take the ticket up again; open pull requests are then graded again.", label, issue, prose(was))}
@@ -178,30 +130,30 @@ func WithdrawnCheckRun(issue int, label, was string) CheckRun {
 
 // UnlinkedCheckRun completes the waiting check run of ticket issue on a
 // pull request whose description no longer fixes it.
-func UnlinkedCheckRun(issue int) CheckRun {
-	return CheckRun{Name: CheckRunName, Status: StatusCompleted, Conclusion: ConclusionNeutral,
+func UnlinkedCheckRun(issue int) checkrun.Run {
+	return checkrun.Run{Name: CheckRunName, Status: checkrun.StatusCompleted, Conclusion: checkrun.ConclusionNeutral,
 		Title:   fmt.Sprintf("not graded: this pull request no longer fixes #%d", issue),
 		Summary: fmt.Sprintf("The pull request's description no longer links #%d, so it is not graded against that ticket's hidden tests.", issue)}
 }
 
 // NotConfiguredCheckRun is the check run of a pull request that closes a
 // ticket on an installation that cannot grade: why says what is missing.
-func NotConfiguredCheckRun(headSHA string, why string) CheckRun {
-	return CheckRun{Name: CheckRunName, HeadSHA: headSHA, Status: StatusCompleted, Conclusion: ConclusionActionRequired,
+func NotConfiguredCheckRun(headSHA string, why string) checkrun.Run {
+	return checkrun.Run{Name: CheckRunName, HeadSHA: headSHA, Status: checkrun.StatusCompleted, Conclusion: checkrun.ConclusionActionRequired,
 		Title: "not graded: grading is not configured on this installation",
 		Summary: "grading is not configured on this installation: " + code(why) + "\n\n" +
 			"The operator of this testfirst installation must fix it (see `/readyz` on the service); then use `/testfirst regrade` on this pull request."}
 }
 
 // CancelledCheckRun is the check run of a grade that will not finish.
-func CancelledCheckRun(why string) CheckRun {
-	return CheckRun{Name: CheckRunName, Status: StatusCompleted, Conclusion: ConclusionCancelled,
+func CancelledCheckRun(why string) checkrun.Run {
+	return checkrun.Run{Name: CheckRunName, Status: checkrun.StatusCompleted, Conclusion: checkrun.ConclusionCancelled,
 		Title: "grade cancelled", Summary: why}
 }
 
 // FailedCheckRun is the check run of a grade that could not be made: why
 // says what went wrong; Regrade starts another.
-func FailedCheckRun(why, detailsURL string) CheckRun {
-	return CheckRun{Name: CheckRunName, Status: StatusCompleted, Conclusion: ConclusionFailure, Title: "not graded",
-		Summary: why, DetailsURL: detailsURL, Actions: []CheckAction{RegradeAction}}
+func FailedCheckRun(why, detailsURL string) checkrun.Run {
+	return checkrun.Run{Name: CheckRunName, Status: checkrun.StatusCompleted, Conclusion: checkrun.ConclusionFailure, Title: "not graded",
+		Summary: why, DetailsURL: detailsURL, Actions: []checkrun.Action{RegradeAction}}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/testfirst-app/testfirst/checkrun"
 	"github.com/testfirst-app/testfirst/report"
 )
 
@@ -29,10 +30,10 @@ func unproven(r *report.Report) bool {
 // requires one: action_required, no verdict, no counts, and the wrapper's
 // evidence about the test process. ok is false when the grade may be
 // posted (nothing requires the split, or it was proven).
-func RefusedCheckRun(headSHA string, g Graded, requiredBy string) (cr CheckRun, ok bool) {
+func RefusedCheckRun(headSHA string, g Graded, requiredBy string) (cr checkrun.Run, ok bool) {
 	r := g.Report
 	if requiredBy == "" || !unproven(r) {
-		return CheckRun{}, false
+		return checkrun.Run{}, false
 	}
 	iso := r.Isolation
 	var b strings.Builder
@@ -43,9 +44,9 @@ func RefusedCheckRun(headSHA string, g Graded, requiredBy string) (cr CheckRun, 
 		b.WriteString(iso.Inferred + ".\n\n")
 	}
 	b.WriteString("The uid split needs SETUID and SETGID for the sandbox's wrapper and no-new-privileges (docs/security.md, the wrapper and the uid split). The operator of this installation must fix the sandbox; then use `/testfirst regrade` on this pull request.")
-	return CheckRun{Name: CheckRunName, HeadSHA: headSHA, Status: StatusCompleted, Conclusion: ConclusionActionRequired,
+	return checkrun.Run{Name: CheckRunName, HeadSHA: headSHA, Status: checkrun.StatusCompleted, Conclusion: checkrun.ConclusionActionRequired,
 		Title:      "not graded: the uid split was not proven (" + requiredBy + ")",
 		Summary:    b.String(),
 		DetailsURL: g.DetailsURL,
-		Actions:    []CheckAction{RegradeAction}}, true
+		Actions:    []checkrun.Action{RegradeAction}}, true
 }

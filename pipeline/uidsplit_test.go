@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/testfirst-app/testfirst/checkrun"
 	"github.com/testfirst-app/testfirst/report"
 )
 
@@ -38,7 +39,7 @@ func TestRefusedCheckRun(t *testing.T) {
 			if !refused {
 				return
 			}
-			if cr.Conclusion != ConclusionActionRequired || cr.Status != StatusCompleted {
+			if cr.Conclusion != checkrun.ConclusionActionRequired || cr.Status != checkrun.StatusCompleted {
 				t.Errorf("conclusion %s %s; want completed action_required", cr.Status, cr.Conclusion)
 			}
 			for _, want := range []string{"uid split was not proven", by} {

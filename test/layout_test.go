@@ -209,6 +209,13 @@ func TestLayoutRule(t *testing.T) {
 		{"app", "test/fakegithub", false},
 		{"internal/bench", "app", true},
 		{"github", "grader", false},
+		{"github", "checkrun", true},
+		{"github", "pipeline", false},
+		{"pipeline", "checkrun", true},
+		{"jobs", "checkrun", true},
+		{"checkrun", "pipeline", false},
+		{"checkrun", "github", false},
+		{"checkrun", "report", false},
 		{"sandbox", "grader", false},
 		{"grader", "sandbox", true},
 		{"store", "grader", false},
@@ -217,6 +224,12 @@ func TestLayoutRule(t *testing.T) {
 		{"grader", "github", false},
 		{"store", "app", false},
 		{"test/testenv", "app", true},
+		{"internal/testkit", "db", true},
+		{"internal/testkit", "test/fakegithub", true},
+		{"internal/testkit", "jobs", false},
+		{"jobs", "internal/testkit", false},
+		{"app", "internal/testkit", false},
+		{"card", "internal/testkit", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg+" imports "+tt.imp, func(t *testing.T) {
@@ -291,6 +304,34 @@ func TestLayoutImports(t *testing.T) {
 	for _, r := range rules {
 		if !used[r.dir] {
 			t.Errorf("layout rule for %s covers no package: the folder moved, or the rule is mistyped", r.dir)
+		}
+	}
+}
+
+// testKit is the package of the unit tests' shared helpers.
+const testKit = "internal/testkit"
+
+// TestLayoutTestKitOnlyInTests fails when a non-test Go file imports the
+// test kit: the Layout table keeps it out of every row but test/'s, whose
+// "..." would let test/testenv or test/fakegithub take it in.
+func TestLayoutTestKitOnlyInTests(t *testing.T) {
+	root := testenv.RepoRoot()
+	module, err := modulePath(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	imports, err := moduleImports(root, module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := imports[testKit]; !ok {
+		t.Fatalf("%s holds no package", testKit)
+	}
+	for _, dir := range sortedKeys(imports) {
+		for _, imp := range imports[dir] {
+			if imp.path == testKit {
+				t.Errorf("%s imports %s: only tests may", imp.file, testKit)
+			}
 		}
 	}
 }

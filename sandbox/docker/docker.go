@@ -1,7 +1,6 @@
 package docker
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -248,8 +247,8 @@ func (d *Engine) runCreated(ctx context.Context, id string, spec sandbox.Spec, b
 		}
 		att.CloseWrite()
 	}()
-	stdout := &limitedBuffer{limit: spec.StdoutLimit}
-	stderr := &limitedBuffer{limit: spec.StderrLimit}
+	stdout := sandbox.NewLimitedBuffer(spec.StdoutLimit)
+	stderr := sandbox.NewLimitedBuffer(spec.StderrLimit)
 	outputDone := make(chan struct{})
 	go func() {
 		defer close(outputDone)
@@ -292,8 +291,8 @@ func (d *Engine) runCreated(ctx context.Context, id string, spec sandbox.Spec, b
 	att.Close()
 	<-outputDone
 	<-inputDone
-	res.Stdout, res.StdoutTruncated = stdout.Bytes(), stdout.truncated
-	res.Stderr = stderr.Bytes()
+	res.Stdout, res.StdoutTruncated = stdout.Seal()
+	res.Stderr, _ = stderr.Seal()
 	res.Duration = time.Since(began)
 	// The die event follows an out-of-memory kill's event; it may trail
 	// the wait's answer a little.
@@ -324,26 +323,6 @@ func checkDirs(dirs []sandbox.Dir) error {
 // reservedDirs are the top-level directories a Dir may not be mounted on.
 var reservedDirs = []string{sandbox.RepoMount, sandbox.HiddenMount, sandbox.TmpMount, "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib64",
 	"/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/usr", "/var"}
-
-// limitedBuffer keeps the first limit bytes written to it; limit 0 keeps
-// nothing.
-type limitedBuffer struct {
-	bytes.Buffer
-	limit     int64
-	truncated bool
-}
-
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	room := b.limit - int64(b.Len())
-	if int64(len(p)) > room {
-		b.truncated = true
-		if room > 0 {
-			b.Buffer.Write(p[:room])
-		}
-		return len(p), nil
-	}
-	return b.Buffer.Write(p)
-}
 
 func randomID() string {
 	b := make([]byte, 8)

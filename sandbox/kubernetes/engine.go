@@ -1,15 +1,12 @@
 package kubernetes
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -178,8 +175,8 @@ func (e *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result
 		return res, err
 	}
 
-	stdout := &limitedBuffer{limit: spec.StdoutLimit}
-	stderr := &limitedBuffer{limit: spec.StderrLimit}
+	stdout := sandbox.NewLimitedBuffer(spec.StdoutLimit)
+	stderr := sandbox.NewLimitedBuffer(spec.StderrLimit)
 	actx, stopAttach := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopAttach()
 	attached := make(chan error, 1)
@@ -209,8 +206,8 @@ func (e *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result
 	if timedOut(err) {
 		stopAttach()
 		<-attached
-		res.Stdout, res.StdoutTruncated = stdout.seal()
-		res.Stderr, _ = stderr.seal()
+		res.Stdout, res.StdoutTruncated = stdout.Seal()
+		res.Stderr, _ = stderr.Seal()
 		return killed()
 	}
 	if err != nil {
@@ -232,8 +229,8 @@ func (e *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result
 		stopAttach()
 		<-attached
 	}
-	res.Stdout, res.StdoutTruncated = stdout.seal()
-	res.Stderr, _ = stderr.seal()
+	res.Stdout, res.StdoutTruncated = stdout.Seal()
+	res.Stderr, _ = stderr.Seal()
 	res.Duration = time.Since(began)
 	if done.Status.Reason == "DeadlineExceeded" {
 		res.TimedOut, res.ExitCode = true, -1
@@ -381,46 +378,6 @@ func terminated(p *corev1.Pod) *corev1.ContainerStateTerminated {
 	}
 	return nil
 }
-
-// limitedBuffer keeps the first limit bytes written to it; limit 0 keeps
-// nothing. The attach's copies may outlive the attach when it is cut, so
-// it is locked, and seal stops it taking more. The buffer is a field, not
-// embedded: io.Copy would take an embedded bytes.Buffer's ReadFrom and
-// keep everything.
-type limitedBuffer struct {
-	mu        sync.Mutex
-	buf       bytes.Buffer
-	limit     int64
-	truncated bool
-	sealed    bool
-}
-
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.sealed {
-		return 0, io.ErrClosedPipe
-	}
-	room := b.limit - int64(b.buf.Len())
-	if int64(len(p)) > room {
-		b.truncated = true
-		if room > 0 {
-			b.buf.Write(p[:room])
-		}
-		return len(p), nil
-	}
-	return b.buf.Write(p)
-}
-
-// seal returns what was kept and whether more was cut; later writes fail.
-func (b *limitedBuffer) seal() ([]byte, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.sealed = true
-	return b.buf.Bytes(), b.truncated
-}
-
-var _ io.Writer = (*limitedBuffer)(nil)
 
 func randomID() string {
 	b := make([]byte, 8)

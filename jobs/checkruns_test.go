@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/testfirst-app/testfirst/checkrun"
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/pipeline"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
@@ -97,7 +98,7 @@ func TestCheckRunNeverAbsentNorStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	repo := db.Repository{ID: 30, InstallationID: 3, Owner: "octo-org", Name: "app", DefaultBranch: "main"}
-	pass := pipeline.CheckRun{Status: "completed", Conclusion: "success", Title: "1/1 hidden tests passed · trust: isolated", Summary: "pass"}
+	pass := checkrun.Run{Status: "completed", Conclusion: "success", Title: "1/1 hidden tests passed · trust: isolated", Summary: "pass"}
 	if err := f.sync.grades.completeCheckRuns(ctx, f.gi, repo, g, pass); err != nil {
 		t.Fatal(err)
 	}
