@@ -500,6 +500,15 @@ func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error)
 		total:        len(pr.tests),
 		allPassed:    pr.allPassed(excused),
 	})
+	if rep.Verdict == report.VerdictFail {
+		// Name why hidden modules did not import (a name the tree lacks, a
+		// module it needs that is not installed): the real cause.
+		var base *evaluation
+		if baseRun != nil && baseCrash == "" {
+			base = baseRun.ev
+		}
+		rep.Reasons = append(rep.Reasons, importFailureReasons(pr, base, req.Hidden)...)
+	}
 	if baseCrash != "" && !sameAsBase {
 		rep.Reasons = append(rep.Reasons, "base check: "+rep.BaseCheck.Note)
 	}
