@@ -237,10 +237,11 @@ const maxImportReasons = 5
 // a failing grade that is otherwise only "n of m hidden tests did not pass".
 // The runner's words under test reach the implementer only as identifiers,
 // and only when the base run printed the same cause for the same module (the
-// pull request cannot write the base run's words) or when no identifier of
-// the cause appears in any hidden file, so no text of a hidden test can leak
-// through them.
-func importFailureReasons(pr, base *evaluation, hidden *tree.Tree) []string {
+// pull request cannot write the base run's words) or when every identifier
+// of the cause is written in the tree under test itself (the implementer's
+// own words): code that reads the hidden tests at run time cannot carry
+// anything out through them.
+func importFailureReasons(pr, base *evaluation, repo *tree.Tree) []string {
 	files := make([]string, 0, len(pr.importErrors))
 	for f := range pr.importErrors {
 		files = append(files, f)
@@ -258,9 +259,10 @@ func importFailureReasons(pr, base *evaluation, hidden *tree.Tree) []string {
 				shared = true
 			}
 		}
-		if !shared && slices.ContainsFunc(names, func(n string) bool {
-			return slices.ContainsFunc(hidden.Files, func(f tree.File) bool { return strings.Contains(string(f.Data), n) })
-		}) {
+		unwritten := func(n string) bool {
+			return !slices.ContainsFunc(repo.Files, func(f tree.File) bool { return !f.IsSymlink() && strings.Contains(string(f.Data), n) })
+		}
+		if !shared && slices.ContainsFunc(names, unwritten) {
 			continue
 		}
 		if len(out) == maxImportReasons {

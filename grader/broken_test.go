@@ -171,3 +171,53 @@ func TestGradeSkips(t *testing.T) {
 		})
 	}
 }
+
+func TestImportFailureReasons(t *testing.T) {
+	section := func(line string) string {
+		return "ImportError while importing test module '/hidden/test_api.py'.\nTraceback:\n" + line + "\n"
+	}
+	notInstalled := section("E   ModuleNotFoundError: No module named 'yaml_helpers'")
+	lacking := section("E   ImportError: cannot import name 'multiply' from 'calc' (/repo/calc/__init__.py)")
+	repo, err := tree.New([]tree.File{{Path: "greet/core.py", Mode: 0o644, Data: []byte("import yaml_helpers\n")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		pr, base map[string]string
+		want     []string
+	}{
+		{
+			name: "a module the tree imports is not installed",
+			pr:   map[string]string{"test_api.py": notInstalled},
+			want: []string{"hidden module test_api.py failed to import: ModuleNotFoundError: No module named 'yaml_helpers'"},
+		},
+		{
+			name: "a name the tree lacks, the same on the base",
+			pr:   map[string]string{"test_api.py": lacking}, base: map[string]string{"test_api.py": lacking},
+			want: []string{"hidden module test_api.py failed to import: ImportError: cannot import name 'multiply' from 'calc'"},
+		},
+		{
+			// Names the tree does not write and the base did not print
+			// could be anything the run read: they are not echoed.
+			name: "a cause only the run under test printed, in words the tree does not write",
+			pr:   map[string]string{"test_api.py": lacking},
+		},
+		{
+			name: "no cause in identifiers",
+			pr:   map[string]string{"test_api.py": section("E   RuntimeError: boom")},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var base *evaluation
+			if tt.base != nil {
+				base = &evaluation{importErrors: tt.base}
+			}
+			got := importFailureReasons(&evaluation{importErrors: tt.pr}, base, repo)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("reasons (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

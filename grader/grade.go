@@ -507,7 +507,7 @@ func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error)
 		if baseRun != nil && baseCrash == "" {
 			base = baseRun.ev
 		}
-		rep.Reasons = append(rep.Reasons, importFailureReasons(pr, base, req.Hidden)...)
+		rep.Reasons = append(rep.Reasons, importFailureReasons(pr, base, req.Repo)...)
 	}
 	if baseCrash != "" && !sameAsBase {
 		rep.Reasons = append(rep.Reasons, "base check: "+rep.BaseCheck.Note)
