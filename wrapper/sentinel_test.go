@@ -149,7 +149,7 @@ def bigrams(text): raise GeneratorExit
 func TestSentinelsInHiddenModules(t *testing.T) {
 	needPytest(t)
 	hidden := t.TempDir()
-	copyDir(t, filepath.Join("..", "..", "test", "testdata", "sample", "hidden"), hidden)
+	copyDir(t, filepath.Join("..", "test", "testdata", "sample", "hidden"), hidden)
 	before := map[string][]byte{}
 	for _, f := range []string{"tests/test_bigrams.py", "tests/test_wordstats.py"} {
 		before[f], _ = os.ReadFile(filepath.Join(hidden, f))
@@ -198,7 +198,7 @@ func TestSentinelsInHiddenModules(t *testing.T) {
 func TestSentinelsInTwoHosts(t *testing.T) {
 	needPytest(t)
 	hidden := t.TempDir()
-	copyDir(t, filepath.Join("..", "..", "test", "testdata", "sample", "hidden"), hidden)
+	copyDir(t, filepath.Join("..", "test", "testdata", "sample", "hidden"), hidden)
 	os.WriteFile(filepath.Join(hidden, "tests", "test_zz_last.py"), []byte("from wordstats import stats\n\n\ndef test_last():\n    assert stats\n"), 0o644)
 	expected, modules := listHidden(t, hidden)
 	sentinels, err := writeSentinels(hidden, expected, modules)

@@ -282,7 +282,7 @@ func TestTwinsOfTheSample(t *testing.T) {
 	if _, err := exec.Command(hostPython, "-c", "import pytest").CombinedOutput(); err != nil {
 		t.Skipf("no pytest for %s: %v", hostPython, err)
 	}
-	sample := filepath.Join("..", "..", "test", "testdata", "sample")
+	sample := filepath.Join("..", "test", "testdata", "sample")
 	for _, seed := range []string{"a", "b", "c"} {
 		t.Run(seed, func(t *testing.T) {
 			dir := t.TempDir()
