@@ -2,6 +2,7 @@ package grader
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,6 +82,23 @@ func TestBrokenHidden(t *testing.T) {
 	ev.importErrors, ev.missingFixtures = errorSections(lacks, failed)
 	if got := brokenHidden([]*evaluation{ev, ev}, []*tree.Tree{base, base}, hidden); len(got) != 0 {
 		t.Errorf("a name the pull request must add: %q, want nothing", got)
+	}
+	// A module no tree has anywhere may be the new module the task asks
+	// for: without a reference run, the base and an unfinished pull
+	// request fail on it; a reference run that lacks it too says the
+	// hidden set does.
+	bare := mustTree(t, tree.File{Path: "calc.py", Mode: 0o644})
+	helperOnly := func() *evaluation {
+		ev := &evaluation{}
+		ev.importErrors, ev.missingFixtures = errorSections(brokenOutput, []string{"test_helper.py"})
+		return ev
+	}
+	if got := brokenHidden([]*evaluation{helperOnly(), helperOnly()}, []*tree.Tree{bare, bare}, hidden); slices.ContainsFunc(got, func(r string) bool { return strings.Contains(r, "helpers'") }) {
+		t.Errorf("a module no tree has, no reference: %q, want it left to the grade", got)
+	}
+	got = brokenHidden([]*evaluation{helperOnly(), helperOnly(), helperOnly()}, []*tree.Tree{bare, bare, bare}, hidden)
+	if !slices.Contains(got, "hidden module test_helper.py fails to import on the base and on the tree under test: No module named 'helpers' (no tree nor the hidden set has it: add it to the hidden tests)") {
+		t.Errorf("a module the reference lacks too: %q, want it named broken", got)
 	}
 	// Only modules the report says failed are read.
 	ev = &evaluation{}
