@@ -253,7 +253,7 @@ func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error)
 		return nil, err
 	}
 	c := evaluateRuns(rep, req, refTree, canaries, runs)
-	judgeGrade(rep, runs, c)
+	judgeGrade(rep, req.Repo, runs, c)
 	rep.DurationSeconds = time.Since(began).Seconds()
 	rep.Normalize()
 	return rep, nil
@@ -560,7 +560,7 @@ func evaluateRuns(rep *report.Report, req Request, refTree *tree.Tree, canaries 
 
 // judgeGrade is the last stage: the verdict and its reasons, most severe
 // first, then the notes that change no verdict.
-func judgeGrade(rep *report.Report, runs *gradeRuns, c evaluated) {
+func judgeGrade(rep *report.Report, repo *tree.Tree, runs *gradeRuns, c evaluated) {
 	prRun, sameAsBase := runs.pr, runs.sameAsBase
 	pr, excused, baseCrash, invalid, problems := c.pr, c.excused, c.baseCrash, c.invalid, c.problems
 	rep.Verdict, rep.Reasons = evaluate.Judge(evaluate.VerdictInputs{
@@ -573,6 +573,15 @@ func judgeGrade(rep *report.Report, runs *gradeRuns, c evaluated) {
 		Total:        len(pr.Tests),
 		AllPassed:    pr.AllPassed(excused),
 	})
+	if rep.Verdict == report.VerdictFail {
+		// Name why hidden modules did not import (a name the tree lacks, a
+		// module it needs that is not installed): the real cause.
+		var base *evaluate.Evaluation
+		if runs.base != nil && baseCrash == "" {
+			base = runs.base.ev
+		}
+		rep.Reasons = append(rep.Reasons, evaluate.ImportFailureReasons(pr, base, repo)...)
+	}
 	if baseCrash != "" && !sameAsBase {
 		rep.Reasons = append(rep.Reasons, "base check: "+rep.BaseCheck.Note)
 	}

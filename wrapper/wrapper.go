@@ -122,7 +122,18 @@ func run(stdin io.Reader) *Result {
 	}
 	var targets []string
 	if sink.j.Mode == ModePytest || sink.j.Mode == ModeMutants {
-		sentinels, err := writeSentinels(HiddenDir, res.Expected, modules)
+		// A run that selects hidden tests (the rerun of the failing ones)
+		// puts its sentinels only in the modules of the tests it selects:
+		// given a sentinel's node id in another module, one that fails to
+		// import (a name the tree lacks) or skips as a whole, pytest runs
+		// nothing, exits 4 and the sentinel is missing from its report.
+		hostOf := res.Expected
+		if len(sink.j.Select) > 0 {
+			if kept, _ := selectTests(res.Expected, nil, sink.j.Select, false); len(kept) > 0 {
+				hostOf = kept
+			}
+		}
+		sentinels, err := writeSentinels(HiddenDir, hostOf, modules)
 		if err != nil {
 			res.Error = err.Error()
 			return res

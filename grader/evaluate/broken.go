@@ -124,7 +124,16 @@ func BrokenHidden(evs []*Evaluation, trees []*tree.Tree, hidden *tree.Tree) []st
 		case "module":
 			top, _, _ := strings.Cut(name, ".")
 			hint := "no tree nor the hidden set has it: add it to the hidden tests"
-			if at := elsewhere(trees[0], top); at != "" {
+			at := elsewhere(trees[0], top)
+			if at == "" && len(evs) < 3 {
+				// No tree has it anywhere and no reference run says it
+				// is not the task's to add: it may be the very module
+				// the task asks for (a new top-level module), which the
+				// base and an unfinished pull request lack. Their grade
+				// is a fail that names it, not an invalid task.
+				continue
+			}
+			if at != "" {
 				hint = fmt.Sprintf("the repository has %s, which the hidden tests cannot import: add it to the hidden tests", at)
 			}
 			out = append(out, fmt.Sprintf("hidden module %s fails to import on the base and on the tree under test: No module named '%s' (%s)", file, name, hint))
@@ -208,4 +217,69 @@ func errorSections(out string, failed []string) (map[string]string, map[string][
 	}
 	flush()
 	return imports, fixtures
+}
+
+// cannotImportRe is the import error of a name a module lacks, as pytest
+// prints it in a collection error section.
+var cannotImportRe = regexp.MustCompile(`(?m)^E\s+ImportError: cannot import name '([A-Za-z_][A-Za-z0-9_]{0,120})' from '([A-Za-z_][A-Za-z0-9_.]{0,120})'`)
+
+// importFailure is the cause of a hidden module's import failure in the
+// runner's words, rebuilt from identifiers only ("No module named 'x'",
+// "cannot import name 'f' from 'm'"), and those identifiers; ok false when
+// the cause is neither.
+func importFailure(detail string) (cause string, names []string, ok bool) {
+	detail = unixLineBreak.Replace(detail)
+	if m := cannotImportRe.FindAllStringSubmatch(detail, -1); len(m) > 0 {
+		last := m[len(m)-1]
+		return fmt.Sprintf("ImportError: cannot import name '%s' from '%s'", last[1], last[2]), last[1:], true
+	}
+	if m := noModuleRe.FindAllStringSubmatch(detail, -1); len(m) > 0 {
+		name := m[len(m)-1][1]
+		return fmt.Sprintf("ModuleNotFoundError: No module named '%s'", name), []string{name}, true
+	}
+	return "", nil, false
+}
+
+// maxImportReasons bounds the import failures named in a grade's reasons.
+const maxImportReasons = 5
+
+// ImportFailureReasons names, one reason per hidden module, why the hidden
+// modules of the tree under test's run failed to import: the real cause of
+// a failing grade that is otherwise only "n of m hidden tests did not pass".
+// The runner's words under test reach the implementer only as identifiers,
+// and only when the base run printed the same cause for the same module (the
+// pull request cannot write the base run's words) or when every identifier
+// of the cause is written in the tree under test itself (the implementer's
+// own words): code that reads the hidden tests at run time cannot carry
+// anything out through them.
+func ImportFailureReasons(pr, base *Evaluation, repo *tree.Tree) []string {
+	files := make([]string, 0, len(pr.importErrors))
+	for f := range pr.importErrors {
+		files = append(files, f)
+	}
+	slices.Sort(files)
+	var out []string
+	for _, file := range files {
+		cause, names, ok := importFailure(pr.importErrors[file])
+		if !ok {
+			continue
+		}
+		shared := false
+		if base != nil {
+			if c, _, ok := importFailure(base.importErrors[file]); ok && c == cause {
+				shared = true
+			}
+		}
+		unwritten := func(n string) bool {
+			return !slices.ContainsFunc(repo.Files, func(f tree.File) bool { return !f.IsSymlink() && strings.Contains(string(f.Data), n) })
+		}
+		if !shared && slices.ContainsFunc(names, unwritten) {
+			continue
+		}
+		if len(out) == maxImportReasons {
+			break
+		}
+		out = append(out, fmt.Sprintf("hidden module %s failed to import: %s", file, cause))
+	}
+	return out
 }

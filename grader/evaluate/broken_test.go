@@ -1,6 +1,7 @@
 package evaluate
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,6 +77,23 @@ func TestBrokenHidden(t *testing.T) {
 	if got := BrokenHidden([]*Evaluation{ev, ev}, []*tree.Tree{base, base}, hidden); len(got) != 0 {
 		t.Errorf("a name the pull request must add: %q, want nothing", got)
 	}
+	// A module no tree has anywhere may be the new module the task asks
+	// for: without a reference run, the base and an unfinished pull
+	// request fail on it; a reference run that lacks it too says the
+	// hidden set does.
+	bare := mustTree(t, tree.File{Path: "calc.py", Mode: 0o644})
+	helperOnly := func() *Evaluation {
+		ev := &Evaluation{}
+		ev.importErrors, ev.missingFixtures = errorSections(brokenOutput, []string{"test_helper.py"})
+		return ev
+	}
+	if got := BrokenHidden([]*Evaluation{helperOnly(), helperOnly()}, []*tree.Tree{bare, bare}, hidden); slices.ContainsFunc(got, func(r string) bool { return strings.Contains(r, "helpers'") }) {
+		t.Errorf("a module no tree has, no reference: %q, want it left to the grade", got)
+	}
+	got = BrokenHidden([]*Evaluation{helperOnly(), helperOnly(), helperOnly()}, []*tree.Tree{bare, bare, bare}, hidden)
+	if !slices.Contains(got, "hidden module test_helper.py fails to import on the base and on the tree under test: No module named 'helpers' (no tree nor the hidden set has it: add it to the hidden tests)") {
+		t.Errorf("a module the reference lacks too: %q, want it named broken", got)
+	}
 	// Only modules the report says failed are read.
 	ev = &Evaluation{}
 	ev.importErrors, _ = errorSections(brokenOutput, nil)
@@ -92,4 +110,54 @@ func mustTree(t *testing.T, files ...tree.File) *tree.Tree {
 		t.Fatalf("tree.New: %v", err)
 	}
 	return tr
+}
+
+func TestImportFailureReasons(t *testing.T) {
+	section := func(line string) string {
+		return "ImportError while importing test module '/hidden/test_api.py'.\nTraceback:\n" + line + "\n"
+	}
+	notInstalled := section("E   ModuleNotFoundError: No module named 'yaml_helpers'")
+	lacking := section("E   ImportError: cannot import name 'multiply' from 'calc' (/repo/calc/__init__.py)")
+	repo, err := tree.New([]tree.File{{Path: "greet/core.py", Mode: 0o644, Data: []byte("import yaml_helpers\n")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		pr, base map[string]string
+		want     []string
+	}{
+		{
+			name: "a module the tree imports is not installed",
+			pr:   map[string]string{"test_api.py": notInstalled},
+			want: []string{"hidden module test_api.py failed to import: ModuleNotFoundError: No module named 'yaml_helpers'"},
+		},
+		{
+			name: "a name the tree lacks, the same on the base",
+			pr:   map[string]string{"test_api.py": lacking}, base: map[string]string{"test_api.py": lacking},
+			want: []string{"hidden module test_api.py failed to import: ImportError: cannot import name 'multiply' from 'calc'"},
+		},
+		{
+			// Names the tree does not write and the base did not print
+			// could be anything the run read: they are not echoed.
+			name: "a cause only the run under test printed, in words the tree does not write",
+			pr:   map[string]string{"test_api.py": lacking},
+		},
+		{
+			name: "no cause in identifiers",
+			pr:   map[string]string{"test_api.py": section("E   RuntimeError: boom")},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var base *Evaluation
+			if tt.base != nil {
+				base = &Evaluation{importErrors: tt.base}
+			}
+			got := ImportFailureReasons(&Evaluation{importErrors: tt.pr}, base, repo)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("reasons (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

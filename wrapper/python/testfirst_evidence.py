@@ -670,7 +670,26 @@ def _plain_code_matches(ch, path, code):
     return any(c == code and c.co_qualname == code.co_qualname for c in codes)
 
 
-def _check_item(ch, item, where, event=_event, plain=_plain_code_matches):
+# The code of the function unittest.skip puts in place of a test method
+# (skipIf and skipUnless with a true condition too): it only raises SkipTest,
+# and functools.wraps leaves the method it replaced in its __wrapped__.
+_SKIP_WRAPPER_CODE = unittest.case.skip("")(lambda: None).__code__
+
+
+def _unwrap_skip(fn, skip_code=_SKIP_WRAPPER_CODE, function=types.FunctionType, vars=vars):
+    """A hidden test method under @unittest.skip is unittest's skip wrapper:
+    the code to check is the method it wraps. Only that exact wrapper is
+    looked through, and it can do nothing but skip, which never counts as a
+    pass the base does not share."""
+    while type(fn) is function and fn.__code__ is skip_code:
+        inner = vars(fn).get("__wrapped__")
+        if type(inner) is not function:
+            break
+        fn = inner
+    return fn
+
+
+def _check_item(ch, item, where, event=_event, plain=_plain_code_matches, unwrap_skip=_unwrap_skip):
     """The code a hidden test runs must be the code the plugin compiled from
     the root-owned file."""
     path = str(getattr(item, "path", ""))
@@ -679,7 +698,7 @@ def _check_item(ch, item, where, event=_event, plain=_plain_code_matches):
     fn = getattr(item, "function", None)
     if fn is None:
         return True
-    fn = getattr(fn, "__func__", fn)
+    fn = unwrap_skip(getattr(fn, "__func__", fn))
     code = getattr(fn, "__code__", None)
     ok = code is not None and id(code) in ch.expected_ids
     if not ok and code is not None and code.co_filename == path:

@@ -1,0 +1,1 @@
+from greet.core import hello
