@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/testfirst-app/testfirst/grader/evaluate"
+	"github.com/testfirst-app/testfirst/grader/evaluate/evaluatetest"
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/wrapper"
@@ -19,20 +21,20 @@ func selectedRun(ids []string, failing ...string) *wrapper.Result {
 	r := gradeRun(failing...)
 	var kept []wrapper.ExpectedTest
 	for _, e := range gradeExpected {
-		if slices.Contains(ids, testID(e.File, e.Class, e.Name)) {
+		if slices.Contains(ids, evaluate.TestID(e.File, e.Class, e.Name)) {
 			kept = append(kept, e)
 		}
 	}
 	var cases []string
 	for _, e := range kept {
 		if slices.Contains(failing, e.Name) {
-			cases = append(cases, failedCase(junitClass(e.File, ""), e.Name))
+			cases = append(cases, evaluatetest.FailedCase(evaluate.JUnitClass(e.File, ""), e.Name))
 		} else {
-			cases = append(cases, passedCase(junitClass(e.File, ""), e.Name))
+			cases = append(cases, evaluatetest.PassedCase(evaluate.JUnitClass(e.File, ""), e.Name))
 		}
 	}
-	cases = append(cases, passedCase(evalSentinelModule, evalSentinelPass), failedCase(evalSentinelModule, evalSentinelFail))
-	r.Expected, r.JUnit = kept, junitReport(cases...)
+	cases = append(cases, evaluatetest.PassedCase(evaluatetest.SentinelModule, evaluatetest.SentinelPass), evaluatetest.FailedCase(evaluatetest.SentinelModule, evaluatetest.SentinelFail))
+	r.Expected, r.JUnit = kept, evaluatetest.JUnitReport(cases...)
 	return r
 }
 
@@ -72,7 +74,7 @@ func TestGradeRerunsFailingTests(t *testing.T) {
 			name: "a bent rerun: tampered",
 			rerun: func(ids []string) *wrapper.Result {
 				r := selectedRun(ids)
-				r.JUnit = []byte(strings.Replace(string(r.JUnit), failedCase(evalSentinelModule, evalSentinelFail), passedCase(evalSentinelModule, evalSentinelFail), 1))
+				r.JUnit = []byte(strings.Replace(string(r.JUnit), evaluatetest.FailedCase(evaluatetest.SentinelModule, evaluatetest.SentinelFail), evaluatetest.PassedCase(evaluatetest.SentinelModule, evaluatetest.SentinelFail), 1))
 				r.ExitCode = 0
 				return r
 			},
@@ -102,7 +104,7 @@ func TestGradeRerunsFailingTests(t *testing.T) {
 			if rep.Verdict != tt.want {
 				t.Errorf("verdict %s, want %s (%q)", rep.Verdict, tt.want, rep.Reasons)
 			}
-			checkMessages(t, "reasons", rep.Reasons, tt.reasons)
+			evaluatetest.CheckMessages(t, "reasons", rep.Reasons, tt.reasons)
 			var got report.Outcome
 			for _, r := range rep.Tests {
 				if r.ID == "tests/test_x.py::test_b" {

@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/testfirst-app/testfirst/grader/evaluate"
+	"github.com/testfirst-app/testfirst/grader/evaluate/evaluatetest"
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/tree"
@@ -86,20 +87,20 @@ func mustTree(t *testing.T, files ...tree.File) *tree.Tree {
 func gradeRun(failing ...string) *wrapper.Result {
 	var cases []string
 	for _, e := range gradeExpected {
-		class := junitClass(e.File, "")
+		class := evaluate.JUnitClass(e.File, "")
 		if slices.Contains(failing, e.Name) {
-			cases = append(cases, failedCase(class, e.Name))
+			cases = append(cases, evaluatetest.FailedCase(class, e.Name))
 		} else {
-			cases = append(cases, passedCase(class, e.Name))
+			cases = append(cases, evaluatetest.PassedCase(class, e.Name))
 		}
 	}
-	cases = append(cases, passedCase(evalSentinelModule, evalSentinelPass), failedCase(evalSentinelModule, evalSentinelFail))
-	return withEvidence(&wrapper.Result{
+	cases = append(cases, evaluatetest.PassedCase(evaluatetest.SentinelModule, evaluatetest.SentinelPass), evaluatetest.FailedCase(evaluatetest.SentinelModule, evaluatetest.SentinelFail))
+	return evaluatetest.WithEvidence(&wrapper.Result{
 		Expected:  gradeExpected,
-		Sentinels: evalSentinels,
+		Sentinels: evaluatetest.Sentinels,
 		Runner:    wrapper.PytestCommand(),
 		ExitCode:  1,
-		JUnit:     junitReport(cases...),
+		JUnit:     evaluatetest.JUnitReport(cases...),
 		Output:    []byte("===== 3 passed, 1 failed in 0.1s =====\n"),
 		Isolation: wrapper.Isolation{UID: testUIDBase, GID: testUIDBase, CapEff: "0000000000000000", CapPrm: "0000000000000000", CapAmb: "0000000000000000", NoNewPrivs: true, Proven: true,
 			Dirs: sealedDirStates(), DirsSealed: true},
@@ -130,9 +131,9 @@ func unsealedHidden(r *wrapper.Result) *wrapper.Result {
 // tamperedRun is a run whose must-fail sentinel passed.
 func tamperedRun() *wrapper.Result {
 	r := gradeRun()
-	r.JUnit = bytes.Replace(r.JUnit, []byte(failedCase(evalSentinelModule, evalSentinelFail)), []byte(passedCase(evalSentinelModule, evalSentinelFail)), 1)
+	r.JUnit = bytes.Replace(r.JUnit, []byte(evaluatetest.FailedCase(evaluatetest.SentinelModule, evaluatetest.SentinelFail)), []byte(evaluatetest.PassedCase(evaluatetest.SentinelModule, evaluatetest.SentinelFail)), 1)
 	r.ExitCode = 0
-	return withEvidence(r)
+	return evaluatetest.WithEvidence(r)
 }
 
 // stdout is the sandbox result of a wrapper that reported res.
@@ -387,7 +388,7 @@ func TestGradeVerdict(t *testing.T) {
 			if rep.Verdict != tt.want {
 				t.Errorf("Verdict = %q, want %q (reasons %q)", rep.Verdict, tt.want, rep.Reasons)
 			}
-			checkMessages(t, "reasons", rep.Reasons, tt.reasons)
+			evaluatetest.CheckMessages(t, "reasons", rep.Reasons, tt.reasons)
 			var kinds []string
 			for _, c := range sb.Calls() {
 				kinds = append(kinds, c.Kind)
@@ -779,7 +780,7 @@ func TestGradeSandboxWithoutReport(t *testing.T) {
 			if rep.Verdict != report.VerdictError {
 				t.Errorf("Verdict = %q, want %q", rep.Verdict, report.VerdictError)
 			}
-			checkMessages(t, "reasons", rep.Reasons, []string{tt.reason})
+			evaluatetest.CheckMessages(t, "reasons", rep.Reasons, []string{tt.reason})
 			if len(rep.Tests) != 0 || rep.Trust != report.TrustBestEffort {
 				t.Errorf("Tests = %v, Trust = %q, want no tests and best_effort", rep.Tests, rep.Trust)
 			}
@@ -1098,12 +1099,12 @@ func skipRun(skipping ...string) *wrapper.Result {
 	for _, name := range skipping {
 		for _, e := range gradeExpected {
 			if e.Name == name {
-				class := junitClass(e.File, "")
-				r.JUnit = bytes.Replace(r.JUnit, []byte(passedCase(class, name)), []byte(skippedCase(class, name)), 1)
+				class := evaluate.JUnitClass(e.File, "")
+				r.JUnit = bytes.Replace(r.JUnit, []byte(evaluatetest.PassedCase(class, name)), []byte(evaluatetest.SkippedCase(class, name)), 1)
 			}
 		}
 	}
-	return withEvidence(r)
+	return evaluatetest.WithEvidence(r)
 }
 
 // TestGradeSkips: a test that skips on the base and with the reference

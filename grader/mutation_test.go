@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/testfirst-app/testfirst/grader/evaluate/evaluatetest"
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/tree"
@@ -53,8 +54,8 @@ func TestMutationCounts(t *testing.T) {
 	shard := mutantShard(7, map[int][]string{0: {"test_b"}, 1: nil, 2: {"test_a", "test_b"}})
 	// Mutant 3 does not import: pytest reports the module, not its tests.
 	shard.Mutants = append(shard.Mutants,
-		wrapper.MutantRun{Index: 3, File: "calc.py", Line: 1, JUnit: junitReport(errorCase("", "tests.test_x"), passedCase("tests.test_y", "test_c"),
-			passedCase(evalSentinelModule, evalSentinelPass), failedCase(evalSentinelModule, evalSentinelFail)), ExitCode: 1},
+		wrapper.MutantRun{Index: 3, File: "calc.py", Line: 1, JUnit: evaluatetest.JUnitReport(evaluatetest.ErrorCase("", "tests.test_x"), evaluatetest.PassedCase("tests.test_y", "test_c"),
+			evaluatetest.PassedCase(evaluatetest.SentinelModule, evaluatetest.SentinelPass), evaluatetest.FailedCase(evaluatetest.SentinelModule, evaluatetest.SentinelFail)), ExitCode: 1},
 		wrapper.MutantRun{Index: 4, Skipped: "the mutation budget ran out"},
 		wrapper.MutantRun{Index: 5, TimedOut: true, Signal: "killed"},
 		// A report with a bent sentinel is no evidence either way.

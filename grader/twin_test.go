@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/testfirst-app/testfirst/grader/evaluate"
+	"github.com/testfirst-app/testfirst/grader/evaluate/evaluatetest"
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 	"github.com/testfirst-app/testfirst/wrapper"
@@ -33,9 +35,9 @@ func honestTwinResult(res sandbox.Result) sandbox.Result {
 		sentinels[s.ClassName+"::"+s.Name] = true
 	}
 	for _, e := range r.Expected {
-		r.Twins.Twins = append(r.Twins.Twins, wrapper.Twin{ID: testID(e.File, e.Class, e.Name), File: e.File, Line: 1, Kind: "literal", Change: "literal: 1 -> 2"})
-		class := junitClass(e.File, e.Class)
-		r.JUnit = []byte(strings.Replace(string(r.JUnit), passedCase(class, e.Name), failedCase(class, e.Name), 1))
+		r.Twins.Twins = append(r.Twins.Twins, wrapper.Twin{ID: evaluate.TestID(e.File, e.Class, e.Name), File: e.File, Line: 1, Kind: "literal", Change: "literal: 1 -> 2"})
+		class := evaluate.JUnitClass(e.File, e.Class)
+		r.JUnit = []byte(strings.Replace(string(r.JUnit), evaluatetest.PassedCase(class, e.Name), evaluatetest.FailedCase(class, e.Name), 1))
 	}
 	return stdout(&r)
 }
@@ -123,7 +125,7 @@ func TestGradeTwins(t *testing.T) {
 			if rep.Verdict != tt.want {
 				t.Errorf("Verdict = %q, want %q (reasons %q)", rep.Verdict, tt.want, rep.Reasons)
 			}
-			checkMessages(t, "reasons", rep.Reasons, tt.reasons)
+			evaluatetest.CheckMessages(t, "reasons", rep.Reasons, tt.reasons)
 			if (rep.Twins != nil) != tt.twins {
 				t.Fatalf("Twins = %+v, want twins %v", rep.Twins, tt.twins)
 			}

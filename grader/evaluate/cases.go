@@ -43,11 +43,11 @@ func checkListedCases(ev *Evaluation, res *wrapper.Result) {
 		if len(e.Cases) == 0 {
 			continue
 		}
-		names := reported[junitClass(e.File, e.Class)+"::"+e.Name]
+		names := reported[JUnitClass(e.File, e.Class)+"::"+e.Name]
 		if len(names) == 0 {
 			continue
 		}
-		id := testID(e.File, e.Class, e.Name)
+		id := TestID(e.File, e.Class, e.Name)
 		missing := 0
 		for _, c := range e.Cases {
 			if !slices.Contains(names, e.Name+"["+c+"]") {
@@ -67,9 +67,9 @@ func checkListedCases(ev *Evaluation, res *wrapper.Result) {
 			if i >= maxCasesPerTest {
 				break
 			}
-			from := testID(e.File, e.Class, reportedName(e.Name, n, i))
+			from := TestID(e.File, e.Class, reportedName(e.Name, n, i))
 			if k := slices.Index(e.Cases, strings.TrimSuffix(strings.TrimPrefix(n, e.Name+"["), "]")); k >= 0 && strings.HasSuffix(from, fmt.Sprintf("[case-%d]", i+1)) {
-				renamed[from] = testID(e.File, e.Class, fmt.Sprintf("%s[case-%d]", e.Name, k+1))
+				renamed[from] = TestID(e.File, e.Class, fmt.Sprintf("%s[case-%d]", e.Name, k+1))
 			}
 		}
 	}
@@ -104,7 +104,7 @@ func CaseNames(expected []wrapper.ExpectedTest) map[string]string {
 		for k, c := range e.Cases {
 			real := e.Name + "[" + c + "]"
 			if shown := reportedName(e.Name, real, k); shown != real {
-				out[testID(e.File, e.Class, shown)] = testID(e.File, e.Class, real)
+				out[TestID(e.File, e.Class, shown)] = TestID(e.File, e.Class, real)
 			}
 		}
 	}

@@ -84,9 +84,9 @@ func (e *Evaluation) Skipped() []string {
 	return ids
 }
 
-// junitClass is the classname pytest's JUnit report gives the tests of a
+// JUnitClass is the classname pytest's JUnit report gives the tests of a
 // hidden file ("tests/test_x.py" -> "tests.test_x"), and of a class in it.
-func junitClass(file, class string) string {
+func JUnitClass(file, class string) string {
 	mod := strings.ReplaceAll(strings.TrimSuffix(file, ".py"), "/", ".")
 	if class != "" {
 		return mod + "." + class
@@ -94,9 +94,9 @@ func junitClass(file, class string) string {
 	return mod
 }
 
-// testID is the id a hidden test is known by: pytest's node id relative to
+// TestID is the id a hidden test is known by: pytest's node id relative to
 // the hidden directory.
-func testID(file, class, name string) string {
+func TestID(file, class, name string) string {
 	if class != "" {
 		return file + "::" + class + "::" + name
 	}
@@ -193,8 +193,8 @@ func evaluatePytest(res *wrapper.Result) *Evaluation {
 	for i, e := range res.Expected {
 		s := &slot{exp: e}
 		slots[i] = s
-		byKey[junitClass(e.File, e.Class)+"::"+e.Name] = s
-		mod := junitClass(e.File, "")
+		byKey[JUnitClass(e.File, e.Class)+"::"+e.Name] = s
+		mod := JUnitClass(e.File, "")
 		byModule[mod] = append(byModule[mod], s)
 	}
 	sentinels := map[string]wrapper.Sentinel{}
@@ -228,17 +228,17 @@ func evaluatePytest(res *wrapper.Result) *Evaluation {
 		}
 		if s, ok := byKey[key]; ok {
 			if len(s.results) >= maxCasesPerTest {
-				tooMany[testID(s.exp.File, s.exp.Class, s.exp.Name)] = true
+				tooMany[TestID(s.exp.File, s.exp.Class, s.exp.Name)] = true
 				continue
 			}
 			name := reportedName(s.exp.Name, c.Name, len(s.results))
-			id := testID(s.exp.File, s.exp.Class, name)
+			id := TestID(s.exp.File, s.exp.Class, name)
 			if reported[id] {
 				ev.problemf("the runner reported %s twice", id)
 				continue
 			}
 			reported[id] = true
-			casesOf[junitClass(s.exp.File, "")]++
+			casesOf[JUnitClass(s.exp.File, "")]++
 			s.results = append(s.results, report.TestResult{ID: id, Outcome: c.Outcome})
 			continue
 		}
@@ -252,7 +252,7 @@ func evaluatePytest(res *wrapper.Result) *Evaluation {
 			}
 			for _, s := range mods {
 				if len(s.results) == 0 {
-					s.results = append(s.results, report.TestResult{ID: testID(s.exp.File, s.exp.Class, s.exp.Name), Outcome: c.Outcome})
+					s.results = append(s.results, report.TestResult{ID: TestID(s.exp.File, s.exp.Class, s.exp.Name), Outcome: c.Outcome})
 				}
 			}
 			continue
@@ -275,12 +275,12 @@ func evaluatePytest(res *wrapper.Result) *Evaluation {
 	ev.cases = map[string][]report.TestResult{}
 	for _, s := range slots {
 		if len(s.results) == 0 {
-			id := testID(s.exp.File, s.exp.Class, s.exp.Name)
+			id := TestID(s.exp.File, s.exp.Class, s.exp.Name)
 			missing = append(missing, id)
 			s.results = []report.TestResult{{ID: id, Outcome: report.OutcomeNotRun}}
 		}
 		ev.Tests = append(ev.Tests, s.results...)
-		ev.cases[testID(s.exp.File, s.exp.Class, s.exp.Name)] = s.results
+		ev.cases[TestID(s.exp.File, s.exp.Class, s.exp.Name)] = s.results
 	}
 	if len(missing) > 0 && err == nil {
 		ev.problemf("%d hidden test(s) missing from the runner's report, e.g. %s", len(missing), missing[0])

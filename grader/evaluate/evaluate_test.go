@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/testfirst-app/testfirst/grader/evaluate/evaluatetest"
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/wrapper"
 )
@@ -20,54 +21,19 @@ var evalExpected = []wrapper.ExpectedTest{
 	{File: "tests/test_y.py", Name: "test_c"},
 }
 
-// The wrapper's sentinels of the Evaluation fixtures.
-const (
-	evalSentinelModule = "test_5e471e1a"
-	evalSentinelPass   = "test_0a55"
-	evalSentinelFail   = "test_fa11"
-)
-
-var evalSentinels = []wrapper.Sentinel{
-	{ClassName: evalSentinelModule, Name: evalSentinelPass, MustPass: true},
-	{ClassName: evalSentinelModule, Name: evalSentinelFail, MustPass: false},
-}
-
-// junitReport wraps testcases in a report shaped as pytest's xunit2 writes it.
-func junitReport(cases ...string) []byte {
-	return []byte(`<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests">` +
-		`<testsuite name="pytest" errors="0" failures="0" skipped="0" tests="0" time="0.1" timestamp="2025-01-01T00:00:00" hostname="sandbox">` +
-		strings.Join(cases, "") + `</testsuite></testsuites>`)
-}
-
-func passedCase(class, name string) string {
-	return `<testcase classname="` + class + `" name="` + name + `" time="0.001" />`
-}
-
-func failedCase(class, name string) string {
-	return `<testcase classname="` + class + `" name="` + name + `" time="0.001"><failure message="assert 1 == 2">tb</failure></testcase>`
-}
-
-func errorCase(class, name string) string {
-	return `<testcase classname="` + class + `" name="` + name + `" time="0.001"><error message="collection failure">ImportError: no module named calc</error></testcase>`
-}
-
-func skippedCase(class, name string) string {
-	return `<testcase classname="` + class + `" name="` + name + `" time="0.001"><skipped type="pytest.skip" message="not on this platform">skip</skipped></testcase>`
-}
-
 // honestCases is an honest run's report: test_b fails, the rest of the
 // hidden tests pass, the must-pass sentinel passes and the must-fail one
 // fails.
 func honestCases() []string {
 	return []string{
-		passedCase("tests.test_x", "test_a"),
-		failedCase("tests.test_x", "test_b"),
-		passedCase("tests.test_x", "test_p[1-2]"),
-		passedCase("tests.test_x", "test_p[3-4]"),
-		passedCase("tests.test_x.TestC", "test_m"),
-		passedCase("tests.test_y", "test_c"),
-		passedCase(evalSentinelModule, evalSentinelPass),
-		failedCase(evalSentinelModule, evalSentinelFail),
+		evaluatetest.PassedCase("tests.test_x", "test_a"),
+		evaluatetest.FailedCase("tests.test_x", "test_b"),
+		evaluatetest.PassedCase("tests.test_x", "test_p[1-2]"),
+		evaluatetest.PassedCase("tests.test_x", "test_p[3-4]"),
+		evaluatetest.PassedCase("tests.test_x.TestC", "test_m"),
+		evaluatetest.PassedCase("tests.test_y", "test_c"),
+		evaluatetest.PassedCase(evaluatetest.SentinelModule, evaluatetest.SentinelPass),
+		evaluatetest.FailedCase(evaluatetest.SentinelModule, evaluatetest.SentinelFail),
 	}
 }
 
@@ -75,7 +41,7 @@ func honestCases() []string {
 // come out right.
 func allPassCases() []string {
 	cases := honestCases()
-	cases[1] = passedCase("tests.test_x", "test_b")
+	cases[1] = evaluatetest.PassedCase("tests.test_x", "test_b")
 	return cases
 }
 
@@ -95,10 +61,10 @@ func without(cases []string, name string) []string {
 func pytestRun(code int, cases ...string) *wrapper.Result {
 	return &wrapper.Result{
 		Expected:  evalExpected,
-		Sentinels: evalSentinels,
+		Sentinels: evaluatetest.Sentinels,
 		Runner:    wrapper.PytestCommand(),
 		ExitCode:  code,
-		JUnit:     junitReport(cases...),
+		JUnit:     evaluatetest.JUnitReport(cases...),
 		Seconds:   1.5,
 	}
 }
@@ -168,24 +134,11 @@ func checkEvaluation(t *testing.T, got *Evaluation, want evalWant) {
 	if got.AllPassed(nil) != want.allPassed {
 		t.Errorf("allPassed() = %v, want %v", got.AllPassed(nil), want.allPassed)
 	}
-	checkMessages(t, "problems", got.Problems, want.problems)
-	checkMessages(t, "tampered", got.Tampered, want.tampered)
-	checkMessages(t, "notes", got.Notes, want.notes)
+	evaluatetest.CheckMessages(t, "problems", got.Problems, want.problems)
+	evaluatetest.CheckMessages(t, "tampered", got.Tampered, want.tampered)
+	evaluatetest.CheckMessages(t, "notes", got.Notes, want.notes)
 	if got.Sentinels != want.sentinels {
 		t.Errorf("sentinels = %q, want %q", got.Sentinels, want.sentinels)
-	}
-}
-
-// checkMessages checks that got holds one message per want, each containing
-// its want, in order.
-func checkMessages(t *testing.T, what string, got, want []string) {
-	t.Helper()
-	ok := len(got) == len(want)
-	for i := 0; ok && i < len(want); i++ {
-		ok = strings.Contains(got[i], want[i])
-	}
-	if !ok {
-		t.Errorf("%s = %q, want one each containing %q", what, got, want)
 	}
 }
 
@@ -216,8 +169,8 @@ func TestEvaluatePytest(t *testing.T) {
 		},
 		{
 			name: "exit 1 with no failure in the report",
-			res: with(pytestRun(1, without(allPassCases(), evalSentinelFail)...), func(r *wrapper.Result) {
-				r.Sentinels = evalSentinels[:1]
+			res: with(pytestRun(1, without(allPassCases(), evaluatetest.SentinelFail)...), func(r *wrapper.Result) {
+				r.Sentinels = evaluatetest.Sentinels[:1]
 			}),
 			want: evalWant{
 				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", report.OutcomePassed),
@@ -308,7 +261,7 @@ func TestEvaluatePytest(t *testing.T) {
 		{
 			name: "JUnit report with two roots",
 			res: with(pytestRun(1, allPassCases()...), func(r *wrapper.Result) {
-				r.JUnit = append(r.JUnit, junitReport(allPassCases()...)...)
+				r.JUnit = append(r.JUnit, evaluatetest.JUnitReport(allPassCases()...)...)
 			}),
 			want: evalWant{
 				tests:     allOutcome(report.OutcomeNotRun, report.OutcomeNotRun),
@@ -337,7 +290,7 @@ func TestEvaluatePytest(t *testing.T) {
 		},
 		{
 			name: "a testcase that is not a hidden test",
-			res:  pytestRun(1, append(allPassCases(), passedCase("tests.test_x", "test_extra"))...),
+			res:  pytestRun(1, append(allPassCases(), evaluatetest.PassedCase("tests.test_x", "test_extra"))...),
 			want: evalWant{
 				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", report.OutcomePassed),
 				allPassed: true,
@@ -347,7 +300,7 @@ func TestEvaluatePytest(t *testing.T) {
 		},
 		{
 			name: "a passed module-level testcase is not a hidden test",
-			res:  pytestRun(1, append(allPassCases(), passedCase("", "tests.test_x"))...),
+			res:  pytestRun(1, append(allPassCases(), evaluatetest.PassedCase("", "tests.test_x"))...),
 			want: evalWant{
 				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", report.OutcomePassed),
 				allPassed: true,
@@ -358,27 +311,27 @@ func TestEvaluatePytest(t *testing.T) {
 		{
 			name: "collection error of a module",
 			res: pytestRun(1,
-				errorCase("", "tests.test_x"),
-				passedCase("tests.test_y", "test_c"),
-				passedCase(evalSentinelModule, evalSentinelPass),
-				failedCase(evalSentinelModule, evalSentinelFail),
+				evaluatetest.ErrorCase("", "tests.test_x"),
+				evaluatetest.PassedCase("tests.test_y", "test_c"),
+				evaluatetest.PassedCase(evaluatetest.SentinelModule, evaluatetest.SentinelPass),
+				evaluatetest.FailedCase(evaluatetest.SentinelModule, evaluatetest.SentinelFail),
 			),
 			want: evalWant{tests: allOutcome(report.OutcomeError, report.OutcomePassed), sentinels: report.SentinelsOK},
 		},
 		{
 			name: "module-level skip",
 			res: pytestRun(1,
-				skippedCase("", "tests.test_x"),
-				passedCase("tests.test_y", "test_c"),
-				passedCase(evalSentinelModule, evalSentinelPass),
-				failedCase(evalSentinelModule, evalSentinelFail),
+				evaluatetest.SkippedCase("", "tests.test_x"),
+				evaluatetest.PassedCase("tests.test_y", "test_c"),
+				evaluatetest.PassedCase(evaluatetest.SentinelModule, evaluatetest.SentinelPass),
+				evaluatetest.FailedCase(evaluatetest.SentinelModule, evaluatetest.SentinelFail),
 			),
 			want: evalWant{tests: allOutcome(report.OutcomeSkipped, report.OutcomePassed), sentinels: report.SentinelsOK},
 		},
 		{
 			name: "must-fail sentinel came out passed",
-			res: pytestRun(0, append(without(allPassCases(), evalSentinelFail),
-				passedCase(evalSentinelModule, evalSentinelFail))...),
+			res: pytestRun(0, append(without(allPassCases(), evaluatetest.SentinelFail),
+				evaluatetest.PassedCase(evaluatetest.SentinelModule, evaluatetest.SentinelFail))...),
 			want: evalWant{
 				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", report.OutcomePassed),
 				allPassed: true,
@@ -388,8 +341,8 @@ func TestEvaluatePytest(t *testing.T) {
 		},
 		{
 			name: "must-pass sentinel failed",
-			res: pytestRun(1, append(without(allPassCases(), evalSentinelPass),
-				failedCase(evalSentinelModule, evalSentinelPass))...),
+			res: pytestRun(1, append(without(allPassCases(), evaluatetest.SentinelPass),
+				evaluatetest.FailedCase(evaluatetest.SentinelModule, evaluatetest.SentinelPass))...),
 			want: evalWant{
 				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", report.OutcomePassed),
 				allPassed: true,
@@ -399,7 +352,7 @@ func TestEvaluatePytest(t *testing.T) {
 		},
 		{
 			name: "sentinel missing from the report",
-			res:  pytestRun(1, without(allPassCases(), evalSentinelPass)...),
+			res:  pytestRun(1, without(allPassCases(), evaluatetest.SentinelPass)...),
 			want: evalWant{
 				tests:     replaceOutcome(honestTests, "tests/test_x.py::test_b", report.OutcomePassed),
 				allPassed: true,
@@ -438,7 +391,7 @@ func TestEvaluatePytest(t *testing.T) {
 		},
 		{
 			name: "no hidden tests",
-			res: with(pytestRun(1, passedCase(evalSentinelModule, evalSentinelPass), failedCase(evalSentinelModule, evalSentinelFail)),
+			res: with(pytestRun(1, evaluatetest.PassedCase(evaluatetest.SentinelModule, evaluatetest.SentinelPass), evaluatetest.FailedCase(evaluatetest.SentinelModule, evaluatetest.SentinelFail)),
 				func(r *wrapper.Result) { r.Expected = nil }),
 			want: evalWant{sentinels: report.SentinelsOK, problems: []string{"no hidden tests found"}},
 		},
@@ -458,7 +411,7 @@ func TestEvaluatePytest(t *testing.T) {
 // TestEvaluatePytestNoSentinels: a pytest result that carries no sentinels
 // at all is missing evidence the wrapper always sends in pytest mode.
 func TestEvaluatePytestNoSentinels(t *testing.T) {
-	res := with(pytestRun(0, without(without(allPassCases(), evalSentinelPass), evalSentinelFail)...), func(r *wrapper.Result) {
+	res := with(pytestRun(0, without(without(allPassCases(), evaluatetest.SentinelPass), evaluatetest.SentinelFail)...), func(r *wrapper.Result) {
 		r.Sentinels = nil
 	})
 	ev := evaluatePytest(res)
@@ -470,7 +423,7 @@ func TestEvaluatePytestNoSentinels(t *testing.T) {
 // TestEvaluatePytestSkippedSentinel: a must-fail sentinel that came out
 // skipped did not come out as expected.
 func TestEvaluatePytestSkippedSentinel(t *testing.T) {
-	res := pytestRun(1, append(without(honestCases(), evalSentinelFail), skippedCase(evalSentinelModule, evalSentinelFail))...)
+	res := pytestRun(1, append(without(honestCases(), evaluatetest.SentinelFail), evaluatetest.SkippedCase(evaluatetest.SentinelModule, evaluatetest.SentinelFail))...)
 	ev := evaluatePytest(res)
 	if ev.Sentinels == report.SentinelsOK {
 		t.Errorf("sentinels = %q for a must-fail sentinel that was skipped", ev.Sentinels)
@@ -518,7 +471,7 @@ func TestEvaluateCommand(t *testing.T) {
 			res: &wrapper.Result{
 				Runner:   []string{"/usr/bin/make"},
 				ExitCode: 2,
-				JUnit:    junitReport(passedCase("pkg.mod", "test_a"), failedCase("pkg.mod", "test_b"), skippedCase("", "test_c")),
+				JUnit:    evaluatetest.JUnitReport(evaluatetest.PassedCase("pkg.mod", "test_a"), evaluatetest.FailedCase("pkg.mod", "test_b"), evaluatetest.SkippedCase("", "test_c")),
 			},
 			want: evalWant{
 				tests: []report.TestResult{
@@ -534,7 +487,7 @@ func TestEvaluateCommand(t *testing.T) {
 			res: &wrapper.Result{
 				Runner:   []string{"/usr/bin/make"},
 				ExitCode: 2,
-				JUnit:    junitReport(passedCase("pkg.mod", "test_a")),
+				JUnit:    evaluatetest.JUnitReport(evaluatetest.PassedCase("pkg.mod", "test_a")),
 			},
 			want: evalWant{
 				tests:     []report.TestResult{{ID: "pkg.mod::test_a", Outcome: report.OutcomePassed}},
@@ -561,7 +514,7 @@ func TestEvaluateCommand(t *testing.T) {
 func TestEvaluateCommandJUnitTruncated(t *testing.T) {
 	res := &wrapper.Result{
 		Runner:         []string{"/usr/bin/make"},
-		JUnit:          junitReport(passedCase("pkg.mod", "test_a")),
+		JUnit:          evaluatetest.JUnitReport(evaluatetest.PassedCase("pkg.mod", "test_a")),
 		JUnitTruncated: true,
 	}
 	ev := Command(res)
@@ -576,10 +529,10 @@ func TestEvaluateCommandJUnitTruncated(t *testing.T) {
 func TestEvaluateIDsCannotSmuggleText(t *testing.T) {
 	const secret = "def test_a(): assert widget(3) == 17"
 	cases := append(honestCases(),
-		failedCase("tests.test_x", "test_p["+secret+"]"),
-		failedCase("tests.test_x", "test_p[7-8]"),
-		failedCase("tests.test_x", "test_p[1-2]"), // reported twice
-		failedCase("tests.test_q", "SECRET_BODY_CHUNK"),
+		evaluatetest.FailedCase("tests.test_x", "test_p["+secret+"]"),
+		evaluatetest.FailedCase("tests.test_x", "test_p[7-8]"),
+		evaluatetest.FailedCase("tests.test_x", "test_p[1-2]"), // reported twice
+		evaluatetest.FailedCase("tests.test_q", "SECRET_BODY_CHUNK"),
 	)
 	ev := evaluatePytest(pytestRun(1, cases...))
 	var all []string
@@ -607,7 +560,7 @@ func TestEvaluateIDsCannotSmuggleText(t *testing.T) {
 
 	var many []string
 	for i := range maxCasesPerTest + 5 {
-		many = append(many, passedCase("tests.test_x", fmt.Sprintf("test_p[%d]", i)))
+		many = append(many, evaluatetest.PassedCase("tests.test_x", fmt.Sprintf("test_p[%d]", i)))
 	}
 	ev = evaluatePytest(pytestRun(1, append(honestCases(), many...)...))
 	if !strings.Contains(strings.Join(ev.Problems, "\n"), "more than 256 cases") {
@@ -637,38 +590,38 @@ func TestEvaluateHostedSentinels(t *testing.T) {
 	}{
 		{
 			name: "honest run",
-			res: hosted(1, passedCase("tests.test_x", "test_a"), passedCase("tests.test_x", "test_b"), passedCase("tests.test_x", "test_p"),
-				passedCase("tests.test_x.TestC", "test_m"), passedCase("tests.test_y", "test_c"),
-				passedCase("tests.test_x", "test_a_b"), failedCase("tests.test_x", "test_b_a")),
+			res: hosted(1, evaluatetest.PassedCase("tests.test_x", "test_a"), evaluatetest.PassedCase("tests.test_x", "test_b"), evaluatetest.PassedCase("tests.test_x", "test_p"),
+				evaluatetest.PassedCase("tests.test_x.TestC", "test_m"), evaluatetest.PassedCase("tests.test_y", "test_c"),
+				evaluatetest.PassedCase("tests.test_x", "test_a_b"), evaluatetest.FailedCase("tests.test_x", "test_b_a")),
 			want: evalWant{tests: allOutcome(report.OutcomePassed, report.OutcomePassed), allPassed: true, sentinels: report.SentinelsOK},
 		},
 		{
 			name: "the host module does not import",
-			res:  hosted(1, errorCase("", "tests.test_x"), passedCase("tests.test_y", "test_c")),
+			res:  hosted(1, evaluatetest.ErrorCase("", "tests.test_x"), evaluatetest.PassedCase("tests.test_y", "test_c")),
 			want: evalWant{tests: allOutcome(report.OutcomeError, report.OutcomePassed), sentinels: report.SentinelsAbsent},
 		},
 		{
 			name: "every hidden module skipped as a whole",
-			res:  hosted(5, skippedCase("", "tests.test_x"), skippedCase("", "tests.test_y")),
+			res:  hosted(5, evaluatetest.SkippedCase("", "tests.test_x"), evaluatetest.SkippedCase("", "tests.test_y")),
 			want: evalWant{tests: allOutcome(report.OutcomeSkipped, report.OutcomeSkipped), sentinels: report.SentinelsAbsent},
 		},
 		{
 			name: "exit 5 with a test that ran",
-			res:  hosted(5, skippedCase("", "tests.test_x"), passedCase("tests.test_y", "test_c")),
+			res:  hosted(5, evaluatetest.SkippedCase("", "tests.test_x"), evaluatetest.PassedCase("tests.test_y", "test_c")),
 			want: evalWant{tests: allOutcome(report.OutcomeSkipped, report.OutcomePassed), sentinels: report.SentinelsAbsent, problems: []string{"exited 5 (no tests collected)"}},
 		},
 		{
 			name: "a forged collection error beside passing tests of the module",
-			res: hosted(1, passedCase("tests.test_x", "test_a"), passedCase("tests.test_x", "test_b"), passedCase("tests.test_x", "test_p"),
-				passedCase("tests.test_x.TestC", "test_m"), passedCase("tests.test_y", "test_c"), errorCase("", "tests.test_x")),
+			res: hosted(1, evaluatetest.PassedCase("tests.test_x", "test_a"), evaluatetest.PassedCase("tests.test_x", "test_b"), evaluatetest.PassedCase("tests.test_x", "test_p"),
+				evaluatetest.PassedCase("tests.test_x.TestC", "test_m"), evaluatetest.PassedCase("tests.test_y", "test_c"), evaluatetest.ErrorCase("", "tests.test_x")),
 			want: evalWant{tests: allOutcome(report.OutcomePassed, report.OutcomePassed), allPassed: true, sentinels: report.SentinelsWrong,
 				tampered: []string{"a sentinel test is missing", "a sentinel test is missing"}},
 		},
 		{
 			name: "the must-fail sentinel greened with its neighbours",
-			res: hosted(0, passedCase("tests.test_x", "test_a"), passedCase("tests.test_x", "test_b"), passedCase("tests.test_x", "test_p"),
-				passedCase("tests.test_x.TestC", "test_m"), passedCase("tests.test_y", "test_c"),
-				passedCase("tests.test_x", "test_a_b"), passedCase("tests.test_x", "test_b_a")),
+			res: hosted(0, evaluatetest.PassedCase("tests.test_x", "test_a"), evaluatetest.PassedCase("tests.test_x", "test_b"), evaluatetest.PassedCase("tests.test_x", "test_p"),
+				evaluatetest.PassedCase("tests.test_x.TestC", "test_m"), evaluatetest.PassedCase("tests.test_y", "test_c"),
+				evaluatetest.PassedCase("tests.test_x", "test_a_b"), evaluatetest.PassedCase("tests.test_x", "test_b_a")),
 			want: evalWant{tests: allOutcome(report.OutcomePassed, report.OutcomePassed), allPassed: true, sentinels: report.SentinelsWrong,
 				tampered: []string{"a sentinel test that must fail came out passed"}},
 		},

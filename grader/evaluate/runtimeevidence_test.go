@@ -1,57 +1,12 @@
 package evaluate
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/testfirst-app/testfirst/report"
-	"github.com/testfirst-app/testfirst/wrapper"
 )
-
-// withEvidence gives r what an honest run's plugin reports about it: a
-// start record, no events, and an end record that matches r's exit status
-// and report, with pytest's summary line to match.
-func withEvidence(r *wrapper.Result) *wrapper.Result {
-	cases, _ := ParseJUnit(r.JUnit)
-	tallies := map[string]int{}
-	for _, c := range cases {
-		switch c.Outcome {
-		case report.OutcomePassed:
-			tallies["passed"]++
-		case report.OutcomeFailed:
-			tallies["failed"]++
-		case report.OutcomeSkipped:
-			tallies["skipped"]++
-		default:
-			tallies["error"]++
-		}
-	}
-	sum := sha256.Sum256(r.JUnit)
-	digest := hex.EncodeToString(sum[:])
-	r.Evidence = &wrapper.RuntimeEvidence{
-		Started:      true,
-		Ends:         1,
-		End:          &wrapper.EndRecord{ExitStatus: r.ExitCode, Cases: len(cases), Tallies: tallies, ReportSHA256: digest, ReportBytes: int64(len(r.JUnit))},
-		ReportSHA256: digest,
-		ReportBytes:  int64(len(r.JUnit)),
-	}
-	var parts []string
-	for _, k := range summaryCategories {
-		if n := tallies[k]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, k))
-		}
-	}
-	if len(parts) == 0 {
-		parts = []string{"no tests ran"}
-	}
-	r.Output = []byte("===== " + strings.Join(parts, ", ") + " in 0.10s =====\n")
-	return r
-}
 
 func TestEvidenceMergeKeepsCounts(t *testing.T) {
 	var set EvidenceSet
