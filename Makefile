@@ -56,17 +56,17 @@ test: image vet
 	@$(MAKE) --no-print-directory -j2 --output-sync=target $(if $(filter 1,$(FAULTS_DISRUPTIVE)),suite-disruptive) fuzz
 
 suite-rest:
-	$(TEST_ENV) $(GO) test -count=1 -timeout 30m -skip '^($(SERVICE_TESTS))$$' ./...
+	$(TEST_ENV) $(GO) test -count=1 -timeout 45m -skip '^($(SERVICE_TESTS))$$' ./...
 
 suite-services:
-	$(TEST_ENV) $(GO) test -count=1 -timeout 30m -run '^($(SERVICE_TESTS))$$' ./test/
+	$(TEST_ENV) $(GO) test -count=1 -timeout 45m -run '^($(SERVICE_TESTS))$$' ./test/
 	$(TEST_ENV) TESTFIRST_AGENT_PRESETS=1 $(GO) test -count=1 -timeout 20m -run '^TestPresetCLIs$$/^claude-code$$' ./test/
 
 suite-disruptive:
 	$(TEST_ENV) TESTFIRST_FAULTS_DISRUPTIVE=1 $(GO) test -count=1 -timeout 15m -run '^TestFaults(Docker|Postgres)Restart$$' ./test/
 
 suite-runsc:
-	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_SANDBOX_RUNTIME=runsc $(GO) test -count=1 -timeout 30m -run '^(TestAttacks|TestSampleCases)$$' ./test/
+	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_SANDBOX_RUNTIME=runsc $(GO) test -count=1 -timeout 45m -run '^(TestAttacks|TestSampleCases)$$' ./test/
 
 ## test-agents: the claude-code and codex presets' real CLIs in the agent sandbox
 # (make test runs claude-code's)

@@ -170,7 +170,7 @@ func (p *pipelineEnv) decide(t *testing.T, s *service, k int, digest, by, reason
 	}
 	path := fmt.Sprintf("%s/versions/%d/%s", pipelineTicketPath, k, action)
 	// The card decides once the version's base check made it ready.
-	for deadline := time.Now().Add(120 * time.Second); ; time.Sleep(time.Second) {
+	for deadline := time.Now().Add(240 * time.Second); ; time.Sleep(time.Second) {
 		resp, err = c.PostForm(s.url+path, form)
 		if err != nil {
 			t.Fatalf("%s v%d: %v", action, k, err)
