@@ -15,6 +15,11 @@ const (
 	// ReasonChannelClosed: the plugin's evidence channel never opened, or
 	// the plugin never reported at all.
 	ReasonChannelClosed = "evidence_channel_closed"
+	// ReasonNotStarted: the run was killed at its deadline before the
+	// plugin sent its start record. No code of the tree runs before that
+	// record (the tree joins sys.path only once every plugin is loaded),
+	// so this is a run starved of time, not one bent: weak.
+	ReasonNotStarted = "runner_not_started"
 	// ReasonChannelGarbled: the evidence pipe carried something that is not
 	// the plugin's signed, numbered records.
 	ReasonChannelGarbled = "evidence_channel_garbled"
@@ -63,7 +68,11 @@ func runtimeEvidence(res *wrapper.Result, set *EvidenceSet) {
 	dirsEvidence(res, set)
 	ev := res.Evidence
 	if ev == nil || !ev.Started {
-		set.add(ReasonChannelClosed, report.StrengthStrong, "the runner's plugin sent no start record")
+		if res.TimedOut {
+			set.add(ReasonNotStarted, report.StrengthWeak, "the run was killed at its deadline before the runner's plugin started")
+		} else {
+			set.add(ReasonChannelClosed, report.StrengthStrong, "the runner's plugin sent no start record")
+		}
 		if ev == nil {
 			return
 		}
