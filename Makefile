@@ -59,7 +59,7 @@ suite-rest:
 	$(TEST_ENV) $(GO) test -count=1 -timeout 45m -skip '^($(SERVICE_TESTS))$$' ./...
 
 suite-services:
-	$(TEST_ENV) $(GO) test -count=1 -timeout 45m -run '^($(SERVICE_TESTS))$$' ./test/
+	$(TEST_ENV) $(GO) test -count=1 -timeout 60m -run '^($(SERVICE_TESTS))$$' ./test/
 	$(TEST_ENV) TESTFIRST_AGENT_PRESETS=1 $(GO) test -count=1 -timeout 20m -run '^TestPresetCLIs$$/^claude-code$$' ./test/
 
 suite-disruptive:
