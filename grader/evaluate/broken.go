@@ -1,6 +1,7 @@
 package evaluate
 
 import (
+	"bytes"
 	"fmt"
 	"path"
 	"regexp"
@@ -271,7 +272,7 @@ func ImportFailureReasons(pr, base *Evaluation, repo *tree.Tree) []string {
 			}
 		}
 		unwritten := func(n string) bool {
-			return !slices.ContainsFunc(repo.Files, func(f tree.File) bool { return !f.IsSymlink() && strings.Contains(string(f.Data), n) })
+			return !slices.ContainsFunc(repo.Files, func(f tree.File) bool { return !f.IsSymlink() && bytes.Contains(f.Data, []byte(n)) })
 		}
 		if !shared && slices.ContainsFunc(names, unwritten) {
 			continue
