@@ -9,7 +9,7 @@ RUNDIR  := var/run
 
 export TESTFIRST_WRAPPER := $(BIN)/testfirst-wrapper
 
-.PHONY: all build deps image docker test suite-rest suite-services suite-runsc suite-disruptive test-agents test-runsc vet unit fuzz run demo bench soak clean
+.PHONY: all build deps image docker test suite-rest suite-services suite-faults suite-runsc suite-disruptive test-docker test-agents test-runsc vet unit fuzz run demo bench soak clean
 
 all: build
 
@@ -39,10 +39,14 @@ docker:
 TEST_POSTGRES_URL ?= postgres://testfirst:testfirst@127.0.0.1:5432/testfirst?sslmode=disable
 
 # The end-to-end tests of a served pipeline spend their time waiting (for a
-# job's rescue, a retry, a store's timeout), not computing: they run in a go
-# test process of their own beside the rest of the suite and the gVisor leg
-# (each of the three prints its output when it ends).
-SERVICE_TESTS := TestFaultsGrading|TestFaultsWebhookBurst|TestFaultsDiskFullSQLite|TestServeReplicasOnPostgres|TestServeScenarioOneTicket|TestServeAgents|TestServeRolesOnPostgres|TestUIDSplitRequired|TestServeTicketLifecycle|TestServeQueueAndTwoTickets
+# job's rescue, a retry, a store's timeout), not computing: they run in two
+# go test processes of their own (the fault cases, the other served tests)
+# beside the rest of the suite and the gVisor leg, each printing its output
+# when it ends. TestDockerfile, which compiles every dependency inside a
+# container, is make test-docker's.
+FAULT_TESTS   := TestFaultsGrading|TestFaultsWebhookBurst|TestFaultsDiskFullSQLite
+SERVICE_TESTS := TestServeReplicasOnPostgres|TestServeScenarioOneTicket|TestServeAgents|TestServeRolesOnPostgres|TestUIDSplitRequired|TestServeTicketLifecycle|TestServeQueueAndTwoTickets
+OWN_TARGET    := TestDockerfile
 TEST_ENV := TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_TEST_POSTGRES_URL='$(TEST_POSTGRES_URL)'
 
 # Last, while the fuzz tests run (they need neither), the two fault cases
@@ -52,14 +56,17 @@ TEST_ENV := TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_TEST_POSTGRES_URL='$(TEST_POSTG
 FAULTS_DISRUPTIVE ?= 1
 
 test: image vet
-	@$(MAKE) --no-print-directory -j3 --output-sync=target suite-rest suite-services suite-runsc
+	@$(MAKE) --no-print-directory -j4 --output-sync=target suite-rest suite-services suite-faults suite-runsc
 	@$(MAKE) --no-print-directory -j2 --output-sync=target $(if $(filter 1,$(FAULTS_DISRUPTIVE)),suite-disruptive) fuzz
 
 suite-rest:
-	$(TEST_ENV) $(GO) test -count=1 -timeout 45m -skip '^($(SERVICE_TESTS))$$' ./...
+	$(TEST_ENV) $(GO) test -count=1 -timeout 45m -skip '^($(FAULT_TESTS)|$(SERVICE_TESTS)|$(OWN_TARGET))$$' ./...
 
 suite-services:
-	$(TEST_ENV) $(GO) test -count=1 -timeout 60m -run '^($(SERVICE_TESTS))$$' ./test/
+	$(TEST_ENV) $(GO) test -count=1 -timeout 45m -run '^($(SERVICE_TESTS))$$' ./test/
+
+suite-faults:
+	$(TEST_ENV) $(GO) test -count=1 -timeout 45m -run '^($(FAULT_TESTS))$$' ./test/
 	$(TEST_ENV) TESTFIRST_AGENT_PRESETS=1 $(GO) test -count=1 -timeout 20m -run '^TestPresetCLIs$$/^claude-code$$' ./test/
 
 suite-disruptive:
@@ -67,6 +74,12 @@ suite-disruptive:
 
 suite-runsc:
 	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_SANDBOX_RUNTIME=runsc $(GO) test -count=1 -timeout 45m -run '^(TestAttacks|TestSampleCases)$$' ./test/
+
+## test-docker: the service's Dockerfile built with a local Go image (its
+# dependencies compiled inside a container: minutes on 2 cores the first
+# time), then the image run: its commands, the engine from inside, serve
+test-docker: image
+	TESTFIRST_REQUIRE_DOCKER=1 $(GO) test -count=1 -timeout 45m -run '^($(OWN_TARGET))$$' -v ./test/
 
 ## test-agents: the claude-code and codex presets' real CLIs in the agent sandbox
 # (make test runs claude-code's)

@@ -1,6 +1,7 @@
 package test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 
 	"filippo.io/age"
 
+	"github.com/testfirst-app/testfirst/agent"
 	"github.com/testfirst-app/testfirst/store"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
 	"github.com/testfirst-app/testfirst/test/testenv"
@@ -238,6 +240,11 @@ func TestServeAgents(t *testing.T) {
   scripted-implementer: {preset: command, command: ["/agent/run.sh"], files: %s}
 agents: {timeout: 5m, memory: 512MiB, cpus: 1, pids: 256, independence: warn}
 `, writerDir, implDir)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The command preset's image is built before the clock starts: on a
+	// fresh machine its build is minutes of the waits below.
+	if _, err := testenv.Docker(t).EnsureDebianImage(context.Background(), agent.CommandRecipe, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	s := p.serve(t, "", "TESTFIRST_STORE_SYNC_INTERVAL=1s", "TESTFIRST_CONFIG="+config)

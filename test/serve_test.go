@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -26,16 +27,39 @@ import (
 // fixtures holds real webhook payloads as GitHub sends them.
 var fixtures = filepath.Join("..", "..", "shared", "fixtures", "github-webhooks")
 
-// buildBinary builds the testfirst binary once per test.
+// builtBinary is the testfirst binary this test process built, once: a
+// link of the whole service costs seconds of CPU and a gigabyte of memory,
+// and every test of the process runs the same source.
+var builtBinary struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// buildBinary returns the testfirst binary, building it on the first call
+// of the test process into a directory TestMain removes at the end.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "testfirst")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/testfirst")
-	cmd.Dir = testenv.RepoRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build testfirst: %v\n%s", err, out)
+	builtBinary.once.Do(func() {
+		dir, err := os.MkdirTemp("", "testfirst-bin-")
+		if err != nil {
+			builtBinary.err = err
+			return
+		}
+		builtBinary.dir = dir
+		bin := filepath.Join(dir, "testfirst")
+		cmd := exec.Command("go", "build", "-o", bin, "./cmd/testfirst")
+		cmd.Dir = testenv.RepoRoot()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			builtBinary.err = fmt.Errorf("build testfirst: %v\n%s", err, out)
+			return
+		}
+		builtBinary.path = bin
+	})
+	if builtBinary.err != nil {
+		t.Fatal(builtBinary.err)
 	}
-	return bin
+	return builtBinary.path
 }
 
 // service is a running `testfirst serve`.

@@ -28,6 +28,17 @@ func (d *Engine) EnsureDebianImage(ctx context.Context, r sandbox.DebianRecipe, 
 	if id, err := d.imageID(ctx, ref); err == nil || !errdefs.IsNotFound(err) {
 		return id, err
 	}
+	// Another process of this machine (a second replica, a test beside
+	// this one) may be building the same image: wait for it and use its
+	// image rather than build it twice at once.
+	unlock, err := lockBuild(ctx, ref)
+	if err != nil {
+		return "", fmt.Errorf("build image %s: %w", ref, err)
+	}
+	defer unlock()
+	if id, err := d.imageID(ctx, ref); err == nil || !errdefs.IsNotFound(err) {
+		return id, err
+	}
 	bin, err := exec.LookPath("mmdebstrap")
 	if err != nil {
 		return "", fmt.Errorf("build image %s: the engine at %s does not have it, and mmdebstrap, which builds it from Debian's packages, is not installed here: "+
