@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -236,8 +237,11 @@ func gradeOf(t *testing.T, f *syncFixture, head string) db.Grade {
 
 // TestConfigReadAgainOnNextEvent: a label put on while the repository's
 // config is broken gets the error on the issue; once the config is fixed,
-// the issue's next event opens the ticket without labelling it again, and
-// the opening comment says what comes next.
+// a comment or an edit of someone with write access opens the ticket
+// without labelling the issue again, as the error comment says, and the
+// opening comment says what comes next. A comment or an edit of someone
+// without write access opens nothing: the label took triage access, they
+// would become the requester.
 func TestConfigReadAgainOnNextEvent(t *testing.T) {
 	f := newSyncFixture(t)
 	ctx := t.Context()
@@ -249,29 +253,101 @@ func TestConfigReadAgainOnNextEvent(t *testing.T) {
 			t.Fatalf("%s: %v", a.Action, err)
 		}
 	}
-	f.gh.AddIssue("octo-org", "app", 9, "alice", "Another")
-	f.gh.Commit("octo-org", "app", "main", map[string]string{"README.md": "base\n", ".github/testfirst.yml": "lable: test-first\n"})
+	f.gh.SetPermission("octo-org", "app", "maria", "write")
+	f.gh.SetPermission("octo-org", "app", "rita", "read")
 	labels := []any{map[string]any{"name": "test-first"}}
-	work(issueDelivery(t, "labeled", map[string]any{"issue.number": 9, "label": map[string]any{"name": "test-first"}, "issue.labels": labels}))
-	cs := f.gh.Comments("octo-org", "app", 9)
-	if len(cs) != 1 || !strings.Contains(cs[0].Body, `unknown key "lable"; the valid keys here are label`) {
-		t.Fatalf("comments %+v; want the config error, naming the valid keys", cs)
+	comment := func(issue int, login, body string) DeliveryArgs {
+		a := issueComment(t, body, issue, false)
+		var doc map[string]any
+		if err := json.Unmarshal(a.Payload, &doc); err != nil {
+			t.Fatal(err)
+		}
+		doc["comment"].(map[string]any)["user"].(map[string]any)["login"] = login
+		doc["issue"].(map[string]any)["labels"] = labels
+		a.Payload, _ = json.Marshal(doc)
+		a.Delivery += login
+		return a
 	}
-	f.gh.Commit("octo-org", "app", "main", map[string]string{"README.md": "base\n", ".github/testfirst.yml": "label: test-first\n"})
-	work(issueDelivery(t, "edited", map[string]any{"issue.number": 9, "issue.labels": labels}))
-	cs = f.gh.Comments("octo-org", "app", 9)
-	if len(cs) != 2 || !strings.Contains(cs[1].Body, "testfirst opened a ticket for #9") ||
-		!strings.Contains(cs[1].Body, "testfirst tests push --ticket octo-org/app#9 --installation 3 DIR") {
-		t.Fatalf("comments %+v; want the ticket opened on the edit, with the push command", cs)
+	broken := map[string]string{"README.md": "base\n", ".github/testfirst.yml": "lable: test-first\n"}
+	fixed := map[string]string{"README.md": "base\n", ".github/testfirst.yml": "label: test-first\n"}
+	brokenOn := func(issue int) {
+		t.Helper()
+		f.gh.AddIssue("octo-org", "app", issue, "alice", "Another")
+		f.gh.Commit("octo-org", "app", "main", broken)
+		work(issueDelivery(t, "labeled", map[string]any{"issue.number": issue, "label": map[string]any{"name": "test-first"}, "issue.labels": labels}))
+		cs := f.gh.Comments("octo-org", "app", issue)
+		if len(cs) != 1 || !strings.Contains(cs[0].Body, `unknown key "lable"; the valid keys here are label`) ||
+			!strings.Contains(cs[0].Body, "then comment on this issue or edit it") {
+			t.Fatalf("comments %+v; want the config error, naming the valid keys and what to do", cs)
+		}
+		f.gh.Commit("octo-org", "app", "main", fixed)
 	}
+	opened := func(issue int, how string) {
+		t.Helper()
+		cs := f.gh.Comments("octo-org", "app", issue)
+		if len(cs) < 2 || !strings.Contains(cs[1].Body, fmt.Sprintf("testfirst opened a ticket for #%d", issue)) ||
+			!strings.Contains(cs[1].Body, fmt.Sprintf("testfirst tests push --ticket octo-org/app#%d --installation 3 DIR", issue)) {
+			t.Fatalf("comments %+v; want the ticket opened on %s, with the push command", cs, how)
+		}
+	}
+
+	// The edit of someone with write access.
+	brokenOn(9)
+	work(issueDelivery(t, "edited", map[string]any{"issue.number": 9, "issue.labels": labels, "sender.login": "rita"}))
+	if cs := f.gh.Comments("octo-org", "app", 9); len(cs) != 1 {
+		t.Fatalf("comments %+v after an edit by a reader; want no ticket", cs)
+	}
+	work(issueDelivery(t, "edited", map[string]any{"issue.number": 9, "issue.labels": labels, "sender.login": "maria"}))
+	opened(9, "maria's edit")
+
+	// A comment, as the error comment says: a reader's opens nothing, a
+	// writer's opens the ticket, and a command in it then finds the ticket.
+	brokenOn(11)
+	work(comment(11, "rita", "fixed it, please go"))
+	if cs := f.gh.Comments("octo-org", "app", 11); len(cs) != 1 {
+		t.Fatalf("comments %+v after a reader's comment; want no ticket", cs)
+	}
+	work(comment(11, "maria", "/testfirst status"))
+	opened(11, "maria's comment")
+	cs := f.gh.Comments("octo-org", "app", 11)
+	if len(cs) != 3 || strings.Contains(cs[2].Body, "is not a testfirst ticket") {
+		t.Fatalf("comments %+v; want /testfirst status answered for the ticket just opened", cs)
+	}
+	tk := ticketOf(t, f.d, 11)
+	if tk.Requester != "maria" {
+		t.Errorf("requester %q; want maria, whose comment opened the ticket", tk.Requester)
+	}
+	// A second comment on the ticket opens nothing more.
+	work(comment(11, "maria", "thanks"))
+	if n := len(f.gh.Comments("octo-org", "app", 11)); n != 3 {
+		t.Errorf("%d comments after a comment on the ticket; want 3", n)
+	}
+
 	// An edit of a labelled issue while the config is broken says nothing
 	// more (the label's event said it).
 	f.gh.AddIssue("octo-org", "app", 10, "alice", "Third")
 	f.gh.Commit("octo-org", "app", "main", map[string]string{"README.md": "base\n", ".github/testfirst.yml": "lable: x\n"})
-	work(issueDelivery(t, "edited", map[string]any{"issue.number": 10, "issue.labels": labels}))
+	work(issueDelivery(t, "edited", map[string]any{"issue.number": 10, "issue.labels": labels, "sender.login": "maria"}))
 	if cs := f.gh.Comments("octo-org", "app", 10); len(cs) != 0 {
 		t.Errorf("comments on an edit while the config is broken: %+v", cs)
 	}
+}
+
+// ticketOf reads the ticket of issue in octo-org/app.
+func ticketOf(t *testing.T, d *db.DB, issue int) db.Ticket {
+	t.Helper()
+	var tk db.Ticket
+	if err := d.Tx(t.Context(), func(tx *db.Tx) error {
+		r, err := tx.RepositoryByName(t.Context(), "octo-org", "app")
+		if err != nil {
+			return err
+		}
+		tk, err = tx.TicketByIssue(t.Context(), r.ID, issue)
+		return err
+	}); err != nil {
+		t.Fatalf("ticket of #%d: %v", issue, err)
+	}
+	return tk
 }
 
 // issueComment is a real issue_comment payload of maria's on issue (a pull

@@ -59,8 +59,14 @@ func (w *DeliveryWorker) issueComment(ctx context.Context, a DeliveryArgs) error
 	if err := json.Unmarshal(a.Payload, &p); err != nil {
 		return river.JobCancel(fmt.Errorf("delivery %s: payload: %w", a.Delivery, err))
 	}
+	if p.Comment.User.Type == "Bot" {
+		return nil
+	}
+	if err := w.retakeOnComment(ctx, a, p); err != nil {
+		return err
+	}
 	cmd, ok := pipeline.ParseCommand(p.Comment.Body)
-	if !ok || p.Comment.User.Type == "Bot" {
+	if !ok {
 		return nil
 	}
 	owner, name, number, user := p.Repository.Owner.Login, p.Repository.Name, p.Issue.Number, p.Comment.User.Login
@@ -298,4 +304,40 @@ func pullStatus(l statusLinks, pr db.PullRequest, tickets []db.Ticket, grades []
 		fmt.Fprintf(&b, "- #%d's ticket: %s\n", tk.IssueNumber, l.base+pipeline.TicketPath(l.owner, l.repo, tk.IssueNumber))
 	}
 	return b.String()
+}
+
+// retakeOnComment takes up a labelled issue that is not a ticket on a
+// comment, as on an edit (retake): a comment is what the config error
+// comment tells the requester to make once the config is fixed.
+func (w *DeliveryWorker) retakeOnComment(ctx context.Context, a DeliveryArgs, p commentPayload) error {
+	if isPull := len(p.Issue.PullRequest) > 0 && string(p.Issue.PullRequest) != "null"; isPull {
+		return nil
+	}
+	var ip issuePayload
+	if err := json.Unmarshal(a.Payload, &ip); err != nil {
+		return river.JobCancel(fmt.Errorf("delivery %s: payload: %w", a.Delivery, err))
+	}
+	if len(ip.Issue.Labels) == 0 {
+		return nil
+	}
+	// The comment's author is the one who acts, as an edit's sender is.
+	ip.Sender.Login = p.Comment.User.Login
+	var ticket bool
+	if err := w.db.Tx(ctx, func(tx *db.Tx) error {
+		repo, err := p.record(ctx, tx)
+		if err != nil {
+			return err
+		}
+		_, err = tx.TicketByIssue(ctx, repo.ID, p.Issue.Number)
+		switch {
+		case err == nil:
+			ticket = true
+		case errors.Is(err, db.ErrNotFound):
+			err = nil
+		}
+		return err
+	}); err != nil || ticket {
+		return err
+	}
+	return w.retake(ctx, a, ip)
 }

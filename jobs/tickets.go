@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/testfirst-app/testfirst/db"
+	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/pipeline"
 )
 
@@ -43,7 +44,7 @@ func (w *DeliveryWorker) issue(ctx context.Context, a DeliveryArgs) error {
 	}
 	switch p.Action {
 	case "labeled":
-		return w.labeled(ctx, a, p, []string{p.Label.Name}, true)
+		return w.labeled(ctx, a, p, []string{p.Label.Name}, true, false)
 	case "unlabeled", "closed", "reopened", "edited":
 		return w.ticketEvent(ctx, a, p)
 	}
@@ -54,8 +55,11 @@ func (w *DeliveryWorker) issue(ctx context.Context, a DeliveryArgs) error {
 // one just put on the issue, or those it carries), with its base pinned to
 // the default branch's head. On an existing ticket it takes the ticket up
 // again after the label was removed. A broken config is said on the issue
-// when sayConfig (the label was just put on it).
-func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePayload, labels []string, sayConfig bool) error {
+// when sayConfig (the label was just put on it). Putting a label takes
+// triage access on GitHub; an edit or a comment does not, so when the
+// ticket is opened by one (retake), its sender must have write access: the
+// sender becomes the requester.
+func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePayload, labels []string, sayConfig, retake bool) error {
 	owner, name := p.Repository.Owner.Login, p.Repository.Name
 	gi, err := w.github.Installation(p.Installation.ID)
 	if err != nil {
@@ -76,6 +80,17 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 	cfg := fc.Config
 	if !slices.ContainsFunc(labels, func(l string) bool { return strings.EqualFold(l, cfg.Label) }) {
 		return nil
+	}
+	if retake {
+		perm, err := gi.Permission(ctx, owner, name, p.Sender.Login)
+		if err != nil && !errors.Is(err, github.ErrNotFound) {
+			return retryOrCancel(err)
+		}
+		if !pipeline.HasWriteAccess(perm) {
+			w.log.InfoContext(ctx, "labelled issue not taken up: its sender lacks write access", "delivery", a.Delivery,
+				"repo", owner+"/"+name, "issue", p.Issue.Number, "user", p.Sender.Login, "permission", perm)
+			return nil
+		}
 	}
 	base, err := gi.BranchHead(ctx, owner, name, p.Repository.DefaultBranch)
 	if err != nil {
@@ -186,14 +201,8 @@ func (w *DeliveryWorker) ticketEvent(ctx context.Context, a DeliveryArgs, p issu
 		w.log.InfoContext(ctx, "ticket "+p.Action, "delivery", a.Delivery, "installation", p.Installation.ID, "repo", repo.Owner+"/"+repo.Name, "ticket", tk.ID)
 		return audit(ctx, tx, p.Sender.Login, tk.ID, "ticket."+p.Action, map[string]any{"delivery": a.Delivery})
 	})
-	if errors.Is(err, db.ErrNotFound) && (p.Action == "edited" || p.Action == "reopened") && len(p.Issue.Labels) > 0 {
-		// Not a ticket, but labelled: perhaps the label came while the
-		// config was broken. The config is read again now.
-		labels := make([]string, len(p.Issue.Labels))
-		for i, l := range p.Issue.Labels {
-			labels[i] = l.Name
-		}
-		return w.labeled(ctx, a, p, labels, false)
+	if errors.Is(err, db.ErrNotFound) && (p.Action == "edited" || p.Action == "reopened") {
+		return w.retake(ctx, a, p)
 	}
 	if errors.Is(err, db.ErrNotFound) || errors.Is(err, errNothingToDo) {
 		return nil // not a ticket, or nothing changed (a redelivery)
@@ -227,3 +236,19 @@ func (w *DeliveryWorker) ticketEvent(ctx context.Context, a DeliveryArgs, p issu
 
 // errNothingToDo ends a transaction that found nothing to change.
 var errNothingToDo = errors.New("nothing to do")
+
+// retake reads the config again for an issue that is labelled but is not a
+// ticket: perhaps the label came while the config was broken (the config
+// error comment says an edit or a comment will do). It opens the ticket
+// when the config now reads and names one of the issue's labels, and the
+// event's sender has write access.
+func (w *DeliveryWorker) retake(ctx context.Context, a DeliveryArgs, p issuePayload) error {
+	if len(p.Issue.Labels) == 0 {
+		return nil
+	}
+	labels := make([]string, len(p.Issue.Labels))
+	for i, l := range p.Issue.Labels {
+		labels[i] = l.Name
+	}
+	return w.labeled(ctx, a, p, labels, false, true)
+}
