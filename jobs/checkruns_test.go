@@ -277,7 +277,7 @@ func TestConfigReadAgainOnNextEvent(t *testing.T) {
 		work(issueDelivery(t, "labeled", map[string]any{"issue.number": issue, "label": map[string]any{"name": "test-first"}, "issue.labels": labels}))
 		cs := f.gh.Comments("octo-org", "app", issue)
 		if len(cs) != 1 || !strings.Contains(cs[0].Body, `unknown key "lable"; the valid keys here are label`) ||
-			!strings.Contains(cs[0].Body, "then comment on this issue or edit it") {
+			!strings.Contains(cs[0].Body, "then comment `/testfirst status` on this issue or edit it") {
 			t.Fatalf("comments %+v; want the config error, naming the valid keys and what to do", cs)
 		}
 		f.gh.Commit("octo-org", "app", "main", fixed)
@@ -300,27 +300,31 @@ func TestConfigReadAgainOnNextEvent(t *testing.T) {
 	work(issueDelivery(t, "edited", map[string]any{"issue.number": 9, "issue.labels": labels, "sender.login": "maria"}))
 	opened(9, "maria's edit")
 
-	// A comment, as the error comment says: a reader's opens nothing, a
-	// writer's opens the ticket, and a command in it then finds the ticket.
+	// /testfirst status, as the error comment says: a plain comment reads
+	// nothing, a reader's command is refused, a writer's opens the ticket
+	// and is answered for it.
 	brokenOn(11)
-	work(comment(11, "rita", "fixed it, please go"))
+	work(comment(11, "maria", "fixed it, please go"))
 	if cs := f.gh.Comments("octo-org", "app", 11); len(cs) != 1 {
-		t.Fatalf("comments %+v after a reader's comment; want no ticket", cs)
+		t.Fatalf("comments %+v after a plain comment; want none", cs)
+	}
+	work(comment(11, "rita", "/testfirst status"))
+	if cs := f.gh.Comments("octo-org", "app", 11); len(cs) != 2 || strings.Contains(cs[1].Body, "opened a ticket") {
+		t.Fatalf("comments %+v after a reader's command; want its refusal and no ticket", cs)
 	}
 	work(comment(11, "maria", "/testfirst status"))
-	opened(11, "maria's comment")
 	cs := f.gh.Comments("octo-org", "app", 11)
-	if len(cs) != 3 || strings.Contains(cs[2].Body, "is not a testfirst ticket") {
-		t.Fatalf("comments %+v; want /testfirst status answered for the ticket just opened", cs)
+	if len(cs) != 4 || !strings.Contains(cs[2].Body, "testfirst opened a ticket for #11") || strings.Contains(cs[3].Body, "is not a testfirst ticket") {
+		t.Fatalf("comments %+v; want the ticket opened on maria's command, then /testfirst status answered for it", cs)
 	}
 	tk := ticketOf(t, f.d, 11)
 	if tk.Requester != "maria" {
 		t.Errorf("requester %q; want maria, whose comment opened the ticket", tk.Requester)
 	}
-	// A second comment on the ticket opens nothing more.
-	work(comment(11, "maria", "thanks"))
-	if n := len(f.gh.Comments("octo-org", "app", 11)); n != 3 {
-		t.Errorf("%d comments after a comment on the ticket; want 3", n)
+	// A second command on the ticket opens nothing more.
+	work(comment(11, "maria", "/testfirst status"))
+	if cs := f.gh.Comments("octo-org", "app", 11); len(cs) != 5 || strings.Contains(cs[4].Body, "opened a ticket") {
+		t.Errorf("comments %+v after a second command; want its answer alone", cs)
 	}
 
 	// An edit of a labelled issue while the config is broken says nothing

@@ -59,14 +59,8 @@ func (w *DeliveryWorker) issueComment(ctx context.Context, a DeliveryArgs) error
 	if err := json.Unmarshal(a.Payload, &p); err != nil {
 		return river.JobCancel(fmt.Errorf("delivery %s: payload: %w", a.Delivery, err))
 	}
-	if p.Comment.User.Type == "Bot" {
-		return nil
-	}
-	if err := w.retakeOnComment(ctx, a, p); err != nil {
-		return err
-	}
 	cmd, ok := pipeline.ParseCommand(p.Comment.Body)
-	if !ok {
+	if !ok || p.Comment.User.Type == "Bot" {
 		return nil
 	}
 	owner, name, number, user := p.Repository.Owner.Login, p.Repository.Name, p.Issue.Number, p.Comment.User.Login
@@ -93,6 +87,11 @@ func (w *DeliveryWorker) issueComment(ctx context.Context, a DeliveryArgs) error
 		return reply(pipeline.CommandRefusedReply(cmd, owner, name))
 	}
 	isPull := len(p.Issue.PullRequest) > 0 && string(p.Issue.PullRequest) != "null"
+	if !isPull {
+		if err := w.retakeOnCommand(ctx, a, p); err != nil {
+			return err
+		}
+	}
 	var t commandTarget
 	if err := w.db.Tx(ctx, func(tx *db.Tx) error {
 		var err error
@@ -306,13 +305,12 @@ func pullStatus(l statusLinks, pr db.PullRequest, tickets []db.Ticket, grades []
 	return b.String()
 }
 
-// retakeOnComment takes up a labelled issue that is not a ticket on a
-// comment, as on an edit (retake): a comment is what the config error
-// comment tells the requester to make once the config is fixed.
-func (w *DeliveryWorker) retakeOnComment(ctx context.Context, a DeliveryArgs, p commentPayload) error {
-	if isPull := len(p.Issue.PullRequest) > 0 && string(p.Issue.PullRequest) != "null"; isPull {
-		return nil
-	}
+// retakeOnCommand takes up a labelled issue that is not a ticket on a
+// command of someone with write access, as on an edit (retake): the
+// config error comment tells the requester to comment /testfirst status
+// once the config is fixed. Other comments read nothing: a busy
+// repository's every comment would cost a read of its config.
+func (w *DeliveryWorker) retakeOnCommand(ctx context.Context, a DeliveryArgs, p commentPayload) error {
 	var ip issuePayload
 	if err := json.Unmarshal(a.Payload, &ip); err != nil {
 		return river.JobCancel(fmt.Errorf("delivery %s: payload: %w", a.Delivery, err))
@@ -339,5 +337,5 @@ func (w *DeliveryWorker) retakeOnComment(ctx context.Context, a DeliveryArgs, p 
 	}); err != nil || ticket {
 		return err
 	}
-	return w.retake(ctx, a, ip)
+	return w.retake(ctx, a, ip, byCommand)
 }

@@ -44,22 +44,35 @@ func (w *DeliveryWorker) issue(ctx context.Context, a DeliveryArgs) error {
 	}
 	switch p.Action {
 	case "labeled":
-		return w.labeled(ctx, a, p, []string{p.Label.Name}, true, false)
+		return w.labeled(ctx, a, p, []string{p.Label.Name}, byLabel)
 	case "unlabeled", "closed", "reopened", "edited":
 		return w.ticketEvent(ctx, a, p)
 	}
 	return nil
 }
 
+// opener is the event that opens a ticket, for whom labeled must check.
+type opener int
+
+const (
+	// byLabel: the label was just put on the issue, which takes triage
+	// access on GitHub.
+	byLabel opener = iota
+	// byEdit: an edit or a reopening of a labelled issue, which its author
+	// may make without any access: the sender must have write access.
+	byEdit
+	// byCommand: a command in a comment, whose author's write access was
+	// checked before.
+	byCommand
+)
+
 // labeled opens a ticket when the configured label is among labels (the
 // one just put on the issue, or those it carries), with its base pinned to
-// the default branch's head. On an existing ticket it takes the ticket up
-// again after the label was removed. A broken config is said on the issue
-// when sayConfig (the label was just put on it). Putting a label takes
-// triage access on GitHub; an edit or a comment does not, so when the
-// ticket is opened by one (retake), its sender must have write access: the
-// sender becomes the requester.
-func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePayload, labels []string, sayConfig, retake bool) error {
+// the default branch's head; the event's sender is its requester. On an
+// existing ticket it takes the ticket up again after the label was
+// removed. A broken config is said on the issue when the label was just
+// put on it.
+func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePayload, labels []string, by opener) error {
 	owner, name := p.Repository.Owner.Login, p.Repository.Name
 	gi, err := w.github.Installation(p.Installation.ID)
 	if err != nil {
@@ -69,7 +82,7 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 	switch {
 	case fc.LoadError != nil:
 		return retryOrCancel(fc.LoadError)
-	case fc.ParseError != nil && !sayConfig:
+	case fc.ParseError != nil && by != byLabel:
 		return nil // said when the label was put on
 	case fc.ParseError != nil:
 		// The repository's config is wrong: say exactly what, where the
@@ -81,7 +94,7 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 	if !slices.ContainsFunc(labels, func(l string) bool { return strings.EqualFold(l, cfg.Label) }) {
 		return nil
 	}
-	if retake {
+	if by == byEdit {
 		perm, err := gi.Permission(ctx, owner, name, p.Sender.Login)
 		if err != nil && !errors.Is(err, github.ErrNotFound) {
 			return retryOrCancel(err)
@@ -202,7 +215,7 @@ func (w *DeliveryWorker) ticketEvent(ctx context.Context, a DeliveryArgs, p issu
 		return audit(ctx, tx, p.Sender.Login, tk.ID, "ticket."+p.Action, map[string]any{"delivery": a.Delivery})
 	})
 	if errors.Is(err, db.ErrNotFound) && (p.Action == "edited" || p.Action == "reopened") {
-		return w.retake(ctx, a, p)
+		return w.retake(ctx, a, p, byEdit)
 	}
 	if errors.Is(err, db.ErrNotFound) || errors.Is(err, errNothingToDo) {
 		return nil // not a ticket, or nothing changed (a redelivery)
@@ -239,10 +252,10 @@ var errNothingToDo = errors.New("nothing to do")
 
 // retake reads the config again for an issue that is labelled but is not a
 // ticket: perhaps the label came while the config was broken (the config
-// error comment says an edit or a comment will do). It opens the ticket
-// when the config now reads and names one of the issue's labels, and the
-// event's sender has write access.
-func (w *DeliveryWorker) retake(ctx context.Context, a DeliveryArgs, p issuePayload) error {
+// error comment says to edit the issue or comment /testfirst status once
+// it is fixed). It opens the ticket when the config now reads and names one
+// of the issue's labels, and the sender may open it (labeled).
+func (w *DeliveryWorker) retake(ctx context.Context, a DeliveryArgs, p issuePayload, by opener) error {
 	if len(p.Issue.Labels) == 0 {
 		return nil
 	}
@@ -250,5 +263,5 @@ func (w *DeliveryWorker) retake(ctx context.Context, a DeliveryArgs, p issuePayl
 	for i, l := range p.Issue.Labels {
 		labels[i] = l.Name
 	}
-	return w.labeled(ctx, a, p, labels, false, true)
+	return w.labeled(ctx, a, p, labels, by)
 }

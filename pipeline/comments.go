@@ -141,9 +141,9 @@ func mention(login string) string {
 // wrong with the repository's config.
 func ConfigErrorComment(err error) string {
 	return "testfirst cannot read its configuration:\n\n```\n" + err.Error() + "\n```\n\n" +
-		"Fix `" + RepoConfigPath + "` on the default branch, then comment on this issue or edit it: testfirst reads " +
-		"the file again then and opens the ticket, with the person who commented or edited as its requester " +
-		"(someone with write access to the repository). There is no need to label the issue again."
+		"Fix `" + RepoConfigPath + "` on the default branch, then comment `/testfirst status` on this issue or edit it: " +
+		"testfirst reads the file again then and opens the ticket, with the person who commented or edited as its " +
+		"requester (someone with write access to the repository). There is no need to label the issue again."
 }
 
 // ConfigErrorSummary says, on a grade's check run, what is wrong with the

@@ -109,7 +109,7 @@ func TestRepoConfigUnknownKeys(t *testing.T) {
 	if strings.Contains(err.Error(), "repoConfigFile") || strings.Contains(err.Error(), "pipeline.") {
 		t.Errorf("error names a Go type: %v", err)
 	}
-	if c := ConfigErrorComment(err); !strings.Contains(c, "then comment on this issue or edit it") {
+	if c := ConfigErrorComment(err); !strings.Contains(c, "then comment `/testfirst status` on this issue or edit it") {
 		t.Errorf("comment does not say the config is read again:\n%s", c)
 	}
 }
