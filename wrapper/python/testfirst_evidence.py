@@ -58,6 +58,7 @@ import pluggy._manager
 import pluggy._result
 import unittest
 import unittest.case
+import unittest.mock
 
 # The wrapper sets neither variable; they exist so the plugin can be tested
 # on a host, with other directories.
@@ -676,13 +677,79 @@ def _plain_code_matches(ch, path, code):
 _SKIP_WRAPPER_CODE = unittest.case.skip("")(lambda: None).__code__
 
 
-def _unwrap_skip(fn, skip_code=_SKIP_WRAPPER_CODE, function=types.FunctionType, vars=vars):
-    """A hidden test method under @unittest.skip is unittest's skip wrapper:
-    the code to check is the method it wraps. Only that exact wrapper is
-    looked through, and it can do nothing but skip, which never counts as a
-    pass the base does not share."""
-    while type(fn) is function and fn.__code__ is skip_code:
-        inner = vars(fn).get("__wrapped__")
+async def _async_probe():
+    pass
+
+
+# The code of the functions unittest.mock.patch (patch.object, .multiple)
+# and patch.dict put in place of a test: they enter their patches, call the
+# function they close over (func, f) and leave the patches. Taken from the
+# standard library as the plugin loads, before any code of the tree runs.
+_MOCK_PATCH_CODES = (
+    unittest.mock.patch("os.sep", "/")(lambda: None).__code__,
+    unittest.mock.patch("os.sep", "/")(_async_probe).__code__,
+)
+_MOCK_DICT_CODES = (
+    unittest.mock.patch.dict("os.environ", {})(lambda: None).__code__,
+    unittest.mock.patch.dict("os.environ", {})(_async_probe).__code__,
+)
+
+
+def _cell(fn, name, cell_type=types.CellType, type=type):
+    """The content of fn's closure cell name, or fn itself when it has none
+    (never equal to a function it wraps)."""
+    code = fn.__code__
+    closure = fn.__closure__
+    if closure is None or name not in code.co_freevars:
+        return fn
+    cell = closure[code.co_freevars.index(name)]
+    if type(cell) is not cell_type:
+        return fn
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return fn
+
+
+def _mock_wrapped(fn, patch_codes=_MOCK_PATCH_CODES, dict_codes=_MOCK_DICT_CODES, cell=_cell,
+                  patch_type=unittest.mock._patch, dict_type=unittest.mock._patch_dict,
+                  vars=vars, type=type, list=list, any=any, all=all):
+    """The function mock's decorator wrapper fn calls, when fn is exactly
+    such a wrapper of the standard library with patches of its own types;
+    None otherwise."""
+    code = fn.__code__
+    if any(code is c for c in patch_codes):
+        patchings = vars(fn).get("patchings")
+        if (type(patchings) is not list or not patchings or not all(type(p) is patch_type for p in patchings)
+                or cell(fn, "patched") is not fn or type(cell(fn, "self")) is not patch_type):
+            return None
+        inner = cell(fn, "func")
+    elif any(code is c for c in dict_codes):
+        if type(cell(fn, "self")) is not dict_type:
+            return None
+        inner = cell(fn, "f")
+    else:
+        return None
+    # functools.wraps's __wrapped__ must name the function really called.
+    if vars(fn).get("__wrapped__") is not inner:
+        return None
+    return inner
+
+
+def _unwrap_skip(fn, skip_code=_SKIP_WRAPPER_CODE, mock_wrapped=_mock_wrapped,
+                 function=types.FunctionType, vars=vars, type=type):
+    """A hidden test under @unittest.skip is unittest's skip wrapper, and one
+    under @mock.patch or @mock.patch.dict is mock's: the code to check is
+    the function it wraps. Only those exact wrappers of the standard library
+    are looked through: the skip wrapper can do nothing but skip, which
+    never counts as a pass the base does not share, and mock's only enter
+    patches of the standard library's own types around the call of the
+    function they close over."""
+    while type(fn) is function:
+        if fn.__code__ is skip_code:
+            inner = vars(fn).get("__wrapped__")
+        else:
+            inner = mock_wrapped(fn)
         if type(inner) is not function:
             break
         fn = inner
