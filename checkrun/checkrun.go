@@ -18,11 +18,13 @@ const (
 	// ConclusionFailure: a test failed, the run was bent, or the grade
 	// could not be made.
 	ConclusionFailure = "failure"
-	// ConclusionNeutral: the grade no longer applies (its tests were
-	// replaced, or the ticket withdrawn).
+	// ConclusionNeutral: the pull request is not graded against the
+	// ticket (its description no longer links it; a withdrawn ticket where
+	// the repository says so).
 	ConclusionNeutral = "neutral"
-	// ConclusionActionRequired: the task is invalid, or the installation
-	// cannot grade; someone must act.
+	// ConclusionActionRequired: the task is invalid, the installation
+	// cannot grade, the grade's tests are being replaced or its ticket was
+	// withdrawn; someone must act.
 	ConclusionActionRequired = "action_required"
 	// ConclusionCancelled: the grade will not finish (a newer push, a
 	// reopened approval, a closed pull request).

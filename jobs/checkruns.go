@@ -126,7 +126,7 @@ func (q *gradeQueue) withdrawn(ctx context.Context, gi *github.Installation, rep
 	}); err != nil {
 		return "", err
 	}
-	cr := pipeline.WithdrawnCheckRun(tk.IssueNumber, tk.Label, "not graded yet")
+	cr := pipeline.WithdrawnCheckRun(tk.IssueNumber, tk.Label, "not graded yet", "", withdrawnConclusion(ctx, gi, repo))
 	cr.Name, cr.ExternalID = name, waitingID(tk.ID)
 	return "the " + tk.Label + " label was removed", putRun(ctx, gi, repo, head, cr)
 }
@@ -247,14 +247,25 @@ func (q *gradeQueue) refreshWaiting(ctx context.Context, gi *github.Installation
 }
 
 // withdraw completes again as withdrawn the ticket's check runs on its open
-// pull requests, once its label is removed.
-func (q *gradeQueue) withdraw(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket) error {
+// pull requests, once by removed its label.
+func (q *gradeQueue) withdraw(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket, by string) error {
+	conclusion := withdrawnConclusion(ctx, gi, repo)
 	return q.restate(ctx, gi, repo, tk, func(g *db.Grade, was string) (checkrun.Run, bool) {
 		if g == nil {
 			was = "not graded yet"
 		}
-		return pipeline.WithdrawnCheckRun(tk.IssueNumber, tk.Label, was), true
+		return pipeline.WithdrawnCheckRun(tk.IssueNumber, tk.Label, was, by, conclusion), true
 	})
+}
+
+// withdrawnConclusion is the repository's withdrawn_check; when its config
+// cannot be read, the default, which keeps the check blocking.
+func withdrawnConclusion(ctx context.Context, gi *github.Installation, repo db.Repository) string {
+	fc := pipeline.FetchConfig(ctx, gi, repo.Owner, repo.Name, repo.DefaultBranch)
+	if fc.LoadError != nil || fc.ParseError != nil {
+		return pipeline.DefaultRepoConfig().WithdrawnCheck
+	}
+	return fc.Config.WithdrawnCheck
 }
 
 // rename gives the check runs on head of pull request pr the names they

@@ -132,11 +132,25 @@ func TestCheckRunNeverAbsentNorStale(t *testing.T) {
 		t.Errorf("regrade reply %+v; want it to say #7 waits for v2", cs)
 	}
 
-	// The label removed: withdrawn, at once.
-	work(issueDelivery(t, "unlabeled", map[string]any{"label": map[string]any{"name": "test-first"}}))
+	// The label removed by someone with triage access only, who is not the
+	// requester: the ticket stays, its runs are unchanged, the issue says
+	// who may withdraw it.
+	f.gh.SetPermission("octo-org", "app", "trina", "triage")
+	runsBefore := f.gh.CheckRuns("octo-org", "app")
+	work(issueDelivery(t, "unlabeled", map[string]any{"label": map[string]any{"name": "test-first"}, "sender.login": "trina"}))
+	if after := f.gh.CheckRuns("octo-org", "app"); fmt.Sprint(after) != fmt.Sprint(runsBefore) {
+		t.Errorf("check runs changed on a refused withdrawal:\n%+v\nwas\n%+v", after, runsBefore)
+	}
+	cs = f.gh.Comments("octo-org", "app", 7)
+	if len(cs) == 0 || !strings.Contains(cs[len(cs)-1].Body, "`trina` removed the `test-first` label, but only the requester") {
+		t.Errorf("comments on #7 %+v; want the refusal of trina's withdrawal", cs)
+	}
+	// Removed by a writer: withdrawn, at once, and blocking by default.
+	work(issueDelivery(t, "unlabeled", map[string]any{"label": map[string]any{"name": "test-first"}, "sender.login": "maria"}))
 	for _, r := range f.gh.CheckRuns("octo-org", "app") {
-		if r.Status != "completed" || r.Conclusion != "neutral" || r.Title != "withdrawn: #7 no longer carries the test-first label" {
-			t.Errorf("after the label was removed: %+v; want every run withdrawn", r)
+		if r.Status != "completed" || r.Conclusion != "action_required" || r.Title != "withdrawn: #7 no longer carries the test-first label" ||
+			!strings.Contains(r.Summary, "removed from #7 by `maria`") || !strings.Contains(r.Summary, "cannot merge on this check") {
+			t.Errorf("after the label was removed: %+v; want every run withdrawn, naming who, still blocking", r)
 		}
 	}
 	// A pull request opened on the withdrawn ticket is told so, too.
@@ -148,7 +162,7 @@ func TestCheckRunNeverAbsentNorStale(t *testing.T) {
 	for _, r := range f.gh.CheckRuns("octo-org", "app") {
 		if r.HeadSHA == other {
 			n++
-			if r.Conclusion != "neutral" || !strings.HasPrefix(r.Title, "withdrawn: #7") {
+			if r.Conclusion != "action_required" || !strings.HasPrefix(r.Title, "withdrawn: #7") {
 				t.Errorf("pull request on a withdrawn ticket: %+v", r)
 			}
 		}

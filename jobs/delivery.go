@@ -40,8 +40,8 @@ type grading interface {
 	// now.
 	rename(ctx context.Context, gi *github.Installation, repo db.Repository, pr int, head string, tickets []db.Ticket) error
 	// withdraw completes the ticket's check runs on open pull requests as
-	// withdrawn.
-	withdraw(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket) error
+	// withdrawn by the login by.
+	withdraw(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket, by string) error
 	// resume grades the open pull requests of a ticket taken up again.
 	resume(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket) error
 	// regrade grades again the heads of gs in one repository, for by.

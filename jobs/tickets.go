@@ -175,6 +175,11 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 // issue. Withdrawing or closing cancels the ticket's running grades;
 // taking it up again grades the open pull requests that close it.
 func (w *DeliveryWorker) ticketEvent(ctx context.Context, a DeliveryArgs, p issuePayload) error {
+	if p.Action == "unlabeled" {
+		if refused, err := w.unlabelRefused(ctx, a, p); refused || err != nil {
+			return err
+		}
+	}
 	var (
 		tk   db.Ticket
 		repo db.Repository
@@ -238,13 +243,61 @@ func (w *DeliveryWorker) ticketEvent(ctx context.Context, a DeliveryArgs, p issu
 		}
 		if p.Action == "unlabeled" {
 			// A withdrawn ticket's earlier grades no longer count.
-			return w.grades.withdraw(ctx, gi, repo, tk)
+			return w.grades.withdraw(ctx, gi, repo, tk, p.Sender.Login)
 		}
 		return nil
 	case "reopened":
 		return w.grades.resume(ctx, gi, repo, tk)
 	}
 	return nil
+}
+
+// unlabelRefused keeps a ticket whose label was removed by someone who may
+// not withdraw it: removing a label takes triage access on GitHub, but a
+// withdrawal ends the requester's ticket and its check runs' grades, so it
+// is the requester's or a writer's. The ticket stays open and graded; the
+// issue says who removed the label and who may withdraw the ticket.
+func (w *DeliveryWorker) unlabelRefused(ctx context.Context, a DeliveryArgs, p issuePayload) (bool, error) {
+	var (
+		tk   db.Ticket
+		repo db.Repository
+	)
+	err := w.db.Tx(ctx, func(tx *db.Tx) error {
+		var err error
+		if repo, err = p.record(ctx, tx); err != nil {
+			return err
+		}
+		tk, err = tx.TicketByIssue(ctx, repo.ID, p.Issue.Number)
+		return err
+	})
+	if errors.Is(err, db.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !strings.EqualFold(p.Label.Name, tk.Label) || !tk.WithdrawnAt.IsZero() || strings.EqualFold(p.Sender.Login, tk.Requester) {
+		return false, nil
+	}
+	gi, err := w.github.Installation(p.Installation.ID)
+	if err != nil {
+		return false, err
+	}
+	perm, err := gi.Permission(ctx, repo.Owner, repo.Name, p.Sender.Login)
+	if err != nil && !errors.Is(err, github.ErrNotFound) {
+		return false, retryOrCancel(err)
+	}
+	if pipeline.HasWriteAccess(perm) {
+		return false, nil
+	}
+	if err := w.db.Tx(ctx, func(tx *db.Tx) error {
+		return audit(ctx, tx, p.Sender.Login, tk.ID, "ticket.unlabel_refused", map[string]any{"delivery": a.Delivery, "permission": perm})
+	}); err != nil {
+		return false, err
+	}
+	w.log.InfoContext(ctx, "withdrawal refused", "delivery", a.Delivery, "repo", repo.Owner+"/"+repo.Name, "ticket", tk.ID, "user", p.Sender.Login, "permission", perm)
+	_, err = gi.CreateComment(ctx, repo.Owner, repo.Name, p.Issue.Number, pipeline.UnlabelRefusedComment(p.Sender.Login, tk.Requester, tk.Label))
+	return true, retryOrCancel(err)
 }
 
 // errNothingToDo ends a transaction that found nothing to change.

@@ -120,12 +120,25 @@ func SupersededCheckRun(old, newer int, newest *VersionStatus, was string) check
 }
 
 // WithdrawnCheckRun completes again the check run of a grade of ticket
-// issue whose label was removed: the ticket is withdrawn.
-func WithdrawnCheckRun(issue int, label, was string) checkrun.Run {
-	return checkrun.Run{Name: CheckRunName, Status: checkrun.StatusCompleted, Conclusion: checkrun.ConclusionNeutral,
+// issue whose label was removed (by the login by, when known): the ticket
+// is withdrawn. conclusion is the repository's withdrawn_check: by default
+// action_required, which keeps a required check blocking; neutral would
+// count as passing there.
+func WithdrawnCheckRun(issue int, label, was, by, conclusion string) checkrun.Run {
+	who := ""
+	if by != "" {
+		who = " by " + mention(by)
+	}
+	next := "The pull request cannot merge on this check while the ticket is withdrawn (`withdrawn_check: " + checkrun.ConclusionNeutral +
+		"` in " + code(RepoConfigPath) + " would let it)."
+	if conclusion == checkrun.ConclusionNeutral {
+		next = "The repository's " + code(RepoConfigPath) + " says `withdrawn_check: " + checkrun.ConclusionNeutral +
+			"`: this check no longer blocks the pull request."
+	}
+	return checkrun.Run{Name: CheckRunName, Status: checkrun.StatusCompleted, Conclusion: conclusion,
 		Title: fmt.Sprintf("withdrawn: #%d no longer carries the %s label", issue, label),
-		Summary: fmt.Sprintf("The `%s` label was removed from #%d, which withdraws its ticket: the earlier grade (%s) no longer counts. "+
-			"Put the label back to take the ticket up again; open pull requests are then graded again.", label, issue, prose(was))}
+		Summary: fmt.Sprintf("The `%s` label was removed from #%d%s, which withdraws its ticket: the earlier grade (%s) no longer counts. "+
+			"Put the label back to take the ticket up again; open pull requests are then graded again.\n\n%s", label, issue, who, prose(was), next)}
 }
 
 // UnlinkedCheckRun completes the waiting check run of ticket issue on a

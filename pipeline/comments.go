@@ -158,3 +158,13 @@ func ConfigErrorSummary(err error) string {
 func ConfigErrorCheck(err error) VersionCheck {
 	return VersionCheck{Error: "the repository's configuration (" + RepoConfigPath + " on the default branch) is invalid: " + err.Error()}
 }
+
+// UnlabelRefusedComment says on a ticket's issue that by removed its label
+// but may not withdraw it: only the requester or someone with write access
+// may.
+func UnlabelRefusedComment(by, requester, label string) string {
+	return fmt.Sprintf("%s removed the `%s` label, but only the requester (%s) or someone with write access to the repository "+
+		"can withdraw this ticket. It stays open: its pull requests are still graded against its approved tests. "+
+		"Put the label back so the issue shows it; to withdraw the ticket, ask one of them to remove the label.",
+		mention(by), label, notify(requester))
+}

@@ -14,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/testfirst-app/testfirst/checkrun"
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/sandbox"
 )
@@ -70,6 +71,12 @@ type RepoConfig struct {
 	// (agents.max_rounds): a failing grade starts the next round until
 	// then.
 	MaxRounds int
+
+	// WithdrawnCheck is the conclusion of a withdrawn ticket's check runs
+	// (withdrawn_check): ConclusionActionRequired (the default) keeps a
+	// required check blocking; ConclusionNeutral lets the pull request
+	// merge without the ticket's grade.
+	WithdrawnCheck string
 }
 
 // AgentNone is the writer or implementer of a repository that names no
@@ -97,20 +104,21 @@ func (c RepoConfig) CheckHarnesses(known []string) error {
 // DefaultRepoConfig applies when a repository has no config file.
 func DefaultRepoConfig() RepoConfig {
 	return RepoConfig{
-		Label:         "test-first",
-		Timeout:       10 * time.Minute,
-		Memory:        1 << 30,
-		CPUs:          2,
-		Pids:          256,
-		Policy:        PolicySingle,
-		MaxRejections: 3,
-		FastApproval:  3 * time.Minute,
-		Python:        sandbox.DefaultPython,
-		Network:       report.NetworkNone,
-		Writer:        AgentNone,
-		Implementer:   AgentNone,
-		MaxRounds:     3,
-		UIDSplit:      UIDSplitAllowed,
+		Label:          "test-first",
+		Timeout:        10 * time.Minute,
+		Memory:         1 << 30,
+		CPUs:           2,
+		Pids:           256,
+		Policy:         PolicySingle,
+		MaxRejections:  3,
+		FastApproval:   3 * time.Minute,
+		Python:         sandbox.DefaultPython,
+		Network:        report.NetworkNone,
+		Writer:         AgentNone,
+		Implementer:    AgentNone,
+		MaxRounds:      3,
+		UIDSplit:       UIDSplitAllowed,
+		WithdrawnCheck: checkrun.ConclusionActionRequired,
 	}
 }
 
@@ -139,6 +147,7 @@ type repoConfigFile struct {
 	Agents      struct {
 		MaxRounds *int `yaml:"max_rounds"`
 	} `yaml:"agents"`
+	WithdrawnCheck *string `yaml:"withdrawn_check"`
 }
 
 // Bounds a repository may choose within.
@@ -245,6 +254,13 @@ func ParseRepoConfig(data []byte) (RepoConfig, error) {
 			bad("approval.max_rejections %d: want 1 to 20", *v)
 		}
 		c.MaxRejections = *v
+	}
+	if v := f.WithdrawnCheck; v != nil {
+		if *v != checkrun.ConclusionActionRequired && *v != checkrun.ConclusionNeutral {
+			bad("withdrawn_check %q: want %s (the default: a withdrawn ticket's check stays blocking) or %s (it counts as passing where the check is required)",
+				*v, checkrun.ConclusionActionRequired, checkrun.ConclusionNeutral)
+		}
+		c.WithdrawnCheck = *v
 	}
 	if s := f.Approval.FastApproval; s != nil {
 		d, err := time.ParseDuration(*s)

@@ -28,13 +28,14 @@ writer: our-writer
 implementer: codex
 agents:
   max_rounds: 2
+withdrawn_check: neutral
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := RepoConfig{Label: "tests-first", TestPaths: []string{"tests/**", "spec_*.py"}, Timeout: 5 * time.Minute, Memory: 2 << 30,
 		CPUs: 1.5, Pids: 512, Policy: PolicyEnforce, MaxRejections: 2, FastApproval: 90 * time.Second,
-		Python: "3.13", Network: "mirror", Writer: "our-writer", Implementer: "codex", MaxRounds: 2, UIDSplit: UIDSplitAllowed}
+		Python: "3.13", Network: "mirror", Writer: "our-writer", Implementer: "codex", MaxRounds: 2, UIDSplit: UIDSplitAllowed, WithdrawnCheck: "neutral"}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}
@@ -52,6 +53,7 @@ func TestParseRepoConfigErrors(t *testing.T) {
 		want []string
 	}{
 		{"lable: x\n", []string{`unknown key "lable"; the valid keys here are label`}},
+		{"withdrawn_check: success\n", []string{`withdrawn_check "success": want action_required (the default: a withdrawn ticket's check stays blocking) or neutral`}},
 		{"grading:\n  timeout: forever\n", []string{`grading.timeout "forever": want a duration from 1s to 30m0s`}},
 		{"grading:\n  timeout: 2h\n  memory: 10t\n", []string{"grading.timeout", `grading.memory "10t"`}},
 		{"grading:\n  cpus: 0\n  pids: 3\n", []string{"grading.cpus 0", "grading.pids 3"}},

@@ -127,14 +127,24 @@ func TestServeScenarioOneTicket(t *testing.T) {
 		t.Errorf("v2's grade made a new run %d instead of completing the waiting run %d", again.ID, waiting.ID)
 	}
 
-	// The label removed: the green run is withdrawn at once. Put back: the
-	// head is graded again.
+	// The label removed by someone with triage access only: refused, said
+	// on the issue, the green run unchanged.
+	p.gh.SetPermission(pipeOwner, pipeRepo, "tori", "triage")
+	deliver("issues", "unlabel-triage", patchFixture(t, "issues/unlabeled.payload.json", map[string]any{
+		"label.name": "test-first", "issue.number": 1, "installation.id": 1, "sender.login": "tori"}))
+	p.comment(t, s, 1, "`tori` removed the `test-first` label, but only the requester (@alice) or someone with write access")
+	if r := p.run(t, s, p.fixedSHA, "still green", func(r fakegithub.CheckRun) bool { return r.ID == again.ID }); r.Conclusion != "success" {
+		t.Errorf("after a refused withdrawal: %+v; want the green run as it was", r)
+	}
+	// Removed by the requester: the green run is withdrawn at once, and
+	// stays blocking. Put back: the head is graded again.
 	deliver("issues", "unlabel", patchFixture(t, "issues/unlabeled.payload.json", map[string]any{
 		"label.name": "test-first", "issue.number": 1, "installation.id": 1, "sender.login": "alice"}))
 	withdrawn := p.run(t, s, p.fixedSHA, "withdrawn", func(r fakegithub.CheckRun) bool {
-		return r.ID == again.ID && r.Conclusion == "neutral"
+		return r.ID == again.ID && r.Conclusion == "action_required"
 	})
-	if withdrawn.Title != "withdrawn: #1 no longer carries the test-first label" || !strings.Contains(withdrawn.Summary, "10/10 hidden tests passed") {
+	if withdrawn.Title != "withdrawn: #1 no longer carries the test-first label" || !strings.Contains(withdrawn.Summary, "10/10 hidden tests passed") ||
+		!strings.Contains(withdrawn.Summary, "by `alice`") {
 		t.Errorf("after the label was removed: %+v", withdrawn)
 	}
 	deliver("issues", "relabel", patchFixture(t, "issues/labeled.payload.json", map[string]any{
