@@ -2,6 +2,7 @@ package card
 
 import (
 	"context"
+	"strings"
 
 	"github.com/testfirst-app/testfirst/handlers"
 	"github.com/testfirst-app/testfirst/pipeline"
@@ -23,8 +24,24 @@ func (s *Service) UploadForm(ctx context.Context, viewer string, ref handlers.Ti
 		return nil, err
 	}
 	page := &handlers.UploadPage{Ticket: s.ticketInfo(ct), Criteria: criteriaView(pipeline.ParseCriteria(ct.tk.Body))}
-	if len(vs) > 0 {
-		page.Newest = vs[len(vs)-1].Number
+	if len(vs) == 0 {
+		return page, nil
+	}
+	// The next version starts from the newest one: its criteria map and
+	// its reference patch, as its card copy holds them.
+	page.Newest = vs[len(vs)-1].Number
+	c, err := s.store.Card(ctx, ct.st, page.Newest)
+	if err != nil {
+		return nil, err
+	}
+	page.HasReference = len(c.Reference) > 0
+	for _, cr := range page.Criteria {
+		if ids := c.Criteria[cr.ID]; len(ids) > 0 {
+			if page.Mapped == nil {
+				page.Mapped = map[string]string{}
+			}
+			page.Mapped[cr.ID] = strings.Join(ids, " ")
+		}
 	}
 	return page, nil
 }
@@ -42,6 +59,19 @@ func (s *Service) Upload(ctx context.Context, viewer string, ref handlers.Ticket
 		return 0, handlers.Refusef("Only the requester, %s, and the repository's maintainers and admins upload tests for this ticket.", ct.tk.Requester)
 	}
 	d := store.Draft{Author: viewer, Criteria: u.Criteria, Reference: u.Reference}
+	if len(d.Reference) == 0 && u.KeepReference {
+		vs, err := s.store.Versions(ctx, ct.st)
+		if err != nil {
+			return 0, err
+		}
+		if len(vs) > 0 {
+			c, err := s.store.Card(ctx, ct.st, vs[len(vs)-1].Number)
+			if err != nil {
+				return 0, err
+			}
+			d.Reference = c.Reference
+		}
+	}
 	for _, f := range u.Files {
 		d.Files = append(d.Files, store.File{Path: f.Path, Data: f.Data})
 	}

@@ -470,6 +470,13 @@ type UploadPage struct {
 	Criteria []Criterion
 	// Newest is the ticket's newest version, 0 before the first.
 	Newest int
+	// Mapped is the newest version's criteria map, by criterion id, as the
+	// form's fields show it: the next version starts from it.
+	Mapped map[string]string
+	// HasReference says the newest version has a reference patch, which
+	// the next version keeps unless another is chosen or keeping it is
+	// unticked.
+	HasReference bool
 }
 
 // Upload is what a person uploads as a version: test files (or one
@@ -478,6 +485,9 @@ type Upload struct {
 	Files     []UploadFile
 	Criteria  map[string][]string
 	Reference []byte
+	// KeepReference, when Reference is empty, asks for the newest
+	// version's reference patch in the new version.
+	KeepReference bool
 }
 
 // UploadFile is one uploaded test file, by its path in the version.

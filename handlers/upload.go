@@ -33,7 +33,7 @@ func (c *Card) uploadForm(w http.ResponseWriter, r *http.Request) {
 		c.cardError(w, r, err)
 		return
 	}
-	c.render(w, r, http.StatusOK, "upload", pageData{Title: "Upload tests for " + t.String(), Viewer: viewer, Upload: page})
+	c.render(w, r, http.StatusOK, "upload", pageData{Title: "Upload tests for " + t.String(), Viewer: viewer, Upload: page, Mapped: page.Mapped})
 }
 
 // upload reads the form and stores the version; a refused upload shows
@@ -91,6 +91,8 @@ func (c *Card) upload(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		u.Reference = data
+	} else {
+		u.KeepReference = page.HasReference && r.MultipartForm.Value["keep_reference"] != nil
 	}
 	k, err := c.cards.Upload(r.Context(), viewer, t, u)
 	var refusal *Refusal

@@ -2,6 +2,7 @@ package test
 
 import (
 	"archive/zip"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"os"
@@ -188,6 +189,31 @@ func TestCardUploadInBrowser(t *testing.T) {
 	step(t, browser, "sign in as wes", chromedp.Navigate(s.url+"/login?next="+cardPath), chromedp.WaitVisible(`#files`))
 	if html := outerHTML(t, browser, "main"); strings.Contains(html, cardPath+"/upload") {
 		t.Error("a collaborator with write access is offered the upload")
+	}
+
+	// The next upload starts from v1: its criteria map and, unless
+	// unticked, its reference patch.
+	p.gh.SignInWeb(requester)
+	step(t, browser, "the requester opens the upload page again",
+		chromedp.Navigate(s.url+"/login?next="+cardPath+"/upload"), chromedp.WaitVisible(`#upload`))
+	if v, _ := chromedp.Run(browser, chromedp.Value(`input[name="criterion.AC1"]`)); v != wordstatsIDs[0]+" "+wordstatsIDs[1] {
+		t.Errorf("AC1 starts as %q; want v1's map", v)
+	}
+	if html := outerHTML(t, browser, "main"); !strings.Contains(html, `name="keep_reference" checked`) || !strings.Contains(html, "Keep v1's reference patch") {
+		t.Errorf("the upload page does not offer v1's reference patch:\n%s", html)
+	}
+	step(t, browser, "upload v2 without choosing a reference patch",
+		chromedp.SetUploadFiles(`input[name="files"]`, []string{goodZip}),
+		chromedp.Click(`#upload button`),
+		chromedp.WaitVisible(`.notice`),
+	)
+	out, _ = p.listJSON(t)
+	var versions []struct {
+		Number       int  `json:"number"`
+		HasReference bool `json:"has_reference"`
+	}
+	if err := json.Unmarshal([]byte(out), &versions); err != nil || len(versions) != 2 || !versions[1].HasReference {
+		t.Errorf("v2 did not keep v1's reference patch: %v %s", err, out)
 	}
 }
 
