@@ -320,22 +320,9 @@ func (w *DeliveryWorker) retakeOnCommand(ctx context.Context, a DeliveryArgs, p 
 	}
 	// The comment's author is the one who acts, as an edit's sender is.
 	ip.Sender.Login = p.Comment.User.Login
-	var ticket bool
-	if err := w.db.Tx(ctx, func(tx *db.Tx) error {
-		repo, err := p.record(ctx, tx)
-		if err != nil {
-			return err
-		}
-		_, err = tx.TicketByIssue(ctx, repo.ID, p.Issue.Number)
-		switch {
-		case err == nil:
-			ticket = true
-		case errors.Is(err, db.ErrNotFound):
-			err = nil
-		}
-		return err
-	}); err != nil || ticket {
-		return err
+	_, _, err := w.issueTicket(ctx, p.repoPayload, p.Issue.Number)
+	if !errors.Is(err, db.ErrNotFound) {
+		return err // a ticket already, or the database failed
 	}
 	return w.retake(ctx, a, ip, byCommand)
 }

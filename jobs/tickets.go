@@ -258,18 +258,7 @@ func (w *DeliveryWorker) ticketEvent(ctx context.Context, a DeliveryArgs, p issu
 // is the requester's or a writer's. The ticket stays open and graded; the
 // issue says who removed the label and who may withdraw the ticket.
 func (w *DeliveryWorker) unlabelRefused(ctx context.Context, a DeliveryArgs, p issuePayload) (bool, error) {
-	var (
-		tk   db.Ticket
-		repo db.Repository
-	)
-	err := w.db.Tx(ctx, func(tx *db.Tx) error {
-		var err error
-		if repo, err = p.record(ctx, tx); err != nil {
-			return err
-		}
-		tk, err = tx.TicketByIssue(ctx, repo.ID, p.Issue.Number)
-		return err
-	})
+	repo, tk, err := w.issueTicket(ctx, p.repoPayload, p.Issue.Number)
 	if errors.Is(err, db.ErrNotFound) {
 		return false, nil
 	}
@@ -298,6 +287,24 @@ func (w *DeliveryWorker) unlabelRefused(ctx context.Context, a DeliveryArgs, p i
 	w.log.InfoContext(ctx, "withdrawal refused", "delivery", a.Delivery, "repo", repo.Owner+"/"+repo.Name, "ticket", tk.ID, "user", p.Sender.Login, "permission", perm)
 	_, err = gi.CreateComment(ctx, repo.Owner, repo.Name, p.Issue.Number, pipeline.UnlabelRefusedComment(p.Sender.Login, tk.Requester, tk.Label))
 	return true, retryOrCancel(err)
+}
+
+// issueTicket records the payload's repository and reads the ticket of its
+// issue: db.ErrNotFound when the issue is not a ticket.
+func (w *DeliveryWorker) issueTicket(ctx context.Context, p repoPayload, issue int) (db.Repository, db.Ticket, error) {
+	var (
+		repo db.Repository
+		tk   db.Ticket
+	)
+	err := w.db.Tx(ctx, func(tx *db.Tx) error {
+		var err error
+		if repo, err = p.record(ctx, tx); err != nil {
+			return err
+		}
+		tk, err = tx.TicketByIssue(ctx, repo.ID, issue)
+		return err
+	})
+	return repo, tk, err
 }
 
 // errNothingToDo ends a transaction that found nothing to change.
