@@ -42,6 +42,9 @@ type pipelineEnv struct {
 	// check is one run of the base, without the reference's strength
 	// checks (flaky reruns, mutants), for tests about something else.
 	noReference bool
+	// hiddenDir, when set, is the folder of the hidden tests push sends
+	// instead of the sample's.
+	hiddenDir string
 }
 
 // newPipelineEnv seeds the fake GitHub and the keys, and sets the store's
@@ -127,7 +130,11 @@ func (p *pipelineEnv) push(t *testing.T, author string, criteria map[string][]st
 	t.Helper()
 	hidden := filepath.Join(p.dir, "tests")
 	os.RemoveAll(hidden)
-	if err := testenv.WriteTree(hidden, testenv.SampleHidden(t, filepath.Join(sampleDir, "hidden"))); err != nil {
+	src := filepath.Join(sampleDir, "hidden")
+	if p.hiddenDir != "" {
+		src = p.hiddenDir
+	}
+	if err := testenv.WriteTree(hidden, testenv.SampleHidden(t, src)); err != nil {
 		t.Fatal(err)
 	}
 	args := []string{"tests", "push", "--store", p.storeURL, "--ticket", pipeOwner + "/" + pipeRepo + "#1",
