@@ -78,7 +78,8 @@ func WaitingCheckRun(headSHA string, issue int, newest *VersionStatus, cardURL s
 	why := WaitingFor(newest)
 	var b strings.Builder
 	fmt.Fprintf(&b, "This pull request closes #%d, whose hidden tests are not approved yet: %s.\n\n", issue, why)
-	b.WriteString("It is graded as soon as the requester approves a version; this check run then shows the grade. Nothing needs to be pushed again.")
+	b.WriteString("It is graded as soon as a version is approved (by the requester, or with the signatures the repository's approval policy asks for: " +
+		"the approval card says which are missing); this check run then shows the grade. Nothing needs to be pushed again.")
 	if cardURL != "" {
 		fmt.Fprintf(&b, "\n\nThe ticket's approval card: %s", cardURL)
 	}
