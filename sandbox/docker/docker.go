@@ -62,7 +62,9 @@ const streamGrace = 10 * time.Second
 
 // eventGrace is how long the container's die event may trail the wait's
 // answer: only an engine whose event stream failed makes a run wait it out.
-const eventGrace = 2 * time.Second
+// Two seconds were too few on a machine with a load average near 20: an
+// out-of-memory kill went unreported (TestRunReportsOOM, in make test).
+const eventGrace = 10 * time.Second
 
 // Engine runs sandboxes on a Docker Engine.
 type Engine struct {
