@@ -59,18 +59,12 @@ func (s *Service) Upload(ctx context.Context, viewer string, ref handlers.Ticket
 		return 0, handlers.Refusef("Only the requester, %s, and the repository's maintainers and admins upload tests for this ticket.", ct.tk.Requester)
 	}
 	d := store.Draft{Author: viewer, Criteria: u.Criteria, Reference: u.Reference}
-	if len(d.Reference) == 0 && u.KeepReference {
-		vs, err := s.store.Versions(ctx, ct.st)
+	if len(d.Reference) == 0 && u.KeepReferenceOf > 0 {
+		c, err := s.store.Card(ctx, ct.st, u.KeepReferenceOf)
 		if err != nil {
 			return 0, err
 		}
-		if len(vs) > 0 {
-			c, err := s.store.Card(ctx, ct.st, vs[len(vs)-1].Number)
-			if err != nil {
-				return 0, err
-			}
-			d.Reference = c.Reference
-		}
+		d.Reference = c.Reference
 	}
 	for _, f := range u.Files {
 		d.Files = append(d.Files, store.File{Path: f.Path, Data: f.Data})

@@ -485,9 +485,10 @@ type Upload struct {
 	Files     []UploadFile
 	Criteria  map[string][]string
 	Reference []byte
-	// KeepReference, when Reference is empty, asks for the newest
-	// version's reference patch in the new version.
-	KeepReference bool
+	// KeepReferenceOf, when Reference is empty and it is not 0, is the
+	// version whose reference patch the new version keeps: the one the
+	// form offered.
+	KeepReferenceOf int
 }
 
 // UploadFile is one uploaded test file, by its path in the version.

@@ -92,7 +92,9 @@ func (c *Card) upload(w http.ResponseWriter, r *http.Request) {
 		}
 		u.Reference = data
 	} else {
-		u.KeepReference = page.HasReference && r.MultipartForm.Value["keep_reference"] != nil
+		if page.HasReference && r.MultipartForm.Value["keep_reference"] != nil {
+			u.KeepReferenceOf = page.Newest
+		}
 	}
 	k, err := c.cards.Upload(r.Context(), viewer, t, u)
 	var refusal *Refusal
