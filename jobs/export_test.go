@@ -12,3 +12,6 @@ import (
 func NewGradeWorkerOn(d *db.DB, s Sandboxes, m *Metrics) *GradeWorker {
 	return &GradeWorker{db: d, sandboxes: s, metrics: m, log: slog.Default()}
 }
+
+// JobLabel is the value of sandbox.LabelJob on the sandboxes of job.
+var JobLabel = jobLabel

@@ -58,13 +58,16 @@ func NewSandboxSweeper(s Sandboxes, interval time.Duration, m *Metrics, log *slo
 	return &SandboxSweeper{sandboxes: s, interval: interval, metrics: m, log: log}
 }
 
-// Run sweeps at once, then every interval, until ctx ends. A failed sweep
-// is logged; the next one does the same work.
+// Run sweeps at once, then an interval after each sweep ended, until ctx
+// ends: a slow engine, whose sweep takes longer than the interval, is not
+// swept again at once. A failed sweep is logged; the next one does the same
+// work.
 func (s *SandboxSweeper) Run(ctx context.Context) {
-	t := time.NewTicker(s.interval)
+	t := time.NewTimer(s.interval)
 	defer t.Stop()
 	for {
 		s.sweep(ctx)
+		t.Reset(s.interval)
 		select {
 		case <-ctx.Done():
 			return
@@ -96,7 +99,7 @@ const (
 // jobLabels are the labels of the sandboxes job runs, with more (the
 // grade's) when given.
 func jobLabels(job *rivertype.JobRow, more map[string]string) map[string]string {
-	labels := map[string]string{sandbox.LabelJob: strconv.FormatInt(job.ID, 10)}
+	labels := map[string]string{sandbox.LabelJob: jobLabel(job)}
 	for k, v := range more {
 		labels[k] = v
 	}
@@ -113,7 +116,7 @@ func removeEarlierSandboxes(ctx context.Context, s Sandboxes, m *Metrics, log *s
 	if s == nil || job.Attempt <= 1 {
 		return
 	}
-	id := strconv.FormatInt(job.ID, 10)
+	id := jobLabel(job)
 	n, err := s.RemoveLabelled(ctx, sandbox.LabelJob, id)
 	m.leftoversRemoved(leftoverRescuedJob, n)
 	if n > 0 {
@@ -122,4 +125,18 @@ func removeEarlierSandboxes(ctx context.Context, s Sandboxes, m *Metrics, log *s
 	if err != nil {
 		log.WarnContext(ctx, "remove the sandboxes of an earlier attempt", "job", job.ID, "attempt", job.Attempt, "removed", n, "err", err)
 	}
+}
+
+// jobLabel is the value of sandbox.LabelJob on the sandboxes of job: its id
+// and the time it was created, which every attempt reads back the same. The
+// id alone repeats across databases: two installations of the service (a
+// staging copy beside production) may share an engine, and a rescue of job 7
+// in one must not remove what job 7 of the other runs. A job without a
+// creation time (none comes from the queue) is labelled with its id.
+func jobLabel(job *rivertype.JobRow) string {
+	id := strconv.FormatInt(job.ID, 10)
+	if job.CreatedAt.IsZero() {
+		return id
+	}
+	return id + "-" + strconv.FormatInt(job.CreatedAt.UnixMicro(), 10)
 }

@@ -117,6 +117,52 @@ func TestRescuedGradeRemovesTheDeadReplicasSandbox(t *testing.T) {
 	}
 }
 
+// TestRescueLeavesAnotherServicesSandbox: two installations of the service
+// (production and a staging copy, each with its own database) share one
+// engine, and their job ids repeat. The rescued attempt of job 7 here
+// removes the sandboxes of its own job 7 only: the other's job 7, running,
+// is left alone.
+func TestRescueLeavesAnotherServicesSandbox(t *testing.T) {
+	g := testenv.Grading(t)
+	cli := testenv.EngineClient(t)
+	mine := testLabel + "=" + t.Name()
+	t.Cleanup(func() { testenv.RemoveLabelled(cli, mine) })
+	jobID := time.Now().UnixNano() // no other test's job
+	created := time.Now().Add(-time.Minute).Round(time.Microsecond)
+	theirs := &rivertype.JobRow{ID: jobID, CreatedAt: created.Add(-3 * time.Second), Attempt: 1}
+	ours := &rivertype.JobRow{ID: jobID, CreatedAt: created, Attempt: 2, MaxAttempts: 3}
+	start := func(job *rivertype.JobRow) string {
+		resp, err := cli.ContainerCreate(context.Background(), &container.Config{Image: g.Image, Entrypoint: []string{"/bin/sleep", "1000"}, Labels: map[string]string{
+			sandbox.LabelSandbox: "1", sandbox.LabelDeadline: strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10),
+			sandbox.LabelJob: jobs.JobLabel(job), testLabel: t.Name(),
+		}}, &container.HostConfig{NetworkMode: "none"}, nil, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cli.ContainerStart(context.Background(), resp.ID, container.StartOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return resp.ID
+	}
+	other := start(theirs)
+	start(&rivertype.JobRow{ID: jobID, CreatedAt: created, Attempt: 1}) // our first attempt's, left by a dead replica
+
+	reg := prometheus.NewRegistry()
+	m := jobs.NewMetrics(reg, testkit.DB(t))
+	w := jobs.NewGradeWorkerOn(testkit.DB(t), g.Docker, m)
+	err := w.Work(context.Background(), &river.Job[jobs.GradeArgs]{JobRow: ours, Args: jobs.GradeArgs{Grade: 1}})
+	if !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("%v, want the job cancelled, its grade not found", err)
+	}
+	left := testenv.Labelled(t, cli, mine, "")
+	if len(left) != 1 || left[0].ID != other || left[0].State != "running" {
+		t.Errorf("left: %+v; want only the other service's sandbox, running", left)
+	}
+	if n := gathered(t, reg, "testfirst_sandbox_leftovers_removed_total", "rescued_job"); n != 1 {
+		t.Errorf("testfirst_sandbox_leftovers_removed_total{reason=rescued_job} = %v, want 1", n)
+	}
+}
+
 // TestSandboxSweepIsPeriodic: a sandbox past its deadline that appears
 // after the replica started (no start-up sweep sees it) is removed by the
 // replica's periodic sweep within its interval. Sweeps are engine-wide, so
@@ -170,13 +216,16 @@ func TestSandboxSweepIsPeriodic(t *testing.T) {
 	testkit.WaitUntil(t, "a sweep after the leftover appeared", interval+10*time.Second, func() bool { return engine.sweptAfter(began) })
 	stop()
 
-	sweeps, removed := engine.sweeps()
+	sweeps, ended, removed := engine.sweeps()
 	if len(sweeps) < 2 {
 		t.Fatalf("%d sweeps; want one at start and one per interval", len(sweeps))
 	}
+	// An interval from the end of one sweep to the start of the next: a
+	// sweep a loaded engine answers slowly is not followed by another at
+	// once.
 	for i := 1; i < len(sweeps); i++ {
-		if gap := sweeps[i].Sub(sweeps[i-1]); gap < interval/2 || gap > interval+5*time.Second {
-			t.Errorf("sweep %d came %s after the one before; the interval is %s", i, gap, interval)
+		if gap := sweeps[i].Sub(ended[i-1]); gap < interval-100*time.Millisecond || gap > interval+5*time.Second {
+			t.Errorf("sweep %d came %s after the one before ended; the interval is %s", i, gap, interval)
 		}
 	}
 	if n := gathered(t, reg, "testfirst_sandbox_leftovers_removed_total", "past_deadline"); n != float64(removed) {
@@ -184,13 +233,44 @@ func TestSandboxSweepIsPeriodic(t *testing.T) {
 	}
 }
 
+// TestSlowSweepsAreNotBackToBack: an engine that takes longer than the
+// interval to answer a sweep (a loaded one) is swept an interval after each
+// sweep ended, never again at once.
+func TestSlowSweepsAreNotBackToBack(t *testing.T) {
+	const interval = 200 * time.Millisecond
+	engine := &sweepLog{Sandboxes: slowSweeps{took: 3 * interval}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); jobs.NewSandboxSweeper(engine, interval, nil, nil).Run(ctx) }()
+	testkit.WaitUntil(t, "four sweeps", 10*time.Second, func() bool { at, _, _ := engine.sweeps(); return len(at) >= 4 })
+	cancel()
+	<-done
+	at, ended, _ := engine.sweeps()
+	for i := 1; i < len(at); i++ {
+		if gap := at[i].Sub(ended[i-1]); gap < interval-20*time.Millisecond {
+			t.Errorf("sweep %d started %s after the one before ended; the interval is %s", i, gap, interval)
+		}
+	}
+}
+
+// slowSweeps is an engine whose sweeps take took and remove nothing.
+type slowSweeps struct {
+	jobs.Sandboxes
+	took time.Duration
+}
+
+func (s slowSweeps) Sweep(ctx context.Context, now time.Time) (int, error) {
+	time.Sleep(s.took)
+	return 0, nil
+}
+
 // sweepLog records when the engine it wraps was swept and how many
 // containers the engine said each sweep removed.
 type sweepLog struct {
 	jobs.Sandboxes
-	mu      sync.Mutex
-	at      []time.Time
-	removed int
+	mu        sync.Mutex
+	at, ended []time.Time
+	removed   int
 }
 
 func (l *sweepLog) Sweep(ctx context.Context, now time.Time) (int, error) {
@@ -198,18 +278,21 @@ func (l *sweepLog) Sweep(ctx context.Context, now time.Time) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.at = append(l.at, now)
+	l.ended = append(l.ended, time.Now())
 	l.removed += n
 	return n, err
 }
 
-func (l *sweepLog) sweeps() ([]time.Time, int) {
+// sweeps returns when each sweep started and ended, and how many
+// containers they removed in all.
+func (l *sweepLog) sweeps() (at, ended []time.Time, removed int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return slices.Clone(l.at), l.removed
+	return slices.Clone(l.at), slices.Clone(l.ended), l.removed
 }
 
 func (l *sweepLog) sweptAfter(t time.Time) bool {
-	at, _ := l.sweeps()
+	at, _, _ := l.sweeps()
 	return len(at) > 0 && at[len(at)-1].After(t)
 }
 

@@ -13,9 +13,9 @@ const (
 	// LabelDeadline holds the Unix time after which the container is a
 	// leftover that Sweep may remove.
 	LabelDeadline = "app.testfirst.deadline"
-	// LabelJob names the job (its id in the job queue) a sandbox runs
-	// for, so that whoever takes a dead process's job over finds the
-	// sandboxes it left running.
+	// LabelJob names the job a sandbox runs for (its id in the job queue
+	// and its creation time, as the service writes it), so that whoever
+	// takes a dead process's job over finds the sandboxes it left running.
 	LabelJob = "app.testfirst.job"
 	// LabelGrade names the grade a sandbox runs for.
 	LabelGrade = "app.testfirst.grade"
