@@ -93,6 +93,33 @@ func OpenStoreWriter(ctx context.Context, url string) (*store.Writer, func() err
 	return w, closeFn, nil
 }
 
+// ErrStoreNotServed: no service ever started on the store; tests pushed
+// into it would never be graded.
+var ErrStoreNotServed = errors.New("no testfirst service reads this store")
+
+// OpenServedStoreWriter opens the store at url as OpenStoreWriter does, for
+// pushing tests from the command line: it first reads the record a service
+// leaves in the store it reads, and fails with ErrStoreNotServed, before
+// asking for any key, when there is none.
+func OpenServedStoreWriter(ctx context.Context, url string) (*store.Writer, store.Served, func() error, error) {
+	blobs, closeFn, err := store.OpenBlobs(ctx, url)
+	if err != nil {
+		return nil, store.Served{}, nil, err
+	}
+	served, err := store.ReadServed(ctx, blobs)
+	if errors.Is(err, store.ErrNotFound) {
+		err = ErrStoreNotServed
+	}
+	if err == nil {
+		var w *store.Writer
+		if w, err = storeWriter(blobs); err == nil {
+			return w, served, closeFn, nil
+		}
+	}
+	closeFn()
+	return nil, store.Served{}, nil, err
+}
+
 // OpenStoreReader opens the store at url as the grader does, with the
 // grader's identity.
 func OpenStoreReader(ctx context.Context, url string) (*store.Reader, func() error, error) {
@@ -139,6 +166,7 @@ func storeReader(blobs store.Blobs) (*store.Reader, error) {
 // side, for the card and the store sync, and the grader's side when the
 // grader's identity is there.
 type serviceStore struct {
+	blobs  store.Blobs
 	writer *store.Writer
 	reader *store.Reader
 	// readerErr says why there is no reader.
@@ -160,7 +188,7 @@ func openStoreSides(ctx context.Context, url string, withReader bool) (*serviceS
 		closeFn()
 		return nil, fmt.Errorf("hidden test store: %w", err)
 	}
-	s := &serviceStore{writer: w, close: closeFn}
+	s := &serviceStore{blobs: blobs, writer: w, close: closeFn}
 	if !withReader {
 		s.readerErr = errors.New("the app role holds no grader identity")
 		return s, nil

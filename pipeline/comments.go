@@ -58,17 +58,20 @@ func RejectedComment(k int, writer, cardURL string) string {
 }
 
 // OpenedComment tells an issue just labelled what happens next and who
-// writes its hidden tests: a person pushes them with the command line
-// (the exact command, for this installation) or uploads them on the card;
-// the requester is told here when they are ready for review.
+// writes its hidden tests: anyone with write access uploads them on the
+// ticket's page (the one path that works from anyone's machine); the
+// operator may push them with the command line where the service runs (the
+// exact command, for this installation); the requester is told here when
+// they are ready for review.
 func OpenedComment(owner, repo string, issue int, installation int64, base, requester, ticketURL string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "testfirst opened a ticket for #%d, pinned to base commit `%.12s`.\n\n", issue, base)
 	b.WriteString("**What happens next.** Hidden acceptance tests are written for this issue; they fail on the base commit and are " +
-		"never shown on GitHub. Their writer pushes them with\n\n")
+		"never shown on GitHub. Anyone with write access to this repository uploads them on the ticket's page, signed in with GitHub: " +
+		ticketURL + "\n\n")
+	b.WriteString("The service's operator can instead push them from the host where `testfirst serve` runs, with its settings " +
+		"(DIR holds the test files; the command refuses a store the service does not read):\n\n")
 	fmt.Fprintf(&b, "```\ntestfirst tests push --ticket %s/%s#%d --installation %d DIR\n```\n\n", owner, repo, issue, installation)
-	b.WriteString("(DIR holds the test files; the command needs the operator's store settings, `TESTFIRST_STORE_URL` and the " +
-		"store's recipients, see `testfirst tests push --help`), or uploads them on the ticket's page: " + ticketURL + "\n\n")
 	fmt.Fprintf(&b, "%s is told here when they are ready for review. Pull requests that say `Fixes #%d` get their `testfirst` check "+
 		"run at once and are graded when a version is approved.", notify(requester), issue)
 	return b.String()

@@ -2,10 +2,14 @@ package test
 
 import (
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/testfirst-app/testfirst/test/fakegithub"
+	"github.com/testfirst-app/testfirst/test/testenv"
 )
 
 // TestServeScenarioOneTicket walks one ticket through the real binary,
@@ -51,6 +55,25 @@ func TestServeScenarioOneTicket(t *testing.T) {
 		if !strings.Contains(opened, want) {
 			t.Errorf("opening comment lacks %q:\n%s", want, opened)
 		}
+	}
+
+	// The command as printed, run verbatim on a writer's own machine (no
+	// settings, no keys, another directory): refused, naming the upload on
+	// the ticket's page, and nothing stored. Where serve runs, with its
+	// store, the push below goes through: serve marked the store as read.
+	printed := opened[strings.Index(opened, "testfirst tests push"):]
+	printed = printed[:strings.Index(printed, "\n")]
+	hidden := t.TempDir()
+	testenv.WriteTree(hidden, testenv.SampleHidden(t, filepath.Join(sampleDir, "hidden")))
+	args := strings.Fields(strings.Replace(printed, " DIR", " "+hidden, 1))[1:]
+	writer := exec.Command(p.bin, args...)
+	writer.Dir, writer.Env = t.TempDir(), []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	out, err := writer.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "is not the store of a testfirst service") || !strings.Contains(string(out), "upload the tests on") {
+		t.Errorf("the printed command, run on a writer's machine: %v\n%s", err, out)
+	}
+	if names, _ := filepath.Glob(filepath.Join(writer.Dir, "var", "hidden", "*")); len(names) > 0 {
+		t.Errorf("the refused push stored %v on the writer's machine", names)
 	}
 
 	// Push → ready, mentioning the requester.

@@ -111,3 +111,55 @@ func TestTestsApproveRefusesManagedTickets(t *testing.T) {
 		t.Errorf("the version was decided from the command line: %s", stdout)
 	}
 }
+
+// TestTestsPushOnlyIntoAServedStore: the push the bot's comment shows,
+// run on a writer's own machine, must not "succeed" into a directory the
+// service never reads. A store no service started on is refused before any
+// key is asked for, saying where the tests go instead; the store the
+// service's settings name is the default, and the output says which
+// service reads it.
+func TestTestsPushOnlyIntoAServedStore(t *testing.T) {
+	hidden := t.TempDir()
+	os.WriteFile(filepath.Join(hidden, "test_a.py"), []byte("def test_a():\n    assert True\n"), 0o644)
+
+	t.Run("a writer's machine, no keys, no service", func(t *testing.T) {
+		t.Chdir(t.TempDir())
+		t.Setenv("TESTFIRST_PUBLIC_URL", testServiceURL)
+		code, stdout, stderr := runCLI(t, "tests", "push", "--ticket", "octo-org/widgets#12", "--installation", "41", hidden)
+		for _, want := range []string{"file://./var/hidden is not the store of a testfirst service", "nothing was pushed",
+			"TESTFIRST_STORE_URL", testServiceURL + "/tickets/octo-org/widgets/12"} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("push into a store no service reads: %d %q %q; want it to say %q", code, stdout, stderr, want)
+			}
+		}
+		if code != exitUsage || strings.Contains(stderr, "keys init") {
+			t.Errorf("push into a store no service reads: %d %q", code, stderr)
+		}
+		if names, _ := filepath.Glob("var/hidden/*"); len(names) > 0 {
+			t.Errorf("the refused push left %v", names)
+		}
+	})
+
+	url := storeEnv(t)
+	t.Run("with the keys, into another directory", func(t *testing.T) {
+		other := "file://" + filepath.Join(t.TempDir(), "hidden")
+		code, _, stderr := runCLI(t, "tests", "push", "--store", other, "--ticket", "octo-org/widgets#12", "--installation", "41", "--author", "alice", hidden)
+		if code != exitUsage || !strings.Contains(stderr, other+" is not the store of a testfirst service") {
+			t.Errorf("push into an unread directory: %d %q", code, stderr)
+		}
+	})
+
+	t.Run("the service's store from its settings, the author from the machine", func(t *testing.T) {
+		t.Chdir(t.TempDir())
+		t.Setenv("TESTFIRST_STORE_URL", url)
+		t.Setenv("USER", "")
+		code, stdout, stderr := runCLI(t, "tests", "push", "--ticket", "octo-org/widgets#12", "--installation", "41", hidden)
+		if code != exitPass || !strings.Contains(stdout, "v1 sha256:") || !strings.Contains(stdout, "pushed to "+url+", the store of the testfirst service at "+testServiceURL) {
+			t.Fatalf("push with the service's settings: %d %q %q", code, stdout, stderr)
+		}
+		code, stdout, _ = runCLI(t, "tests", "list", "--ticket", "octo-org/widgets#12", "--installation", "41", "--format", "json")
+		if code != exitPass || !strings.Contains(stdout, `"number":1`) || strings.Contains(stdout, `"author":""`) {
+			t.Errorf("the service's store does not hold v1 with an author: %d %s", code, stdout)
+		}
+	})
+}

@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/testfirst-app/testfirst/report"
+	"github.com/testfirst-app/testfirst/store"
 	"github.com/testfirst-app/testfirst/test/testenv"
 	"github.com/testfirst-app/testfirst/tree"
 )
@@ -30,8 +32,27 @@ func storeEnv(t *testing.T) (storeURL string) {
 	t.Setenv("TESTFIRST_GRADER_IDENTITY_FILE", graderID)
 	t.Setenv("TESTFIRST_CARD_RECIPIENTS", strings.TrimSpace(string(card)))
 	t.Setenv("TESTFIRST_CARD_IDENTITY_FILE", cardID)
-	return "file://" + filepath.Join(dir, "hidden")
+	url := "file://" + filepath.Join(dir, "hidden")
+	served(t, url)
+	return url
 }
+
+// served leaves in the store at url the record a service leaves when it
+// starts on it, as testfirst serve at testServiceURL would.
+func served(t *testing.T, url string) {
+	t.Helper()
+	blobs, closeFn, err := store.OpenBlobs(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	if err := store.MarkServed(t.Context(), blobs, testServiceURL, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testServiceURL is where the service of the tests' stores answers.
+const testServiceURL = "https://testfirst.example"
 
 // TestStoreCommands walks the store from the command line: push two
 // versions, reject one, approve the other, grade against the approved

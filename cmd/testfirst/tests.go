@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"text/tabwriter"
 
 	"github.com/testfirst-app/testfirst/app"
+	"github.com/testfirst-app/testfirst/pipeline"
 	"github.com/testfirst-app/testfirst/store"
 	"github.com/testfirst-app/testfirst/tree"
 )
@@ -33,7 +35,7 @@ type ticketFlags struct {
 }
 
 func (f *ticketFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.store, "store", app.DefaultStoreURL, "hidden test store: file://PATH or gs://bucket/prefix")
+	fs.StringVar(&f.store, "store", "", "hidden test store: file://PATH or gs://bucket/prefix (default: the service's, from TESTFIRST_STORE_URL or --config, else "+app.DefaultStoreURL+")")
 	fs.StringVar(&f.ticket, "ticket", "", "ticket as owner/repo#N (required)")
 	fs.Var(&f.installation, "installation", "GitHub App installation id of the repository (default: found with the app's credentials; 0: a ticket only the command line knows)")
 	fs.StringVar(&f.config, "config", "", "the service's YAML configuration file, for the app's credentials (also $TESTFIRST_CONFIG)")
@@ -50,6 +52,19 @@ func (f *ticketFlags) resolve(ctx context.Context) (store.Ticket, app.Config, er
 	}
 	cfg, err := findInstallation(ctx, &t, f.installation, f.config)
 	return t, cfg, err
+}
+
+// storeURL is the store the command works on: --store, else the one the
+// service's settings name (cfg, read from TESTFIRST_STORE_URL or the
+// configuration file), as the service itself would open.
+func (f *ticketFlags) storeURL(cfg app.Config) string {
+	switch {
+	case f.store != "":
+		return f.store
+	case cfg.StoreURL != "":
+		return cfg.StoreURL
+	}
+	return app.DefaultStoreURL
 }
 
 // parse checks the flags and reads the ticket, "owner/repo#N", without its
@@ -131,7 +146,7 @@ func testsPush(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	var tf ticketFlags
 	fs := newFlags("tests push", stderr)
 	tf.register(fs)
-	author := fs.String("author", os.Getenv("USER"), "who wrote the tests: a GitHub login or an agent's name")
+	author := fs.String("author", defaultAuthor(), "who wrote the tests: a GitHub login or an agent's name (default: this machine's user)")
 	criteria := fs.String("criteria", "", `JSON file mapping criterion ids to test ids: {"criterion": ["tests/test_x.py::test_a"]}`)
 	reference := fs.String("reference", "", "reference patch (git diff against the base) that must pass every test")
 	dir, err := parseWithOneArg(fs, args)
@@ -141,7 +156,7 @@ func testsPush(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		}
 		return exitUsage, err
 	}
-	t, _, err := tf.resolve(ctx)
+	t, cfg, err := tf.resolve(ctx)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -163,7 +178,23 @@ func testsPush(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 			return exitUsage, usageError{"--reference: " + err.Error()}
 		}
 	}
-	s, closeStore, err := app.OpenStoreWriter(ctx, tf.store)
+	// A ticket of an installation is graded by the service that reads the
+	// store: a store no service reads is refused. One only the command
+	// line knows (installation 0) is graded here, from any store.
+	url := tf.storeURL(cfg)
+	var (
+		s          *store.Writer
+		served     store.Served
+		closeStore func() error
+	)
+	if t.Installation == 0 {
+		s, closeStore, err = app.OpenStoreWriter(ctx, url)
+	} else {
+		s, served, closeStore, err = app.OpenServedStoreWriter(ctx, url)
+	}
+	if errors.Is(err, app.ErrStoreNotServed) {
+		return exitUsage, usageError{notServed(url, t, cfg)}
+	}
 	if err != nil {
 		return exitUsage, err
 	}
@@ -173,10 +204,37 @@ func testsPush(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		return exitUsage, err
 	}
 	if tf.format == "json" {
-		return exitPass, json.NewEncoder(stdout).Encode(map[string]any{"version": v.Number, "digest": v.Digest})
+		return exitPass, json.NewEncoder(stdout).Encode(map[string]any{"version": v.Number, "digest": v.Digest, "store": url, "service": served.PublicURL})
 	}
 	fmt.Fprintf(stdout, "%s v%d %s\n", t, v.Number, v.Digest)
+	if served.PublicURL != "" {
+		fmt.Fprintf(stdout, "pushed to %s, the store of the testfirst service at %s\n", url, served.PublicURL)
+	}
 	return exitPass, nil
+}
+
+// notServed says why a push into the store at url is refused, and what
+// works instead: the service's own settings, or the card's upload.
+func notServed(url string, t store.Ticket, cfg app.Config) string {
+	upload := "the ticket's page (the link is in the issue's testfirst comment)"
+	if cfg.PublicURL != "" {
+		upload = "the ticket's page, " + trimSlash(cfg.PublicURL) + pipeline.TicketPath(t.Owner, t.Repo, t.Issue)
+	}
+	return fmt.Sprintf("%s is not the store of a testfirst service: no service has started on it, so tests pushed there would never be graded, and nothing was pushed. "+
+		"Run this where testfirst serve runs, with its settings (%s, or the --config it reads), or pass --store with the service's store URL. "+
+		"Without access to the service's store, upload the tests on %s, signed in with GitHub.", url, "TESTFIRST_STORE_URL", upload)
+}
+
+// defaultAuthor is who pushes when --author is not given: the login of
+// this machine's user ($USER, else the account the command runs as).
+func defaultAuthor() string {
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return ""
 }
 
 func testsList(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
@@ -186,11 +244,11 @@ func testsList(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	if err := parse(fs, args); err != nil {
 		return exitUsage, err
 	}
-	t, _, err := tf.resolve(ctx)
+	t, cfg, err := tf.resolve(ctx)
 	if err != nil {
 		return exitUsage, err
 	}
-	s, closeStore, err := app.OpenStoreWriter(ctx, tf.store)
+	s, closeStore, err := app.OpenStoreWriter(ctx, tf.storeURL(cfg))
 	if err != nil {
 		return exitUsage, err
 	}
@@ -233,7 +291,7 @@ func testsDecide(ctx context.Context, verb string, args []string, stdout, stderr
 	if err := refuseManagedDecision(t, verb, cfg); err != nil {
 		return exitUsage, err
 	}
-	s, closeStore, err := app.OpenStoreWriter(ctx, tf.store)
+	s, closeStore, err := app.OpenStoreWriter(ctx, tf.storeURL(cfg))
 	if err != nil {
 		return exitUsage, err
 	}
