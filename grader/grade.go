@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -742,6 +743,11 @@ func (g *Grader) runWrapper(ctx context.Context, job wrapper.Job, hidden, tree *
 		inputErr <- err
 	}()
 	defer pr.Close()
+	labels = maps.Clone(labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[sandbox.LabelMode] = job.Mode
 	sres, err := g.sb.Run(ctx, sandbox.Spec{
 		Image:       g.image,
 		Entrypoint:  []string{wrapper.BinaryPath},

@@ -19,6 +19,10 @@ const (
 	LabelJob = "app.testfirst.job"
 	// LabelGrade names the grade a sandbox runs for.
 	LabelGrade = "app.testfirst.grade"
+	// LabelMode says what a grade's sandbox does: the wrapper's mode
+	// (collect, pytest, mutants, ...), so that an operator listing the
+	// engine's containers, or a rescue, can tell the runs apart.
+	LabelMode = "app.testfirst.mode"
 )
 
 // LeftoverGrace is how long past its deadline a sandbox may still be in

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"github.com/testfirst-app/testfirst/test/fakegithub"
 	"github.com/testfirst-app/testfirst/test/testenv"
 	"github.com/testfirst-app/testfirst/tree"
+	"github.com/testfirst-app/testfirst/wrapper"
 )
 
 // The fault-injection suite: one case per fault of the table in
@@ -402,6 +404,10 @@ func TestFaultsGrading(t *testing.T) {
 		sleeper := runningFor(t, sandbox.LabelGrade+"="+gradeInLog(t, r.s.log(), head), 3*time.Second, r.s.log)
 		mark, start := gh.RequestCount(), time.Now()
 		r.s.kill(t)
+		time.Sleep(2 * time.Second)
+		if !slices.Contains(labelledIDs(t, sandbox.LabelMode+"="+wrapper.ModePytest, "running"), sleeper) {
+			t.Fatalf("the sandbox %s ended within 2 s of its replica's kill: it was not the run that sleeps", sleeper[:12])
+		}
 		r.s = p.serve(t, url, env...)
 		run := r.settled(t, "replica killed (-9) mid-grade, SQLite (job_rescue_after 60 s)", head, "success", start, mark)
 		if !strings.Contains(r.s.log(), `"msg":"graded"`) {
@@ -488,13 +494,23 @@ func labelledIDs(t *testing.T, label, status string) []string {
 }
 
 // runningFor waits for a sandbox container labelled label (key=value)
-// that has run for at least d, and returns its id.
+// that runs the hidden tests (not the trusted collection before them,
+// which a loaded engine may keep running for seconds) and has run for at
+// least d, and returns its id.
 func runningFor(t *testing.T, label string, d time.Duration, logs func() string) string {
 	t.Helper()
+	cli, err := engineClient()
+	if err != nil {
+		t.Fatal(err)
+	}
 	seen := map[string]time.Time{}
 	var id string
-	waitFor(t, fmt.Sprintf("a sandbox labelled %s running for %s", label, d), 120*time.Second, func() bool {
-		for _, c := range labelledIDs(t, label, "running") {
+	waitFor(t, fmt.Sprintf("a sandbox labelled %s running the tests for %s", label, d), 120*time.Second, func() bool {
+		for _, s := range testenv.Labelled(t, cli, label, "running") {
+			if s.Labels[sandbox.LabelMode] != wrapper.ModePytest {
+				continue
+			}
+			c := s.ID
 			if _, ok := seen[c]; !ok {
 				seen[c] = time.Now()
 			}
