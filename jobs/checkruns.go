@@ -76,9 +76,10 @@ func newestStatus(ctx context.Context, tx *db.Tx, ticket int64) (*pipeline.Versi
 	return &pipeline.VersionStatus{Number: v.Number, State: v.State, Check: check, Announced: v.Announced}, nil
 }
 
-// putRun updates the check run on head whose external id is cr's, or
-// creates it.
-func putRun(ctx context.Context, gi *github.Installation, repo db.Repository, head string, cr checkrun.Run) error {
+// putRun updates the check run on head whose external id is cr's, else
+// takes over the ticket's earlier run there (see earlierRun), else creates
+// it.
+func (q *gradeQueue) putRun(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket, head string, cr checkrun.Run) error {
 	runs, err := gi.CheckRunsFor(ctx, repo.Owner, repo.Name, head, "")
 	if err != nil {
 		return retryOrCancel(err)
@@ -89,8 +90,61 @@ func putRun(ctx context.Context, gi *github.Installation, repo db.Repository, he
 			return retryOrCancel(gi.UpdateCheckRun(ctx, repo.Owner, repo.Name, r.ID, cr))
 		}
 	}
-	_, err = gi.CreateCheckRun(ctx, repo.Owner, repo.Name, cr)
-	return retryOrCancel(err)
+	id, from, err := q.earlierRun(ctx, tk.ID, head, cr.Name, 0, runs)
+	if err != nil {
+		return err
+	}
+	if id == 0 {
+		_, err = gi.CreateCheckRun(ctx, repo.Owner, repo.Name, cr)
+		return retryOrCancel(err)
+	}
+	if err := gi.UpdateCheckRun(ctx, repo.Owner, repo.Name, id, cr); err != nil {
+		return retryOrCancel(err)
+	}
+	return q.leaveRun(ctx, from)
+}
+
+// earlierRun finds, among runs on head, the ticket's earlier check run of
+// that name that a new one takes over: its waiting run, or the completed
+// run of one of its finished grades other than except. A ticket has one
+// check run per head, so a superseded, withdrawn or cancelled result never
+// stays beside the new one, and its Regrade button goes with it. A run
+// still in progress is never taken over: its grade may yet write to it.
+// from is the grade whose run it was (0 for the waiting run).
+func (q *gradeQueue) earlierRun(ctx context.Context, tk int64, head, name string, except int64, runs []github.CheckRunRef) (id, from int64, err error) {
+	finished := map[string]int64{}
+	if err := q.db.Tx(ctx, func(tx *db.Tx) error {
+		gs, err := tx.GradesOfHead(ctx, head)
+		for _, g := range gs {
+			if g.TicketID == tk && g.ID != except && !g.State.Unfinished() {
+				finished[strconv.FormatInt(g.ID, 10)] = g.ID
+			}
+		}
+		return err
+	}); err != nil {
+		return 0, 0, err
+	}
+	for _, r := range runs {
+		if r.Name != name {
+			continue
+		}
+		if r.ExternalID == waitingID(tk) {
+			return r.ID, 0, nil
+		}
+		if g, ok := finished[r.ExternalID]; ok && r.Status == checkrun.StatusCompleted {
+			id, from = r.ID, g
+		}
+	}
+	return id, from, nil
+}
+
+// leaveRun records that grade g's check run is no longer its own: another
+// took it over, and nothing done for g may change it again.
+func (q *gradeQueue) leaveRun(ctx context.Context, g int64) error {
+	if g == 0 {
+		return nil
+	}
+	return q.db.Tx(ctx, func(tx *db.Tx) error { return tx.SetCheckRun(ctx, g, 0) })
 }
 
 // wait puts the ticket's waiting check run on head of pull request pr and
@@ -112,7 +166,7 @@ func (q *gradeQueue) wait(ctx context.Context, gi *github.Installation, repo db.
 	}
 	cr := pipeline.WaitingCheckRun(head, tk.IssueNumber, newest, q.cardURL(repo, tk, newest))
 	cr.Name, cr.ExternalID = name, waitingID(tk.ID)
-	return pipeline.WaitingFor(newest), putRun(ctx, gi, repo, head, cr)
+	return pipeline.WaitingFor(newest), q.putRun(ctx, gi, repo, tk, head, cr)
 }
 
 // withdrawn puts on head of pull request pr the check run of a withdrawn
@@ -128,7 +182,7 @@ func (q *gradeQueue) withdrawn(ctx context.Context, gi *github.Installation, rep
 	}
 	cr := pipeline.WithdrawnCheckRun(tk.IssueNumber, tk.Label, "not graded yet", "", withdrawnConclusion(ctx, gi, repo))
 	cr.Name, cr.ExternalID = name, waitingID(tk.ID)
-	return "the " + tk.Label + " label was removed", putRun(ctx, gi, repo, head, cr)
+	return "the " + tk.Label + " label was removed", q.putRun(ctx, gi, repo, tk, head, cr)
 }
 
 // cardURL is the ticket's approval card: of its newest version, or the
@@ -458,9 +512,10 @@ func (q *gradeQueue) ensureCheckRun(ctx context.Context, gi *github.Installation
 			break
 		}
 	}
-	for _, r := range runs {
-		if id == 0 && r.ExternalID == waitingID(g.TicketID) && r.Name == cr.Name {
-			id = r.ID
+	var from int64
+	if id == 0 {
+		if id, from, err = q.earlierRun(ctx, g.TicketID, g.HeadSHA, cr.Name, g.ID, runs); err != nil {
+			return 0, err
 		}
 	}
 	if id != 0 {
@@ -470,7 +525,14 @@ func (q *gradeQueue) ensureCheckRun(ctx context.Context, gi *github.Installation
 	} else if id, err = gi.CreateCheckRun(ctx, repo.Owner, repo.Name, cr); err != nil {
 		return 0, retryOrCancel(err)
 	}
-	return id, q.db.Tx(ctx, func(tx *db.Tx) error { return tx.SetCheckRun(ctx, g.ID, id) })
+	return id, q.db.Tx(ctx, func(tx *db.Tx) error {
+		if from != 0 {
+			if err := tx.SetCheckRun(ctx, from, 0); err != nil {
+				return err
+			}
+		}
+		return tx.SetCheckRun(ctx, g.ID, id)
+	})
 }
 
 // nameOf is the name of grade g's check run.

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -43,9 +44,11 @@ type commandTarget struct {
 	// prGrades are the grades of each open pull request's head, by number.
 	prGrades map[int][]db.Grade
 	// On a pull request: the pull request (found says whether it is
-	// recorded), the tickets it closes and the grades of its head.
+	// recorded), the tickets it closes, the number of each one's newest
+	// version (by ticket id) and the grades of its head.
 	pr      db.PullRequest
 	tickets []db.Ticket
+	newest  map[int64]int
 	grades  []db.Grade
 }
 
@@ -128,7 +131,7 @@ func (w *DeliveryWorker) issueComment(ctx context.Context, a DeliveryArgs) error
 	case cmd == pipeline.CommandStatus && !isPull:
 		return reply(ticketStatus(w.links(t.repo), t.tk, t.vs, t.prs, t.prGrades))
 	case cmd == pipeline.CommandStatus:
-		return reply(pullStatus(w.links(t.repo), t.pr, t.tickets, t.grades))
+		return reply(pullStatus(w.links(t.repo), t.pr, t.tickets, t.newest, t.grades))
 	case !isPull:
 		body, err := w.grades.regradeIssue(ctx, gi, t.repo, t.tk)
 		if err != nil {
@@ -197,6 +200,14 @@ func readCommandTarget(ctx context.Context, tx *db.Tx, p repoPayload, number int
 			return t, err
 		}
 		t.tickets = append(t.tickets, tk)
+		vs, err := tx.Versions(ctx, tk.ID)
+		if err != nil {
+			return t, err
+		}
+		if t.newest == nil {
+			t.newest = map[int64]int{}
+		}
+		t.newest[tk.ID] = newestNumber(vs)
 	}
 	t.grades, err = tx.GradesOfHead(ctx, t.pr.HeadSHA)
 	return t, err
@@ -222,12 +233,28 @@ func (l statusLinks) card(issue int, vs []db.Version) string {
 	return l.base + pipeline.CardPath(l.owner, l.repo, issue, vs[len(vs)-1].Number)
 }
 
-// gradeLine says how one grade stands, with its page.
-func (l statusLinks) gradeLine(g db.Grade) string {
+// gradeLine says how one grade stands, with its page; newest is the
+// number of the ticket's newest version: a grade against an older one is
+// said to be of replaced tests, never as the head's standing.
+func (l statusLinks) gradeLine(g db.Grade, newest int) string {
+	var line string
 	if g.State == pipeline.GradeCompleted {
-		return fmt.Sprintf("hidden tests v%d: %s, %d/%d passed, trust %s ([grade](%s))", g.VersionNumber, g.Verdict, g.Passed, g.Total, g.Trust, l.grade(g.ID))
+		line = fmt.Sprintf("hidden tests v%d: %s, %d/%d passed, trust %s ([grade](%s))", g.VersionNumber, g.Verdict, g.Passed, g.Total, g.Trust, l.grade(g.ID))
+	} else {
+		line = fmt.Sprintf("hidden tests v%d: %s ([grade](%s))", g.VersionNumber, g.State, l.grade(g.ID))
 	}
-	return fmt.Sprintf("hidden tests v%d: %s ([grade](%s))", g.VersionNumber, g.State, l.grade(g.ID))
+	if g.VersionNumber < newest {
+		line = fmt.Sprintf("replaced by v%d; was %s", newest, line)
+	}
+	return line
+}
+
+// newestNumber is the number of the newest of vs, 0 when there is none.
+func newestNumber(vs []db.Version) int {
+	if len(vs) == 0 {
+		return 0
+	}
+	return vs[len(vs)-1].Number
 }
 
 // waitingLine says why a ticket's pull requests are not graded.
@@ -271,8 +298,11 @@ func ticketStatus(l statusLinks, tk db.Ticket, vs []db.Version, prs []db.PullReq
 			}
 		}
 		switch {
+		case last != nil && last.VersionNumber < newestNumber(vs):
+			fmt.Fprintf(&b, "- #%d at `%.12s`: not graded against v%d: %s; its grade against v%d, which v%d replaces, was %s ([grade](%s))\n",
+				pr.Number, pr.HeadSHA, newestNumber(vs), waitingLine(vs), last.VersionNumber, newestNumber(vs), cmp.Or(string(last.Verdict), string(last.State)), l.grade(last.ID))
 		case last != nil:
-			fmt.Fprintf(&b, "- #%d at `%.12s`: %s\n", pr.Number, pr.HeadSHA, l.gradeLine(*last))
+			fmt.Fprintf(&b, "- #%d at `%.12s`: %s\n", pr.Number, pr.HeadSHA, l.gradeLine(*last, newestNumber(vs)))
 		default:
 			fmt.Fprintf(&b, "- #%d at `%.12s`: not graded: %s\n", pr.Number, pr.HeadSHA, waitingLine(vs))
 		}
@@ -282,7 +312,7 @@ func ticketStatus(l statusLinks, tk db.Ticket, vs []db.Version, prs []db.PullReq
 
 // pullStatus says how a pull request's head was graded, ticket by
 // ticket, with each grade's page and each ticket's card.
-func pullStatus(l statusLinks, pr db.PullRequest, tickets []db.Ticket, grades []db.Grade) string {
+func pullStatus(l statusLinks, pr db.PullRequest, tickets []db.Ticket, newest map[int64]int, grades []db.Grade) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**testfirst** #%d at `%.12s` closes", pr.Number, pr.HeadSHA)
 	for _, tk := range tickets {
@@ -293,7 +323,7 @@ func pullStatus(l statusLinks, pr db.PullRequest, tickets []db.Ticket, grades []
 		n := 0
 		for _, g := range grades {
 			if g.TicketID == tk.ID {
-				fmt.Fprintf(&b, "- #%d: %s\n", tk.IssueNumber, l.gradeLine(g))
+				fmt.Fprintf(&b, "- #%d: %s\n", tk.IssueNumber, l.gradeLine(g, newest[tk.ID]))
 				n++
 			}
 		}

@@ -53,7 +53,7 @@ func (n notGrading) gradeTicket(ctx context.Context, gi *github.Installation, re
 	}
 	cr := pipeline.NotConfiguredCheckRun(head, n.why)
 	cr.Name, cr.ExternalID = name, notGradingID(tk.ID)
-	return n.reply(), putRun(ctx, gi, repo, head, cr)
+	return n.reply(), n.putRun(ctx, gi, repo, tk, head, cr)
 }
 
 func (n notGrading) reply() string { return "grading is not configured on this installation: " + n.why }

@@ -111,6 +111,26 @@ func TestServeScenarioOneTicket(t *testing.T) {
 	}
 	p.comment(t, s, 1, "**v2** are ready for review")
 
+	// /testfirst status, on the issue and on the pull request, does not
+	// give v1's pass as where the head stands: v2 replaces it.
+	status := func(issue int, pull bool, id string) {
+		t.Helper()
+		payload := map[string]any{"issue.number": issue, "comment.body": "/testfirst status", "comment.user.login": "alice",
+			"comment.user.type": "User", "sender.login": "alice", "installation.id": 1}
+		if pull {
+			payload["issue.pull_request"] = map[string]any{"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/2"}
+		}
+		deliver("issue_comment", id, patchFixture(t, "issue_comment/created.payload.json", payload))
+	}
+	status(1, false, "status-issue")
+	if reply := p.comment(t, s, 1, "**testfirst** #1"); !strings.Contains(reply, "not graded against v2: v2 awaits review; its grade against v1, which v2 replaces, was pass") {
+		t.Errorf("/testfirst status on the issue after v2:\n%s", reply)
+	}
+	status(2, true, "status-pull")
+	if reply := p.comment(t, s, 2, "**testfirst** #2"); !strings.Contains(reply, "- #1: replaced by v2; was hidden tests v1: pass") {
+		t.Errorf("/testfirst status on the pull request after v2:\n%s", reply)
+	}
+
 	// /testfirst regrade while v2 awaits approval says so.
 	deliver("issue_comment", "regrade", patchFixture(t, "issue_comment/created.payload.json", map[string]any{
 		"issue.number": 2, "issue.pull_request": map[string]any{"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/2"},
@@ -149,6 +169,9 @@ func TestServeScenarioOneTicket(t *testing.T) {
 	if again.ID != waiting.ID {
 		t.Errorf("v2's grade made a new run %d instead of completing the waiting run %d", again.ID, waiting.ID)
 	}
+	// One run of the ticket on the head: v1's superseded run, with its
+	// Regrade button, does not stay beside the green one.
+	only("passing against v2")
 
 	// The label removed by someone with triage access only: refused, said
 	// on the issue, the green run unchanged.
