@@ -357,6 +357,12 @@ func (s *Service) Card(ctx context.Context, viewer string, ref handlers.TicketRe
 
 	var known []string
 	if c := state.check; c != nil {
+		if v.State == store.StatePending {
+			page.Version.Invalid = c.Problems()
+			for i := range page.History {
+				page.History[i].Invalid = page.History[i].Number == v.Number && len(page.Version.Invalid) > 0
+			}
+		}
 		page.TestsKnown = c.Tests != nil
 		known = c.Tests
 		page.Base = &handlers.BaseResult{Guards: c.Base.GuardTests, AllPass: c.Base.AllPass, Passed: c.Base.Counts.Passed, Total: c.Base.Counts.Total, Error: c.Base.Error,

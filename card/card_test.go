@@ -889,3 +889,27 @@ func TestCardApprovalRacesTheSync(t *testing.T) {
 	}
 	f.checkDB(t, 1, "approved", "")
 }
+
+// TestCardOfAnInvalidVersion: a version the base check found invalid (a
+// hidden module with a syntax error, so no test collected) is said to be
+// invalid everywhere on its card, never "pending", "not run yet" or "has
+// not finished", and the card says what to do next.
+func TestCardOfAnInvalidVersion(t *testing.T) {
+	f := newCardFixture(t, "")
+	b := f.signIn(t, requester)
+	v := f.push(t, writerCriteria)
+	broken := pipeline.VersionCheck{Base: report.BaseCheck{Broken: []string{"tests/hidden/test_totals.py does not import: SyntaxError: invalid syntax (line 3)"}}}
+	f.sync(t, v, &broken, false)
+	_, body, _ := b.get(t, cardPath)
+	for _, wrong := range []string{"the base check has not finished", "Base check not run yet", `badge pending`} {
+		if strings.Contains(body, wrong) {
+			t.Errorf("the card of an invalid version says %q", wrong)
+		}
+	}
+	for _, want := range []string{`<span class="badge invalid">not a valid task</span>`, "never: the base check found this version invalid",
+		"The base check collected no test", "SyntaxError: invalid syntax (line 3)", "upload a new version"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the card of an invalid version lacks %q", want)
+		}
+	}
+}

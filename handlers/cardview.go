@@ -231,6 +231,9 @@ type VersionInfo struct {
 	ReadyAt      time.Time
 	HasReference bool
 	Decision     *DecisionInfo
+	// Invalid says why the base check found the version not a valid
+	// task; empty when it is valid or not checked yet.
+	Invalid []string
 }
 
 // DecisionInfo is a version's approval or rejection.
@@ -352,8 +355,11 @@ type Signature struct {
 
 // HistoryItem is one version of the ticket, for the history list.
 type HistoryItem struct {
-	Number   int
-	State    string
+	Number int
+	State  string
+	// Invalid is set on a pending version the base check found not a
+	// valid task.
+	Invalid  bool
 	Author   string
 	Created  time.Time
 	Digest   string

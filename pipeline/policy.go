@@ -118,11 +118,15 @@ func SignBlock(s Signing) string {
 		return fmt.Sprintf("v%d was rejected by %s.", s.Version, s.Decision.By)
 	case s.ConfigError != nil:
 		return "The repository's " + RepoConfigPath + " cannot be read, so its approval policy is unknown: " + s.ConfigError.Error() + " Fix it on the default branch; until then no version can be approved."
-	case !s.Ready:
+	case !s.Ready && s.Check == nil:
 		return fmt.Sprintf("v%d is not ready for review yet: the base check has not finished.", s.Version)
 	}
+	// An invalid version says why, whether or not it was announced.
 	if why := s.Check.Blocks(); why != "" {
 		return why
+	}
+	if !s.Ready {
+		return fmt.Sprintf("v%d is not ready for review yet: its base check has just finished and the issue is being told.", s.Version)
 	}
 	for _, l := range s.Signers {
 		if strings.EqualFold(l, s.Viewer) {
