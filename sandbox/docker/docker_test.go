@@ -182,14 +182,20 @@ func TestSweep(t *testing.T) {
 	}
 	past, soon := now.Add(-10*time.Second), now.Add(time.Minute)
 	stale := create(now.Add(-time.Hour), &past, "/bin/true")
-	running := create(now.Add(time.Hour), &past, "/bin/sleep", "3600")
+	// The running one's start-by passes only once it runs: created with
+	// it already past, another process's sweep (every testfirst serve of
+	// the suites beside this one sweeps at start) could take it for
+	// abandoned in the moment before it starts.
+	startBy := now.Add(2 * time.Second)
+	running := create(now.Add(time.Hour), &startBy, "/bin/sleep", "3600")
 	if err := cli.ContainerStart(ctx, running, container.StartOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	abandoned := create(now.Add(time.Hour), &past, "/bin/true")
 	starting := create(now.Add(time.Hour), &soon, "/bin/true")
 	layer := create(now.Add(time.Hour), nil, "/bin/true")
-	if _, err := g.Docker.Sweep(ctx, now); err != nil {
+	time.Sleep(time.Until(startBy.Add(time.Second)))
+	if _, err := g.Docker.Sweep(ctx, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	// Every testfirst serve of the suites running beside this one sweeps
