@@ -156,7 +156,7 @@ func newCardFixture(t *testing.T, repoConfig string) *cardFixture {
 
 // hiddenFiles are a version's test files; the store adds the canary.
 var hiddenFiles = []store.File{
-	{Path: "tests/hidden/test_totals.py", Data: []byte("from widgets import total\n\n\ndef test_whole():\n    assert total([1, 2]) == 3\n\n\ndef test_empty():\n    assert total([]) == 0\n\n\ndef test_existing():\n    assert total([0]) == 0\n")},
+	{Path: "tests/hidden/test_totals.py", Data: []byte("from widgets import total\n\n\ndef test_whole():\n    assert total([1, 2]) == 3\n\n\ndef test_empty():\n    assert total([]) == 0\n\n\ndef test_existing():\n    assert total([0]) == 0\n\n\n# test_gone: taken out until totals round (the card flags a criterion naming it)\n")},
 }
 
 // push stores a version by the writer bot.

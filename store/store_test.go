@@ -1017,3 +1017,41 @@ func TestInitIdentity(t *testing.T) {
 		t.Errorf("bad recipient: %v", err)
 	}
 }
+
+// TestCriteriaNameTheDraftsTests: a criteria map whose test ids do not name
+// the draft's files and names is refused before anything is stored, each
+// mistake named; the shapes pytest prints for real tests are accepted.
+func TestCriteriaNameTheDraftsTests(t *testing.T) {
+	files := []File{
+		{Path: "tests/hidden/test_totals.py", Data: []byte("import pytest\n\nclass TestSums:\n    def test_whole(self):\n        pass\n\n@pytest.mark.parametrize('n', [1, 2])\ndef test_each(n):\n    pass\n\ndef test_größe():\n    pass\n")},
+		{Path: "tests/hidden/data/table.txt", Data: []byte("1 2\n")},
+	}
+	for _, ok := range [][]string{
+		{"tests/hidden/test_totals.py::TestSums::test_whole"},
+		{"tests/hidden/test_totals.py::test_each[1]", "tests/hidden/test_totals.py::test_each"},
+		{"tests/hidden/test_totals.py"},
+		{"tests/hidden"},
+		{"tests/hidden/test_totals.py::test_größe"},
+	} {
+		d := Draft{Author: "writer-bot", Files: files, Criteria: map[string][]string{"AC1": ok}}
+		if err := d.validate(); err != nil {
+			t.Errorf("%v: %v", ok, err)
+		}
+	}
+	d := Draft{Author: "writer-bot", Files: files, Criteria: map[string][]string{
+		"AC1": {"tests/hidden/test_totals.py::test_whol"},
+		"AC2": {"tests/hidden/test_total.py::test_each"},
+		"AC3": {"tests/hidden/test_totals.py::TestSum::test_whole"},
+	}}
+	err := d.validate()
+	for _, want := range []string{
+		`AC1 names "tests/hidden/test_totals.py::test_whol", but tests/hidden/test_totals.py has no test_whol`,
+		`AC2 names "tests/hidden/test_total.py::test_each", but no file tests/hidden/test_total.py is among the tests`,
+		`AC3 names "tests/hidden/test_totals.py::TestSum::test_whole", but tests/hidden/test_totals.py has no TestSum`,
+		"nothing was stored",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("mistyped ids: %v; want it to say %q", err, want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
@@ -135,8 +136,69 @@ func (d *Draft) validate() error {
 			return fmt.Errorf("criteria: criterion %q maps to no tests", id)
 		}
 	}
+	return d.criteriaNameTests()
+}
+
+// criteriaNameTests checks that each test id of the criteria map names a
+// file of the draft (or a folder holding some) and, after "::", names that
+// the file spells out: a mistyped id is refused before a version number is
+// used, not found by the base check afterwards. It reads the files as text
+// and so accepts any name that occurs in the file; the base check still
+// finds an id that collects nothing.
+func (d *Draft) criteriaNameTests() error {
+	text := map[string]string{}
+	for _, f := range d.Files {
+		text[f.Path] = string(f.Data)
+	}
+	var bad []string
+	for _, crit := range slices.Sorted(maps.Keys(d.Criteria)) {
+		for _, id := range d.Criteria[crit] {
+			if why := testIDProblem(id, text); why != "" {
+				bad = append(bad, fmt.Sprintf("%s names %q, but %s", crit, id, why))
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("criteria: %s; nothing was stored: correct the test ids (file path::test name, as pytest prints them) and try again", strings.Join(bad, "; "))
+	}
 	return nil
 }
+
+// testIDProblem says why the pytest node id does not name tests among
+// files (path to text), or "".
+func testIDProblem(id string, files map[string]string) string {
+	parts := strings.Split(id, "::")
+	file := strings.TrimSuffix(parts[0], "/")
+	body, ok := files[file]
+	if !ok {
+		for p := range files {
+			if strings.HasPrefix(p, file+"/") {
+				ok = true
+				break
+			}
+		}
+		if !ok || len(parts) > 1 {
+			return fmt.Sprintf("no file %s is among the tests", file)
+		}
+		return ""
+	}
+	for _, name := range parts[1:] {
+		if i := strings.IndexByte(name, '['); i >= 0 {
+			name = name[:i] // a parametrized case: the function's name
+		}
+		if !identifier.MatchString(name) {
+			continue // a non-ASCII name: taken at its word
+		}
+		if !regexp.MustCompile(`\b` + name + `\b`).MatchString(body) {
+			return fmt.Sprintf("%s has no %s", file, name)
+		}
+	}
+	return ""
+}
+
+// identifier is a Python identifier (ASCII; a test name outside it is
+// taken at its word).
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // addCanary puts the canary line at the top of every Python file, after a
 // shebang or coding line that must stay first.

@@ -94,15 +94,17 @@ func TestCardUploadInBrowser(t *testing.T) {
 	screenshot(t, browser, filepath.Join(shots, "upload.png"))
 
 	// Refused uploads keep what was typed and store nothing.
-	for _, bad := range []struct{ file, want string }{
-		{evilZip, `"../evil/test_x.py" is not a clean relative path`},
-		{readme, "None of the files is a pytest test file"},
+	for _, bad := range []struct{ file, criterion, want string }{
+		{evilZip, wordstatsIDs[8], `"../evil/test_x.py" is not a clean relative path`},
+		{readme, wordstatsIDs[8], "None of the files is a pytest test file"},
+		// A mistyped test id is refused before a version number is used.
+		{goodZip, wordstatsIDs[8] + "s", `AC4 names "` + wordstatsIDs[8] + `s", but`},
 	} {
 		// The page before the click is marked, so the wait is for the
 		// answer's page, not the refusal the previous upload left shown.
 		step(t, browser, "a bad upload",
 			chromedp.SetUploadFiles(`input[name="files"]`, []string{bad.file}),
-			chromedp.SetValue(`input[name="criterion.AC4"]`, wordstatsIDs[8]),
+			chromedp.SetValue(`input[name="criterion.AC4"]`, bad.criterion),
 			chromedp.Evaluate[chromedp.Void](`document.body.dataset.before = "submit"`),
 			chromedp.Click(`#upload button`),
 			chromedp.WaitVisible(`body:not([data-before]) .refusal`),
@@ -110,7 +112,7 @@ func TestCardUploadInBrowser(t *testing.T) {
 		if page := text(t, browser, "main"); !strings.Contains(page, bad.want) || !strings.Contains(page, "Nothing was stored") {
 			t.Errorf("upload of %s: want %q in\n%s", filepath.Base(bad.file), bad.want, page)
 		}
-		if v, _ := chromedp.Run(browser, chromedp.Value(`input[name="criterion.AC4"]`)); v != wordstatsIDs[8] {
+		if v, _ := chromedp.Run(browser, chromedp.Value(`input[name="criterion.AC4"]`)); v != bad.criterion {
 			t.Errorf("the criteria typed were lost: %q", v)
 		}
 	}
