@@ -85,12 +85,13 @@ func (w *DeliveryWorker) issueComment(ctx context.Context, a DeliveryArgs) error
 	if err != nil && !errors.Is(err, github.ErrNotFound) {
 		return retryOrCancel(err)
 	}
-	if !pipeline.HasWriteAccess(perm) {
+	if !pipeline.MayCommand(cmd, perm) {
 		w.log.InfoContext(ctx, "command refused", "delivery", a.Delivery, "repo", owner+"/"+name, "user", user, "permission", perm)
 		return reply(pipeline.CommandRefusedReply(cmd, owner, name))
 	}
 	isPull := len(p.Issue.PullRequest) > 0 && string(p.Issue.PullRequest) != "null"
-	if !isPull {
+	// Only someone with write access opens a ticket by a command.
+	if !isPull && pipeline.HasWriteAccess(perm) {
 		if err := w.retakeOnCommand(ctx, a, p); err != nil {
 			return err
 		}

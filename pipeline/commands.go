@@ -38,7 +38,25 @@ func (c Command) Known() bool { return c == CommandStatus || c == CommandRegrade
 // UnknownCommandReply answers a command testfirst does not know.
 const UnknownCommandReply = "testfirst knows two commands: `/testfirst status` and `/testfirst regrade`."
 
-// CommandRefusedReply answers a command from someone without write access.
+// MayCommand reports whether someone with permission perm on the
+// repository may give command c: status to anyone who can read it (the
+// implementer of a pull request among them: it says what the check run
+// and the grade page say), regrade only with write access.
+func MayCommand(c Command, perm string) bool {
+	if c == CommandStatus {
+		switch strings.ToLower(perm) {
+		case PermAdmin, PermMaintain, PermWrite, "triage", PermRead:
+			return true
+		}
+		return false
+	}
+	return HasWriteAccess(perm)
+}
+
+// CommandRefusedReply answers a command from someone MayCommand refuses.
 func CommandRefusedReply(c Command, owner, repo string) string {
+	if c == CommandStatus {
+		return "`/testfirst status` needs read access to " + owner + "/" + repo + "."
+	}
 	return "`/testfirst " + string(c) + "` needs write access to " + owner + "/" + repo + "."
 }

@@ -145,6 +145,18 @@ func TestServeTicketLifecycle(t *testing.T) {
 	}
 	comment("status-stranger", "mallory", "/testfirst regrade")
 	p.comment(t, s, 2, "`/testfirst regrade` needs write access")
+	// The implementer with read access only asks where the pull request
+	// stands and is told, as the check run tells anyone; someone who cannot
+	// read the repository is not.
+	p.gh.SetPermission(pipeOwner, pipeRepo, "rita", "read")
+	before := len(p.gh.Comments(pipeOwner, pipeRepo, 2))
+	comment("status-reader", "rita", "/testfirst status")
+	waitFor(t, "the status reply to a reader", 120*time.Second, func() bool {
+		cs := p.gh.Comments(pipeOwner, pipeRepo, 2)
+		return len(cs) > before && strings.Contains(cs[len(cs)-1].Body, "hidden tests v2: pass, 10/10 passed")
+	}, s.log)
+	comment("status-none", "outsider", "/testfirst status")
+	p.comment(t, s, 2, "`/testfirst status` needs read access")
 
 	// Nothing the app sent to GitHub carries the canary, a test body or
 	// the rejection's reason.
