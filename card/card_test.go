@@ -501,7 +501,7 @@ func TestCardGradePage(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("grade page: %d", code)
 	}
-	for _, want := range []string{"fail", "trust isolated", "tests/hidden/test_totals.py::test_empty", "failed", "assert total([]) == 0", "tfc-masked", "AC1", "python -m pytest"} {
+	for _, want := range []string{"fail", "trust isolated", "tests/hidden/test_totals.py::test_empty", "failed", "assert total([]) == 0", "tfc-masked", "AC1", "<td>AC1 Sums of whole numbers are exact</td>", "python -m pytest"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("grade page lacks %q", want)
 		}

@@ -100,7 +100,7 @@ func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers
 		}
 		criteria = v.Criteria
 	}
-	page.Report = reportView(&r, criteria)
+	page.Report = reportView(&r, criteria, ct.tk.Body)
 	page.Report.TrustMeans = trustMeaning(page.Report.Trust)
 	if !full {
 		page.Report.Output, page.Report.OutputTruncated = "", false
@@ -110,7 +110,7 @@ func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers
 }
 
 // reportView is a report as the grade page shows it, canaries masked.
-func reportView(r *report.Report, criteria map[string][]string) *handlers.ReportView {
+func reportView(r *report.Report, criteria map[string][]string, issueBody string) *handlers.ReportView {
 	rv := &handlers.ReportView{Verdict: string(r.Verdict), Trust: string(r.Trust), Reasons: r.Reasons,
 		Passed: r.Counts.Passed, Failed: r.Counts.Failed, Errors: r.Counts.Errors, Skipped: r.Counts.Skipped, Total: r.Counts.Total,
 		TouchedTests: r.TouchedTests, Contaminated: r.Contaminated, Sentinels: r.Sentinels, UIDSplit: r.Isolation.UIDSplit,
@@ -142,7 +142,7 @@ func reportView(r *report.Report, criteria map[string][]string) *handlers.Report
 		rv.Tests = append(rv.Tests, handlers.TestOutcome{ID: t.ID, Outcome: string(t.Outcome), Criteria: byTest[t.ID]})
 	}
 	for c, tests := range criteria {
-		score := handlers.CriterionScore{ID: c, Total: len(tests)}
+		score := handlers.CriterionScore{ID: c, Text: pipeline.CriterionText(c, issueBody), Total: len(tests)}
 		for _, t := range tests {
 			if outcome[t] == report.OutcomePassed {
 				score.Passed++

@@ -458,7 +458,9 @@ type TestOutcome struct {
 
 // CriterionScore is how many of a criterion's tests passed.
 type CriterionScore struct {
-	ID     string
+	ID string
+	// Text is what the issue says the criterion is, when it lists it.
+	Text   string
 	Passed int
 	Total  int
 }

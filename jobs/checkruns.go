@@ -620,7 +620,7 @@ func (q *gradeQueue) detailsURL(grade int64) string {
 // then. The grade and the retry that completes its run after a failed
 // update post the same.
 func (w *GradeWorker) gradedCheckRun(g db.Grade, tk db.Ticket, repo db.Repository, graded *report.Report, version int, criteria map[string][]string, warnings []string, requiredBy string) (cr checkrun.Run, refusedBy string) {
-	done := pipeline.Graded{Report: graded, Version: version, Digest: g.Digest, Criteria: criteria,
+	done := pipeline.Graded{Report: graded, Version: version, Digest: g.Digest, Criteria: criteria, IssueBody: tk.Body,
 		DetailsURL: w.grades.detailsURL(g.ID), Owner: repo.Owner, Repo: repo.Name, Issue: tk.IssueNumber, Warnings: warnings}
 	if refused, ok := pipeline.RefusedCheckRun(g.HeadSHA, done, requiredBy); ok {
 		return refused, requiredBy

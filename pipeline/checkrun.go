@@ -19,8 +19,10 @@ type Graded struct {
 	// Version and Digest are the approved version graded against.
 	Version int
 	Digest  string
-	// Criteria maps criterion ids to the test ids that cover them.
-	Criteria map[string][]string
+	// Criteria maps criterion ids to the test ids that cover them;
+	// IssueBody is the issue they come from, for each one's text.
+	Criteria  map[string][]string
+	IssueBody string
 	// DetailsURL is the grade's page on the approval card.
 	DetailsURL string
 	// Owner, Repo and Issue name the ticket graded against; the summary
@@ -177,7 +179,11 @@ func Summary(g Graded) string {
 					passed++
 				}
 			}
-			fmt.Fprintf(tail, "| %s | %d/%d |\n", cell(code(report.EscapeText(id))), passed, len(g.Criteria[id]))
+			name := code(report.EscapeText(id))
+			if text := CriterionText(id, g.IssueBody); text != "" {
+				name += " " + prose(text)
+			}
+			fmt.Fprintf(tail, "| %s | %d/%d |\n", cell(name), passed, len(g.Criteria[id]))
 		}
 	}
 	if len(r.TamperSignals) > 0 || len(r.Evidence) > 0 || len(r.TouchedTests) > 0 || r.Contaminated {

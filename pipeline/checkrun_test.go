@@ -348,3 +348,20 @@ func TestSummarySaysSkips(t *testing.T) {
 		t.Errorf("an excused skip is listed among the tests that did not pass:\n%s", s)
 	}
 }
+
+// TestCheckRunSaysWhatCriteriaAsk: a criterion is named with the issue's
+// text, not only "AC1", and that text, written by whoever opened the issue,
+// mentions no one and links nowhere.
+func TestCheckRunSaysWhatCriteriaAsk(t *testing.T) {
+	g := Graded{Report: sampleReport(), Version: 1, Digest: "sha256:cccc", IssueBody: "Spin\n\n- [ ] spins fast\n- [ ] spins slow for @octocat, see [this](https://evil.example)\n",
+		Criteria: map[string][]string{"AC1": {"tests/test_spin.py::test_fast"}, "AC2": {"tests/test_spin.py::test_slow"}, "extra": {"tests/test_spin.py::test_fast"}}}
+	s := CompletedCheckRun("abc", g).Summary
+	for _, want := range []string{"| `AC1` spins fast | 1/1 |", "| `AC2` spins slow for \\@octocat, see \\[this\\](https://evil.example) | 0/1 |", "| `extra` | 1/1 |"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, " @octocat") || strings.Contains(s, "[this](https://evil.example)") {
+		t.Errorf("the criterion's text mentions or links:\n%s", s)
+	}
+}

@@ -89,6 +89,18 @@ func MatchCriterion(key string, cs []Criterion) int {
 	return -1
 }
 
+// CriterionText returns the issue's text of the criterion a writer's key
+// names (MatchCriterion) in the issue body, or "" when the issue lists none
+// such: the check run and the grade page say what a criterion asks, not
+// only "AC3".
+func CriterionText(key, body string) string {
+	cs := ParseCriteria(body)
+	if i := MatchCriterion(key, cs); i >= 0 {
+		return cs[i].Text
+	}
+	return ""
+}
+
 // Coverage maps an issue's acceptance criteria to a version's tests. It is
 // the one count of coverage: the approval card shows it, and the issue
 // comment on an approval says it.
