@@ -118,6 +118,11 @@ type cardTicket struct {
 // resolve finds the ticket and checks that viewer may see it; anything
 // else is handlers.ErrNotFound.
 func (s *Service) resolve(ctx context.Context, viewer string, ref handlers.TicketRef) (cardTicket, error) {
+	return s.resolveFor(ctx, viewer, ref, pipeline.MayView)
+}
+
+// resolveFor is resolve with may deciding who sees the ticket.
+func (s *Service) resolveFor(ctx context.Context, viewer string, ref handlers.TicketRef, may func(perm string, requester bool) bool) (cardTicket, error) {
 	var ct cardTicket
 	err := s.db.Tx(ctx, func(tx *db.Tx) error {
 		var err error
@@ -133,12 +138,12 @@ func (s *Service) resolve(ctx context.Context, viewer string, ref handlers.Ticke
 	if err != nil {
 		return cardTicket{}, err
 	}
-	ok, err := s.authorize(ctx, viewer, &ct)
+	ok, err := s.authorize(ctx, viewer, &ct, may)
 	if err != nil {
 		return cardTicket{}, err
 	}
 	if !ok {
-		return cardTicket{}, handlers.ErrNotFound
+		return cardTicket{}, handlers.ErrNotShown
 	}
 	return ct, nil
 }
@@ -151,7 +156,7 @@ func (ct cardTicket) decides() bool { return pipeline.MayDecide(ct.perm, ct.requ
 // (pipeline.MayView): its requester (while they can still read the
 // repository), and people with write access to it. It fills in the
 // viewer's permission.
-func (s *Service) authorize(ctx context.Context, viewer string, ct *cardTicket) (bool, error) {
+func (s *Service) authorize(ctx context.Context, viewer string, ct *cardTicket, may func(perm string, requester bool) bool) (bool, error) {
 	r := ct.repo
 	ct.ref = handlers.TicketRef{Owner: r.Owner, Repo: r.Name, Issue: ct.tk.IssueNumber}
 	ct.st = store.Ticket{Installation: r.InstallationID, Owner: r.Owner, Repo: r.Name, Issue: ct.tk.IssueNumber}
@@ -161,7 +166,7 @@ func (s *Service) authorize(ctx context.Context, viewer string, ct *cardTicket) 
 	}
 	ct.perm = perm
 	ct.requester = strings.EqualFold(viewer, ct.tk.Requester)
-	return pipeline.MayView(perm, ct.requester), nil
+	return may(perm, ct.requester), nil
 }
 
 // permission asks GitHub, with the installation's token, for login's

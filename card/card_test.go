@@ -40,8 +40,9 @@ const cardPath = "/tickets/" + cardOwner + "/" + cardRepo + "/1"
 // TestCardAccess walks every page for every kind of person: the requester
 // and everyone with write access see the ticket; someone who may only
 // read sees the grade's details (what its check run says, never the
-// output) and the same 404 as for a ticket that does not exist on the
-// card; someone GitHub does not know gets 404 everywhere; a signed-out
+// output) and, where the card would be, the ticket's summary (never a
+// test body, a reason or a decision's form); someone GitHub does not know
+// gets 404 everywhere, the same as for a ticket that does not exist; a signed-out
 // browser is sent to sign in. A collaborator with write access may not
 // reject (only the requester and maintainers decide alone).
 func TestCardAccess(t *testing.T) {
@@ -74,8 +75,19 @@ func TestCardAccess(t *testing.T) {
 					}
 					continue
 				}
-				if code != http.StatusNotFound || body != missing {
-					t.Errorf("GET %s: %d, want the 404 of a ticket that does not exist", path, code)
+				if !tt.details {
+					if code != http.StatusNotFound || body != missing {
+						t.Errorf("GET %s: %d, want the 404 of a ticket that does not exist", path, code)
+					}
+					continue
+				}
+				if code != http.StatusOK || !strings.Contains(body, "as its check runs tell it") || !strings.Contains(body, "Sums of whole numbers are exact") {
+					t.Errorf("GET %s by a reader: %d, want the ticket's summary:\n%s", path, code, body)
+				}
+				for _, secret := range []string{"assert total", "tfc-", "reference patch", "/versions/1/approve", "/versions/1/reject", "Reject v1", "Approve v1"} {
+					if strings.Contains(body, secret) {
+						t.Errorf("GET %s by a reader shows %q", path, secret)
+					}
 				}
 			}
 			code, body, _ := b.get(t, gradePath)
@@ -93,8 +105,8 @@ func TestCardAccess(t *testing.T) {
 				if got := strings.Contains(body, "ran the runner"); got != tt.output {
 					t.Errorf("the grade page shows the output: %v, want %v", got, tt.output)
 				}
-				if got := strings.Contains(body, `href="`+cardPath+`"`); got != tt.sees {
-					t.Errorf("the grade page links the card: %v, want %v", got, tt.sees)
+				if got := strings.Contains(body, `href="`+cardPath+`"`); !got {
+					t.Errorf("the grade page does not link the ticket's page")
 				}
 			}
 			if tt.sees && tt.output {
@@ -287,6 +299,20 @@ func TestCardDecisions(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("history lacks %q", want)
 		}
+	}
+
+	// A reader of the repository (the implementer) gets the summary: the
+	// approved version, its ids and what each criterion asks, the
+	// rejection without its reason.
+	_, body, _ = f.signIn(t, "sam").get(t, cardPath)
+	for _, want := range []string{"graded against hidden tests <strong>v3</strong>", v3.Digest, "tests/hidden/test_totals.py::test_whole",
+		"Sums of whole numbers are exact", "rejected by dev"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the reader's summary lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "Rounding is not tested") {
+		t.Error("the reader's summary shows the rejection's reason")
 	}
 
 	// A new version reopens the approval: the card shows it, pending,

@@ -74,7 +74,7 @@ func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers
 	// Anyone who can read the repository sees its check runs, so anyone
 	// who can read it sees the grade's details; the runner's output only
 	// those who decide on the ticket's tests.
-	if _, err := s.authorize(ctx, viewer, &ct); err != nil {
+	if _, err := s.authorize(ctx, viewer, &ct, pipeline.MaySeeCheck); err != nil {
 		return nil, err
 	}
 	if !pipeline.MaySeeCheck(ct.perm, ct.requester) || !ct.repo.RemovedAt.IsZero() {
@@ -84,7 +84,7 @@ func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers
 	page := &handlers.GradePage{ID: g.ID, Ticket: s.ticketInfo(ct), PR: g.PRNumber, HeadSHA: g.HeadSHA, Digest: g.Digest, Version: g.VersionNumber,
 		State: string(g.State), Started: g.StartedAt, Finished: g.FinishedAt,
 		PRURL: fmt.Sprintf("%s%s/%s/pull/%d", s.webURL, ct.repo.Owner, ct.repo.Name, g.PRNumber), Full: full,
-		CardLink: pipeline.MayView(ct.perm, ct.requester), AgentRuns: implementerRuns(runs), AgentWarnings: db.TicketWarnings(runs)}
+		CardLink: pipeline.MaySeeCheck(ct.perm, ct.requester), AgentRuns: implementerRuns(runs), AgentWarnings: db.TicketWarnings(runs)}
 	if len(raw) == 0 {
 		return page, nil
 	}

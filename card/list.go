@@ -28,7 +28,7 @@ func (s *Service) Tickets(ctx context.Context, viewer string) ([]handlers.Ticket
 	var out []handlers.TicketItem
 	for _, rt := range open {
 		ct := cardTicket{repo: rt.Repo, tk: rt.Ticket}
-		ok, err := s.authorize(ctx, viewer, &ct)
+		ok, err := s.authorize(ctx, viewer, &ct, pipeline.MayView)
 		if err != nil {
 			// GitHub did not answer for this repository: leave its
 			// tickets out rather than the whole list.

@@ -267,11 +267,29 @@ func (c *Card) card(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	page, err := c.cards.Card(r.Context(), viewer, t, k)
+	if errors.Is(err, ErrNotShown) {
+		// Not the card's to show them: a reader of the repository (the
+		// implementer following a check run's Details) gets the ticket
+		// as its check runs tell it.
+		c.summary(w, r, viewer, t)
+		return
+	}
 	if err != nil {
 		c.cardError(w, r, err)
 		return
 	}
 	c.showCard(w, r, http.StatusOK, viewer, page, decidedMessages[r.URL.Query().Get("decided")], "")
+}
+
+// summary shows the ticket to a viewer who can read its repository but
+// not see its card; anyone else gets the one not-found page.
+func (c *Card) summary(w http.ResponseWriter, r *http.Request, viewer string, t TicketRef) {
+	s, err := c.cards.Summary(r.Context(), viewer, t)
+	if err != nil {
+		c.cardError(w, r, err)
+		return
+	}
+	c.render(w, r, http.StatusOK, "ticket", pageData{Title: s.Ticket.Ref.String(), Viewer: viewer, Summary: s})
 }
 
 // showCard renders a card with a notice or a refusal.

@@ -34,6 +34,7 @@ type pageData struct {
 
 	Tickets   []TicketItem
 	Card      *CardPage
+	Summary   *TicketSummary
 	Files     []highlighted
 	Reference template.HTML
 	Grade     *GradePage

@@ -46,6 +46,54 @@ type Cards interface {
 	// RepoAudit returns the audit events of every ticket of a repository,
 	// for its admins; ErrNotFound for anyone else.
 	RepoAudit(ctx context.Context, viewer, owner, repo string, f AuditFilter) (*AuditPage, error)
+	// Summary returns what anyone who can read the repository may know of
+	// the ticket (what its check runs and comments say); ErrNotFound for
+	// anyone else. The card falls back to it for a viewer it refuses.
+	Summary(ctx context.Context, viewer string, t TicketRef) (*TicketSummary, error)
+}
+
+// TicketSummary is a ticket as anyone who can read its repository sees
+// it, the implementer of a pull request among them: where it stands, what
+// its criteria ask, the test ids of its approved version and the grades of
+// its open pull requests. Never a test body, a reference patch, a
+// rejection's reason or a runner's output.
+type TicketSummary struct {
+	Ticket TicketInfo
+	// Waiting says what the ticket waits for, when its pull requests are
+	// not graded ("v2 awaits review"); empty once a version is approved.
+	Waiting string
+	// Approved is the version pull requests are graded against, if any.
+	Approved *ApprovedSummary
+	// Criteria are the acceptance criteria, each with the
+	// approved version's tests that cover it.
+	Criteria []Criterion
+	Versions []HistoryItem
+	// Newest is the newest version's number: a grade against an older one
+	// is of replaced tests.
+	Newest int
+	Pulls  []PullSummary
+}
+
+// ApprovedSummary is the approved version as the implementer knows it.
+type ApprovedSummary struct {
+	Number int
+	Digest string
+	By     string
+	// Tests are its test ids, each with the criteria it covers.
+	Tests []TestInfo
+}
+
+// PullSummary is an open pull request that closes the ticket and its
+// newest grade of the ticket, if any.
+type PullSummary struct {
+	Number int
+	URL    string
+	Head   string
+	// Grade is the grade's id (0: none yet), with what it said.
+	Grade          int64
+	Version        int
+	State, Verdict string
+	Passed, Total  int
 }
 
 // AuditFilter selects audit events: by kind (a prefix such as "version."
@@ -99,6 +147,11 @@ type SignIn interface {
 
 // ErrNotFound is what Cards returns for anything the viewer may not see.
 var ErrNotFound = errors.New("not found")
+
+// ErrNotShown wraps ErrNotFound: the ticket exists, and the card is not the
+// viewer's to see. The card page then offers the ticket's Summary, which
+// says the same "not found" to anyone who cannot read the repository.
+var ErrNotShown = fmt.Errorf("the card is not shown to this viewer: %w", ErrNotFound)
 
 // Refusal is a decision the card does not take, with what to do instead.
 // It is shown on the card.
@@ -399,7 +452,8 @@ type GradePage struct {
 	// maintainers, admins); everyone else who can read the repository
 	// sees what the check run says.
 	Full bool
-	// CardLink is whether the viewer may open the ticket's card.
+	// CardLink is whether the viewer may open the ticket's page: its card,
+	// or for a reader of the repository its summary.
 	CardLink bool
 	// AgentRuns are the ticket's implementer runs, oldest first;
 	// AgentWarnings what the ticket's agents make doubtful.

@@ -200,6 +200,30 @@ func (p *pipelineEnv) decide(t *testing.T, s *service, k int, digest, by, reason
 	}
 }
 
+// page signs in through the fake GitHub as login and returns the status
+// and body of the service's page at link (a path, or a whole URL on s).
+func (p *pipelineEnv) page(t *testing.T, s *service, login, link string) (int, string) {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	p.gh.SignInWeb(login)
+	resp, err := c.Get(s.url + "/login")
+	if err != nil {
+		t.Fatalf("sign in as %s: %v", login, err)
+	}
+	resp.Body.Close()
+	if strings.HasPrefix(link, "/") {
+		link = s.url + link
+	}
+	resp, err = c.Get(link)
+	if err != nil {
+		t.Fatalf("GET %s as %s: %v", link, login, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
 // pipelineTicketPath is issue #1's ticket on the card.
 const pipelineTicketPath = "/tickets/" + pipeOwner + "/" + pipeRepo + "/1"
 

@@ -143,6 +143,13 @@ func TestServeScenarioOneTicket(t *testing.T) {
 	if waiting.Title != "waiting for approved hidden tests (v2 awaits review)" {
 		t.Errorf("after regrade: %+v", waiting)
 	}
+	// The implementer, who may only read the repository, follows the
+	// waiting run's Details: the ticket's summary, not a 404.
+	gh.SetPermission(pipeOwner, pipeRepo, "rita", "read")
+	if code, page := p.page(t, s, "rita", waiting.DetailsURL); code != http.StatusOK || !strings.Contains(page, "as its check runs tell it") ||
+		!strings.Contains(page, "v2 awaits review") || !strings.Contains(page, "(v1, which v2 replaces)") || strings.Contains(page, "def test_") {
+		t.Errorf("the waiting run's Details (%s) for a reader: %d\n%s", waiting.DetailsURL, code, page)
+	}
 
 	// The repository turns enforce on (its config is read again on the
 	// next event): alice's signature alone does not approve v2, the issue
