@@ -89,3 +89,26 @@ func (in *Installation) Permission(ctx context.Context, owner, repo, login strin
 	}
 	return p.GetPermission(), nil
 }
+
+// Collaborators returns the logins of the users with at least permission
+// on owner/repo ("pull", "triage", "push", "maintain" or "admin"), every
+// page of them, bots left out.
+func (in *Installation) Collaborators(ctx context.Context, owner, repo, permission string) ([]string, error) {
+	opts := &gh.ListCollaboratorsOptions{Permission: permission, ListOptions: gh.ListOptions{PerPage: 100}}
+	var out []string
+	for {
+		users, resp, err := in.gh.Repositories.ListCollaborators(ctx, owner, repo, opts)
+		if err := classify(fmt.Sprintf("list the collaborators of %s/%s with %s", owner, repo, permission), resp, err, in.now()); err != nil {
+			return nil, err
+		}
+		for _, u := range users {
+			if u.GetType() != "Bot" {
+				out = append(out, u.GetLogin())
+			}
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}

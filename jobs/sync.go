@@ -286,8 +286,18 @@ func (w *SyncWorker) announce(ctx context.Context, t ticketView, vv versionView,
 	case pipeline.AnnouncedInvalid:
 		body = pipeline.InvalidComment(v.Number, *vv.status.Check)
 	case pipeline.AnnouncedSignatureAsked:
+		// Who can give the missing signature is named: GitHub's list of
+		// those with write access, read now.
+		gi, err := w.github.Installation(t.repo.InstallationID)
+		if err != nil {
+			return pipeline.AnnouncedNone, err
+		}
+		writers, err := gi.Collaborators(ctx, t.repo.Owner, t.repo.Name, "push")
+		if err != nil {
+			return pipeline.AnnouncedNone, retryOrCancel(err)
+		}
 		body = pipeline.SignatureAskedComment(t.tk.Requester, vv.status.Signers, v.Number,
-			strings.TrimSuffix(w.publicURL, "/")+pipeline.CardPath(t.repo.Owner, t.repo.Name, t.tk.IssueNumber, v.Number))
+			strings.TrimSuffix(w.publicURL, "/")+pipeline.CardPath(t.repo.Owner, t.repo.Name, t.tk.IssueNumber, v.Number), writers)
 	case pipeline.AnnouncedRejected:
 		body = pipeline.RejectedComment(v.Number, v.Author,
 			strings.TrimSuffix(w.publicURL, "/")+pipeline.CardPath(t.repo.Owner, t.repo.Name, t.tk.IssueNumber, v.Number))

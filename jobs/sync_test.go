@@ -276,11 +276,14 @@ func TestSyncAsksForTheSignatureEnforceNeeds(t *testing.T) {
 	for _, tt := range []struct {
 		signer, want string
 	}{
-		{"alice", "signed by `alice`, the requester. This repository's approval policy is `enforce`: they need a second signature, from anyone with write access"},
-		{"wes", "signed by `wes`. This repository's approval policy is `enforce`: @alice, as the requester, please review them and sign"},
+		{"alice", "signed by `alice`, the requester. This repository's approval policy is `enforce`: missing, a second signature from anyone with write access"},
+		{"wes", "signed by `wes`. This repository's approval policy is `enforce`: missing, the requester's signature. @alice, as the requester, please review them and sign"},
 	} {
 		t.Run(tt.signer, func(t *testing.T) {
 			f := newSyncFixture(t)
+			f.gh.SetPermission("octo-org", "app", "alice", "admin")
+			f.gh.SetPermission("octo-org", "app", "wes", "write")
+			f.gh.SetPermission("octo-org", "app", "rita", "read")
 			ctx := t.Context()
 			v := f.push(t)
 			f.run(t)
@@ -304,6 +307,11 @@ func TestSyncAsksForTheSignatureEnforceNeeds(t *testing.T) {
 			}
 			if !strings.Contains(comments[1], tt.want) || !strings.Contains(comments[1], "https://tf.example/tickets/octo-org/app/7/versions/1") {
 				t.Errorf("comment = %q; want %q and the card's link", comments[1], tt.want)
+			}
+			// The second signer is asked by name: those with write access
+			// who are neither the requester nor a reader.
+			if tt.signer == "alice" && (!strings.Contains(comments[1], "@wes can sign.") || strings.Contains(comments[1], "rita")) {
+				t.Errorf("comment = %q; want @wes named as who can sign, and no reader", comments[1])
 			}
 			if got := f.state(t); got != pipeline.TicketAwaitingApproval {
 				t.Errorf("state = %s; want %s", got, pipeline.TicketAwaitingApproval)

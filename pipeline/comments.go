@@ -80,19 +80,51 @@ func OpenedComment(owner, repo string, issue int, installation int64, base, requ
 // SignatureAskedComment asks for the signature version k still needs
 // under the enforce policy, once signed has signed: the requester's
 // (notified) when someone else signed first, else a second approver's,
-// anyone with write access who is not the requester.
-func SignatureAskedComment(requester string, signed []string, k int, cardURL string) string {
+// anyone with write access who is not the requester. It names the rule
+// that is missing and notifies who can satisfy it: the requester, or the
+// first few of writers (the repository's collaborators with write access;
+// the requester and those who signed are left out).
+func SignatureAskedComment(requester string, signed []string, k int, cardURL string, writers []string) string {
 	names := make([]string, len(signed))
 	for i, s := range signed {
 		names[i] = code(s)
 	}
 	by := strings.Join(names, ", ")
 	if !slices.ContainsFunc(signed, func(l string) bool { return strings.EqualFold(l, requester) }) {
-		return fmt.Sprintf("Hidden tests **v%d** were signed by %s. This repository's approval policy is `enforce`: %s, as the requester, "+
+		return fmt.Sprintf("Hidden tests **v%d** were signed by %s. This repository's approval policy is `enforce`: missing, the requester's signature. %s, as the requester, "+
 			"please review them and sign on the approval card too: %s", k, by, notify(requester), cardURL)
 	}
-	return fmt.Sprintf("Hidden tests **v%d** were signed by %s, the requester. This repository's approval policy is `enforce`: they need a second "+
-		"signature, from anyone with write access to this repository who is not the requester, on the approval card: %s", k, by, cardURL)
+	var can []string
+	for _, w := range writers {
+		if strings.EqualFold(w, requester) || slices.ContainsFunc(signed, func(l string) bool { return strings.EqualFold(l, w) }) {
+			continue
+		}
+		can = append(can, w)
+	}
+	who := ""
+	switch n := len(can); {
+	case n == 0:
+		who = " No one else has write access to this repository yet: give someone write access, or change the policy in " + code(RepoConfigPath) + "."
+	case n <= maxAsked:
+		who = " " + notifyAll(can) + " can sign."
+	default:
+		who = fmt.Sprintf(" %s and %d others with write access can sign.", notifyAll(can[:maxAsked]), n-maxAsked)
+	}
+	return fmt.Sprintf("Hidden tests **v%d** were signed by %s, the requester. This repository's approval policy is `enforce`: missing, a second signature "+
+		"from anyone with write access to this repository who is not the requester, on the approval card: %s%s", k, by, cardURL, who)
+}
+
+// maxAsked is how many people a request for a second signature notifies
+// at most.
+const maxAsked = 5
+
+// notifyAll notifies each of logins, comma-separated.
+func notifyAll(logins []string) string {
+	out := make([]string, len(logins))
+	for i, l := range logins {
+		out[i] = notify(l)
+	}
+	return strings.Join(out, ", ")
 }
 
 // StoppedComment says the ticket stopped after too many rejections.

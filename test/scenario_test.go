@@ -159,7 +159,7 @@ func TestServeScenarioOneTicket(t *testing.T) {
 	gh.Commit(pipeOwner, pipeRepo, pipeBranch, withEnforce)
 	gh.SetPermission(pipeOwner, pipeRepo, "wes", "write")
 	p.decide(t, s, k2, d2, "alice", "")
-	if asked := p.comment(t, s, 1, "**v2** were signed by `alice`, the requester"); !strings.Contains(asked, "anyone with write access") {
+	if asked := p.comment(t, s, 1, "**v2** were signed by `alice`, the requester"); !strings.Contains(asked, "anyone with write access") || !strings.Contains(asked, "@wes") {
 		t.Errorf("the comment after alice's signature does not ask for a second one:\n%s", asked)
 	}
 	for _, r := range p.runsOn(p.fixedSHA) {

@@ -2,6 +2,7 @@ package fakegithub
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -56,4 +57,41 @@ func (c *call) getPermission() *response {
 		"role_name":  role,
 		"user":       user,
 	})
+}
+
+// roleRank orders the roles; permissionFilter is the least rank each
+// value of the collaborators list's permission parameter admits.
+var roleRank = map[string]int{"none": 0, "read": 1, "triage": 2, "write": 3, "maintain": 4, "admin": 5}
+
+var permissionFilter = map[string]int{"pull": 1, "triage": 2, "push": 3, "maintain": 4, "admin": 5}
+
+// listCollaborators serves GET /repos/{owner}/{repo}/collaborators: the
+// logins given a role on the repository, sorted, filtered by the
+// permission parameter (pull, triage, push, maintain, admin) and paged.
+func (c *call) listCollaborators() *response {
+	least := 1
+	if f := c.r.URL.Query().Get("permission"); f != "" {
+		n, ok := permissionFilter[f]
+		if !ok {
+			return errorResponse(http.StatusUnprocessableEntity, "Validation Failed", c.doc)
+		}
+		least = n
+	}
+	var logins []string
+	for login, role := range c.repo.perms {
+		if roleRank[role] >= least {
+			logins = append(logins, login)
+		}
+	}
+	slices.Sort(logins)
+	start, end, link := c.page(len(logins))
+	out := make([]obj, 0, end-start)
+	for _, login := range logins[start:end] {
+		role := c.repo.perms[login]
+		user := c.s.userJSON(login, "User")
+		user["permissions"] = roles[role].flags
+		user["role_name"] = role
+		out = append(out, user)
+	}
+	return withLink(jsonResponse(http.StatusOK, out), link)
 }

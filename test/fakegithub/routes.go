@@ -83,6 +83,7 @@ var routes = []route{
 	{"GET", p("repos/{owner}/{repo}/labels/{name}"), authRepo, docsBase + "issues/labels#get-a-label", (*call).getLabel},
 	{"GET", p("repos/{owner}/{repo}/pulls/{number}"), authRepo, docsBase + "pulls/pulls#get-a-pull-request", (*call).getPull},
 	{"GET", p("repos/{owner}/{repo}/collaborators/{user}/permission"), authRepo, docsBase + "collaborators/collaborators#get-repository-permissions-for-a-user", (*call).getPermission},
+	{"GET", p("repos/{owner}/{repo}/collaborators"), authRepo, docsBase + "collaborators/collaborators#list-repository-collaborators", (*call).listCollaborators},
 	{"GET", p("user"), authUser, docsBase + "users/users#get-the-authenticated-user", (*call).getUser},
 }
 
