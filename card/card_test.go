@@ -97,7 +97,8 @@ func TestCardAccess(t *testing.T) {
 			case !tt.details && (code != http.StatusNotFound || body != missing):
 				t.Errorf("GET %s: %d, want 404", gradePath, code)
 			case tt.details:
-				for _, want := range []string{"tests/hidden/test_totals.py::test_whole", "trust isolated", "Trust isolated: the hidden tests ran as root-owned files"} {
+				for _, want := range []string{"tests/hidden/test_totals.py::test_whole", "trust isolated", "Trust isolated: the hidden tests ran as root-owned files",
+					"<h2>The approved tests</h2>", "of them guard tests"} {
 					if !strings.Contains(body, want) {
 						t.Errorf("the grade's details lack %q", want)
 					}

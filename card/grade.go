@@ -101,6 +101,17 @@ func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers
 		criteria = v.Criteria
 	}
 	page.Report = reportView(&r, criteria, ct.tk.Body)
+	if g.VersionNumber > 0 {
+		var st versionState
+		if err := s.db.Tx(ctx, func(tx *db.Tx) error {
+			var err error
+			st, err = s.versionState(ctx, tx, ct.tk.ID, g.VersionNumber)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		page.Approval = approvalView(st)
+	}
 	page.Report.TrustMeans = trustMeaning(page.Report.Trust)
 	if !full {
 		page.Report.Output, page.Report.OutputTruncated = "", false
@@ -171,4 +182,27 @@ func trustMeaning(trust string) string {
 		return "low: a test command of the repository's own ran instead of the sealed pytest runner, so the grade says what that command reported and nothing more."
 	}
 	return ""
+}
+
+// approvalView is how a version was signed and what its base check
+// measured of its tests, as the grade page shows it; nil for a version the
+// database does not hold.
+func approvalView(st versionState) *handlers.ApprovalView {
+	if st.row.ID == 0 {
+		return nil
+	}
+	a := &handlers.ApprovalView{}
+	for _, s := range st.sigs {
+		a.Signers = append(a.Signers, handlers.Signature{Login: s.ApprovedBy, At: s.ApprovedAt, ReviewSeconds: s.ReviewSeconds, Fast: s.Fast})
+	}
+	if c := st.check; c != nil {
+		a.Tests, a.Guards = len(c.Tests), len(c.Base.GuardTests)
+		if c.Reference != nil {
+			a.Mutation = c.Reference.Mutation.Summary()
+		}
+		if c.Twins != nil {
+			a.Twinned, a.TwinsOf = c.Twins.Twinned, c.Twins.Of
+		}
+	}
+	return a
 }

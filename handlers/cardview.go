@@ -459,6 +459,19 @@ type GradePage struct {
 	// AgentWarnings what the ticket's agents make doubtful.
 	AgentRuns     []AgentRunView
 	AgentWarnings []string
+	// Approval is how the graded version was signed and how strong its
+	// tests measured, for reviewers who cannot open the card; nil when
+	// unknown.
+	Approval *ApprovalView
+}
+
+// ApprovalView is the approved version's signatures and strength, in
+// counts: nothing of the tests or of the reference patch.
+type ApprovalView struct {
+	Signers          []Signature
+	Tests, Guards    int
+	Mutation         string
+	Twinned, TwinsOf int
 }
 
 // ReportView is a grade's report.

@@ -619,8 +619,8 @@ func (q *gradeQueue) detailsURL(grade int64) string {
 // requires a uid split the report does not prove; refusedBy is requiredBy
 // then. The grade and the retry that completes its run after a failed
 // update post the same.
-func (w *GradeWorker) gradedCheckRun(g db.Grade, tk db.Ticket, repo db.Repository, graded *report.Report, version int, criteria map[string][]string, warnings []string, requiredBy string) (cr checkrun.Run, refusedBy string) {
-	done := pipeline.Graded{Report: graded, Version: version, Digest: g.Digest, Criteria: criteria, IssueBody: tk.Body,
+func (w *GradeWorker) gradedCheckRun(g db.Grade, tk db.Ticket, repo db.Repository, graded *report.Report, version int, criteria map[string][]string, warnings []string, approval *pipeline.ApprovalFacts, requiredBy string) (cr checkrun.Run, refusedBy string) {
+	done := pipeline.Graded{Report: graded, Version: version, Digest: g.Digest, Criteria: criteria, IssueBody: tk.Body, Approval: approval,
 		DetailsURL: w.grades.detailsURL(g.ID), Owner: repo.Owner, Repo: repo.Name, Issue: tk.IssueNumber, Warnings: warnings}
 	if refused, ok := pipeline.RefusedCheckRun(g.HeadSHA, done, requiredBy); ok {
 		return refused, requiredBy
@@ -676,7 +676,11 @@ func (w *GradeWorker) finishCheckRuns(ctx context.Context, log *slog.Logger, gi 
 		case fc.ParseError != nil:
 			cr = pipeline.FailedCheckRun(pipeline.ConfigErrorSummary(fc.ParseError), w.grades.detailsURL(g.ID))
 		default:
-			cr, _ = w.gradedCheckRun(g, tk, repo, graded, v.Number, content.Criteria, warnings, w.uidSplitRequiredBy(fc.Config))
+			approval, err := approvalFacts(ctx, w.db, tk.ID, v.Number)
+			if err != nil {
+				return err
+			}
+			cr, _ = w.gradedCheckRun(g, tk, repo, graded, v.Number, content.Criteria, warnings, approval, w.uidSplitRequiredBy(fc.Config))
 		}
 	}
 	if err := w.grades.completeCheckRuns(ctx, gi, repo, g, cr); err != nil {
@@ -684,4 +688,42 @@ func (w *GradeWorker) finishCheckRuns(ctx context.Context, log *slog.Logger, gi 
 	}
 	log.InfoContext(ctx, "check run completed after a failed update", "verdict", g.Verdict)
 	return nil
+}
+
+// approvalFacts reads how version number of the ticket was signed and what
+// its base check measured of its tests, for the check run's reviewers. A
+// version the database does not hold (a grade from the command line) has
+// none.
+func approvalFacts(ctx context.Context, d *db.DB, ticket int64, number int) (*pipeline.ApprovalFacts, error) {
+	var a *pipeline.ApprovalFacts
+	err := d.Tx(ctx, func(tx *db.Tx) error {
+		row, err := tx.Version(ctx, ticket, number)
+		if errors.Is(err, db.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		sigs, err := tx.Approvals(ctx, row.ID)
+		if err != nil {
+			return err
+		}
+		a = &pipeline.ApprovalFacts{}
+		for _, s := range sigs {
+			a.Signers = append(a.Signers, pipeline.SignerFact{Login: s.ApprovedBy, ReviewSeconds: s.ReviewSeconds, Fast: s.Fast})
+		}
+		check, err := pipeline.ParseCheck(row.Check)
+		if err != nil || check == nil {
+			return nil // the signatures alone
+		}
+		a.Tests, a.Guards = len(check.Tests), len(check.Base.GuardTests)
+		if check.Reference != nil {
+			a.Mutation = check.Reference.Mutation
+		}
+		if check.Twins != nil {
+			a.Twinned, a.TwinsOf = check.Twins.Twinned, check.Twins.Of
+		}
+		return nil
+	})
+	return a, err
 }

@@ -210,7 +210,11 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 	if err != nil {
 		return err
 	}
-	cr, refusedBy := w.gradedCheckRun(g, tk, repo, graded, v.Number, content.Criteria, warnings, w.uidSplitRequiredBy(cfg))
+	approval, err := approvalFacts(ctx, w.db, tk.ID, v.Number)
+	if err != nil {
+		return err
+	}
+	cr, refusedBy := w.gradedCheckRun(g, tk, repo, graded, v.Number, content.Criteria, warnings, approval, w.uidSplitRequiredBy(cfg))
 	// The row first: once the check run says completed, the grade is.
 	var cancelled bool
 	if err := w.db.Tx(ctx, func(tx *db.Tx) error {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/testfirst-app/testfirst/checkrun"
 	"github.com/testfirst-app/testfirst/report"
@@ -32,6 +33,51 @@ type Graded struct {
 	// Warnings are said first, each on a line of its own: what the
 	// ticket's agents make doubtful (AgentWarnings).
 	Warnings []string
+	// Approval is how the version was approved and how strong its tests
+	// measured, for reviewers who cannot open the card; nil when unknown.
+	Approval *ApprovalFacts
+}
+
+// ApprovalFacts are what the requester saw of the approved version's
+// strength on the card and how it was signed: counts and logins only,
+// nothing of the tests or the reference patch.
+type ApprovalFacts struct {
+	Signers []SignerFact
+	// Tests and Guards count the version's tests and those that already
+	// pass on the base.
+	Tests, Guards int
+	// Mutation is the reference patch's mutation check, if it ran.
+	Mutation *report.Mutation
+	// Twinned of TwinsOf tests have twins.
+	Twinned, TwinsOf int
+}
+
+// SignerFact is one signature of the approved version.
+type SignerFact struct {
+	Login         string
+	ReviewSeconds int64
+	Fast          bool
+}
+
+// writeApproval writes the facts of the approval for the summary's tail.
+func writeApproval(b *strings.Builder, a *ApprovalFacts) {
+	fmt.Fprintf(b, "\n### The approved tests\n\n")
+	for _, s := range a.Signers {
+		fmt.Fprintf(b, "- signed by %s after %s on the approval card", code(report.EscapeText(s.Login)), (time.Duration(s.ReviewSeconds) * time.Second).String())
+		if s.Fast {
+			b.WriteString(" (a fast approval: under the repository's `fast_approval` time)")
+		}
+		b.WriteString("\n")
+	}
+	if a.Tests > 0 {
+		fmt.Fprintf(b, "- %d hidden tests, %d of them guard tests (they already pass on the base commit)\n", a.Tests, a.Guards)
+	}
+	if m := a.Mutation.Summary(); m != "" {
+		fmt.Fprintf(b, "- mutation of the writer's reference patch: %s\n", prose(m))
+	}
+	if a.TwinsOf > 0 {
+		fmt.Fprintf(b, "- %d of %d tests have twins (a copy expecting a changed value, which an honest implementation fails)\n", a.Twinned, a.TwinsOf)
+	}
 }
 
 // conclusions maps verdicts to check run conclusions: only a pass
@@ -189,6 +235,9 @@ func Summary(g Graded) string {
 	if len(r.TamperSignals) > 0 || len(r.Evidence) > 0 || len(r.TouchedTests) > 0 || r.Contaminated {
 		fmt.Fprintf(tail, "\n### Detectors\n")
 		writeDetectors(tail, r)
+	}
+	if g.Approval != nil {
+		writeApproval(tail, g.Approval)
 	}
 	// For reviewers who want to grade the commit again themselves: folded,
 	// so the implementer reads the verdict first.

@@ -365,3 +365,25 @@ func TestCheckRunSaysWhatCriteriaAsk(t *testing.T) {
 		t.Errorf("the criterion's text mentions or links:\n%s", s)
 	}
 }
+
+// TestCheckRunSaysHowTheTestsWereApproved: reviewers, who cannot open the
+// card, read on the check run who signed the approved tests after how long,
+// and how strong they measured; a login cannot inject markdown.
+func TestCheckRunSaysHowTheTestsWereApproved(t *testing.T) {
+	g := Graded{Report: sampleReport(), Version: 2, Digest: "sha256:cccc", Approval: &ApprovalFacts{
+		Signers: []SignerFact{{Login: "alice", ReviewSeconds: 252, Fast: false}, {Login: "w[x](y)", ReviewSeconds: 20, Fast: true}},
+		Tests:   14, Guards: 3, Mutation: &report.Mutation{Mutants: 9, Killed: 7, Survivors: []report.Survivor{{File: "SECRET.py", Before: "secret before"}, {File: "x.py"}}},
+		Twinned: 12, TwinsOf: 14,
+	}}
+	s := CompletedCheckRun("abc", g).Summary
+	for _, want := range []string{"### The approved tests", "- signed by `alice` after 4m12s on the approval card\n",
+		"- signed by `w[x](y)` after 20s on the approval card (a fast approval", "- 14 hidden tests, 3 of them guard tests",
+		"these tests miss 2 of 9 changes to the reference", "- 12 of 14 tests have twins"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "SECRET") || strings.Contains(s, "secret before") {
+		t.Errorf("the summary shows a survivor of the reference patch:\n%s", s)
+	}
+}

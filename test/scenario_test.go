@@ -98,7 +98,9 @@ func TestServeScenarioOneTicket(t *testing.T) {
 	green := p.run(t, s, p.fixedSHA, "passing", completed("success"))
 	if r := only("graded"); r.ID != green.ID || r.Title != "10/10 hidden tests passed · trust: isolated" ||
 		!strings.Contains(r.Summary, "graded against hidden tests v1 of [#1](/"+pipeOwner+"/"+pipeRepo+"/issues/1)") ||
-		!strings.Contains(r.Summary, "Trust isolated: ") || !strings.Contains(r.Summary, "Reproduce (for reviewers)") {
+		!strings.Contains(r.Summary, "Trust isolated: ") || !strings.Contains(r.Summary, "Reproduce (for reviewers)") ||
+		!strings.Contains(r.Summary, "### The approved tests") || !strings.Contains(r.Summary, "- signed by `alice` after ") ||
+		!strings.Contains(r.Summary, "- 10 hidden tests, ") {
 		t.Errorf("graded: %+v", r)
 	}
 
