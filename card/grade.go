@@ -112,6 +112,18 @@ func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers
 		}
 		page.Approval = approvalView(st)
 	}
+	var attempts []db.GradeAttempt
+	if err := s.db.Tx(ctx, func(tx *db.Tx) error {
+		var err error
+		attempts, err = tx.GradeAttempts(ctx, g.ID)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	for _, a := range attempts {
+		page.Attempts = append(page.Attempts, handlers.AttemptView{Attempt: a.Attempt, State: string(a.State), Verdict: a.Verdict, Trust: a.Trust,
+			Passed: a.Passed, Total: a.Total, Finished: a.FinishedAt})
+	}
 	page.Report.TrustMeans = trustMeaning(page.Report.Trust)
 	if !full {
 		page.Report.Output, page.Report.OutputTruncated = "", false

@@ -220,3 +220,50 @@ func (t *Tx) JobFinished(ctx context.Context, id int64) (bool, error) {
 	}
 	return state == "completed" || state == "cancelled" || state == "discarded", nil
 }
+
+// GradeAttempt is a finished attempt of a grade that was graded again:
+// what it said, kept when the regrade started the grade's row over.
+type GradeAttempt struct {
+	Attempt        int
+	State          pipeline.GradeState
+	Verdict, Trust string
+	Passed, Total  int
+	StartedAt      time.Time
+	FinishedAt     time.Time
+}
+
+// KeepAttempt copies what grade id said, report included, into its
+// earlier attempts, as the next of them: a regrade is about to start the
+// row over. A grade that is not finished keeps nothing.
+func (t *Tx) KeepAttempt(ctx context.Context, id int64) error {
+	_, err := t.q.exec(ctx, `INSERT INTO grade_attempts (grade_id, attempt, state, verdict, trust, passed, total, report, started_at, finished_at)
+SELECT id, (SELECT COUNT(*) FROM grade_attempts WHERE grade_id = $1) + 1, state, verdict, trust, passed, total, report, started_at, finished_at
+FROM grades WHERE id = $1 AND state NOT IN ($2, $3)`, id, string(pipeline.GradeQueued), string(pipeline.GradeRunning))
+	if err != nil {
+		return fmt.Errorf("keep the attempt of grade %d: %w", id, err)
+	}
+	return nil
+}
+
+// GradeAttempts lists grade id's earlier attempts, oldest first.
+func (t *Tx) GradeAttempts(ctx context.Context, id int64) ([]GradeAttempt, error) {
+	rs, err := t.q.query(ctx, "SELECT attempt, state, verdict, trust, passed, total, started_at, finished_at FROM grade_attempts WHERE grade_id = $1 ORDER BY attempt", id)
+	if err != nil {
+		return nil, fmt.Errorf("list attempts of grade %d: %w", id, err)
+	}
+	defer rs.Close()
+	var out []GradeAttempt
+	for rs.Next() {
+		var a GradeAttempt
+		var state string
+		if err := rs.Scan(&a.Attempt, &state, &a.Verdict, &a.Trust, &a.Passed, &a.Total, timeCol{&a.StartedAt}, timeCol{&a.FinishedAt}); err != nil {
+			return nil, fmt.Errorf("list attempts of grade %d: %w", id, err)
+		}
+		a.State = pipeline.GradeState(state)
+		out = append(out, a)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("list attempts of grade %d: %w", id, err)
+	}
+	return out, nil
+}

@@ -192,6 +192,30 @@ func TestPipelineMirror(t *testing.T) {
 			if err != nil || json.Unmarshal(r, &rep) != nil || rep["output"] != "ok" {
 				t.Errorf("GradeReport = %s, %v; want the report", r, err)
 			}
+
+			// A running grade keeps no attempt; a finished one regraded
+			// keeps what it said, twice over two regrades.
+			if err := tx.KeepAttempt(ctx, g1.ID); err != nil {
+				return err
+			}
+			if as, err := tx.GradeAttempts(ctx, g1.ID); err != nil || len(as) != 0 {
+				t.Errorf("GradeAttempts of a running grade = %+v, %v; want none", as, err)
+			}
+			done := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+			g1.State, g1.Verdict, g1.Trust, g1.Passed, g1.Total, g1.FinishedAt = pipeline.GradeCompleted, "fail", "isolated", 3, 5, done
+			if err := tx.UpdateGrade(ctx, g1); err != nil {
+				return err
+			}
+			for range 2 {
+				if err := tx.KeepAttempt(ctx, g1.ID); err != nil {
+					return err
+				}
+			}
+			as, err := tx.GradeAttempts(ctx, g1.ID)
+			if err != nil || len(as) != 2 || as[1].Attempt != 2 || as[0].Verdict != "fail" || as[0].Passed != 3 || as[0].Total != 5 ||
+				as[0].State != pipeline.GradeCompleted || !as[0].FinishedAt.Equal(done) {
+				t.Errorf("GradeAttempts = %+v, %v; want two, the first a fail 3/5 finished at %s", as, err, done)
+			}
 			return nil
 		}))
 	})

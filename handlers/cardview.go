@@ -463,6 +463,18 @@ type GradePage struct {
 	// tests measured, for reviewers who cannot open the card; nil when
 	// unknown.
 	Approval *ApprovalView
+	// Attempts are what the grade said before it was graded again,
+	// oldest first.
+	Attempts []AttemptView
+}
+
+// AttemptView is an earlier attempt of a grade.
+type AttemptView struct {
+	Attempt        int
+	State, Verdict string
+	Trust          string
+	Passed, Total  int
+	Finished       time.Time
 }
 
 // ApprovalView is the approved version's signatures and strength, in

@@ -278,6 +278,10 @@ func (q *gradeQueue) grade(ctx context.Context, gi *github.Installation, repo db
 			if g.State.Unfinished() || !force {
 				return nil // being graded, or graded: a redelivery does not grade twice
 			}
+			// What this attempt said stays on the grade's page.
+			if err := tx.KeepAttempt(ctx, g.ID); err != nil {
+				return err
+			}
 			g = db.Grade{ID: g.ID, TicketID: g.TicketID, PRNumber: pr, HeadSHA: g.HeadSHA, Digest: g.Digest, CheckRunID: g.CheckRunID,
 				VersionNumber: g.VersionNumber, InstallationID: g.InstallationID, State: pipeline.GradeQueued}
 		}

@@ -130,6 +130,11 @@ func TestServeTicketLifecycle(t *testing.T) {
 	waitFor(t, "a regrade", 120*time.Second, func() bool { return strings.Count(s.log(), `"msg":"graded"`) > graded }, s.log)
 	if runs := p.runsOn(second); len(runs) != 1 || runs[0].Conclusion != "success" {
 		t.Errorf("after a redelivery and a re-run, want the one passing run on the head: %+v", runs)
+	} else if code, page := p.page(t, s, "alice", runs[0].DetailsURL); code != http.StatusOK || !strings.Contains(page, "Earlier attempts") ||
+		!strings.Contains(page, `<td>1</td><td><span class="badge pass">pass</span> · trust isolated</td><td>10/10</td>`) {
+		// The re-run graded the head again: the first attempt's result is
+		// kept on the grade's page.
+		t.Errorf("the grade page after a re-run (%s): %d\n%s", runs[0].DetailsURL, code, page)
 	}
 
 	// Commands.
