@@ -129,9 +129,8 @@ func startApp(ctx context.Context, cfg Config, d *db.DB, mux *http.ServeMux, reg
 	if storeErr == nil {
 		closeStore = func() { st.close() }
 		// tests push refuses a store no service reads: this one is read.
-		if err := store.MarkServed(ctx, st.blobs, cfg.PublicURL, time.Now()); err != nil {
-			log.WarnContext(ctx, "hidden test store", "err", err)
-		}
+		// A store that does not answer now is told again until it does.
+		go markServed(ctx, st.blobs, cfg.PublicURL, log)
 	}
 	if err := mountCardOrHome(ctx, mux, cfg, d, clients, st, storeErr, reg, log, app); err != nil {
 		closeStore()
@@ -338,4 +337,25 @@ func serveHTTP(ctx context.Context, cfg Config, mux *http.ServeMux, log *slog.Lo
 		return ErrConfigured
 	}
 	return err
+}
+
+// markServedRetry is how long markServed waits between tries.
+const markServedRetry = 30 * time.Second
+
+// markServed records in the store that this service reads it
+// (store.MarkServed), trying again every markServedRetry until the store
+// answers or ctx ends; each failure is logged.
+func markServed(ctx context.Context, blobs store.Blobs, publicURL string, log *slog.Logger) {
+	for {
+		err := store.MarkServed(ctx, blobs, publicURL, time.Now())
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		log.WarnContext(ctx, "hidden test store: record that this service reads it; trying again", "in", markServedRetry, "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(markServedRetry):
+		}
+	}
 }

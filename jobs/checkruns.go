@@ -138,6 +138,23 @@ func (q *gradeQueue) earlierRun(ctx context.Context, tk int64, head, name string
 	return id, from, nil
 }
 
+// runTaken reports whether check run id on head, listed with external id
+// ext, is now held by a grade of ticket tk other than the one ext names: a
+// takeover (earlierRun) that came after the list.
+func (q *gradeQueue) runTaken(ctx context.Context, tk int64, head string, id int64, ext string) (bool, error) {
+	var taken bool
+	err := q.db.Tx(ctx, func(tx *db.Tx) error {
+		gs, err := tx.GradesOfHead(ctx, head)
+		for _, g := range gs {
+			if g.TicketID == tk && g.CheckRunID == id && strconv.FormatInt(g.ID, 10) != ext {
+				taken = true
+			}
+		}
+		return err
+	})
+	return taken, err
+}
+
 // leaveRun records that grade g's check run is no longer its own: another
 // took it over, and nothing done for g may change it again.
 func (q *gradeQueue) leaveRun(ctx context.Context, g int64) error {
@@ -252,6 +269,14 @@ func (q *gradeQueue) restate(ctx context.Context, gi *github.Installation, repo 
 				cr, ok = render(nil, r.Title)
 			}
 			if !ok {
+				continue
+			}
+			// A newer grade may have taken the run over since the list:
+			// it is that grade's to write now.
+			if held, err := q.runTaken(ctx, tk.ID, t.head, r.ID, r.ExternalID); err != nil || held {
+				if err != nil {
+					errs = append(errs, err)
+				}
 				continue
 			}
 			cr.Name, cr.HeadSHA, cr.ExternalID = t.name, t.head, r.ExternalID
@@ -487,9 +512,14 @@ func (q *gradeQueue) ensureCheckRun(ctx context.Context, gi *github.Installation
 	if cr.Name, err = q.nameOf(ctx, repo, g); err != nil {
 		return 0, err
 	}
-	id, claimed, state, err := q.checkRunOrClaim(ctx, g.ID)
+	id, claimed, state, err := q.checkRunOrClaim(ctx, g.ID, while)
 	if err != nil {
 		return 0, err
+	}
+	if id == 0 && !claimed && state != while {
+		// Cancelled or finished without a run of its own (another grade
+		// took its run over): a late phase opens none.
+		return 0, nil
 	}
 	if id > 0 {
 		if state != while {
@@ -554,9 +584,10 @@ func (q *gradeQueue) nameOf(ctx context.Context, repo db.Repository, g db.Grade)
 const checkRunClaimWait = 15 * time.Second
 
 // checkRunOrClaim returns the grade's check run id when it has one, or
-// claims its creation; after checkRunClaimWait of another's claim it
-// returns neither, for the caller to take over.
-func (q *gradeQueue) checkRunOrClaim(ctx context.Context, grade int64) (id int64, claimed bool, state pipeline.GradeState, err error) {
+// claims its creation while the grade is in state while; after
+// checkRunClaimWait of another's claim it returns neither, for the caller
+// to take over. A grade in another state without a run claims nothing.
+func (q *gradeQueue) checkRunOrClaim(ctx context.Context, grade int64, while pipeline.GradeState) (id int64, claimed bool, state pipeline.GradeState, err error) {
 	deadline := time.Now().Add(checkRunClaimWait)
 	for {
 		err = q.db.Tx(ctx, func(tx *db.Tx) error {
@@ -566,10 +597,13 @@ func (q *gradeQueue) checkRunOrClaim(ctx context.Context, grade int64) (id int64
 				id = g.CheckRunID
 				return err
 			}
+			if state != while {
+				return nil // nothing to claim a run for
+			}
 			claimed, err = tx.ClaimCheckRun(ctx, grade)
 			return err
 		})
-		if err != nil || id > 0 || claimed || time.Now().After(deadline) {
+		if err != nil || id > 0 || claimed || state != while || time.Now().After(deadline) {
 			return id, claimed, state, err
 		}
 		select {

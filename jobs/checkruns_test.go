@@ -315,16 +315,17 @@ func TestConfigReadAgainOnNextEvent(t *testing.T) {
 	opened(9, "maria's edit")
 
 	// /testfirst status, as the error comment says: a plain comment reads
-	// nothing, a reader's command is refused, a writer's opens the ticket
-	// and is answered for it.
+	// nothing, a reader's command opens nothing and says who can, a
+	// writer's opens the ticket and is answered for it.
 	brokenOn(11)
 	work(comment(11, "maria", "fixed it, please go"))
 	if cs := f.gh.Comments("octo-org", "app", 11); len(cs) != 1 {
 		t.Fatalf("comments %+v after a plain comment; want none", cs)
 	}
 	work(comment(11, "rita", "/testfirst status"))
-	if cs := f.gh.Comments("octo-org", "app", 11); len(cs) != 2 || strings.Contains(cs[1].Body, "opened a ticket") {
-		t.Fatalf("comments %+v after a reader's command; want its refusal and no ticket", cs)
+	if cs := f.gh.Comments("octo-org", "app", 11); len(cs) != 2 || strings.Contains(cs[1].Body, "opened a ticket") ||
+		!strings.Contains(cs[1].Body, "someone with write access to octo-org/app opens it by commenting `/testfirst status` here") {
+		t.Fatalf("comments %+v after a reader's command; want no ticket, and who can open it", cs)
 	}
 	work(comment(11, "maria", "/testfirst status"))
 	cs := f.gh.Comments("octo-org", "app", 11)
@@ -410,5 +411,48 @@ func TestLatePhaseKeepsCancelledRun(t *testing.T) {
 	runs := f.gh.CheckRuns("octo-org", "app")
 	if len(runs) != 1 || runs[0].Conclusion != "cancelled" {
 		t.Errorf("check runs %+v; want the one run still cancelled", runs)
+	}
+}
+
+// TestLatePhaseOfATakenOverGrade: a grade cancelled while it runs, whose
+// run a newer grade of the ticket then took over, opens no run of its own
+// when its job reaches its next phase: the takeover left it without one,
+// and a run nothing completes would stay in progress on the head.
+func TestLatePhaseOfATakenOverGrade(t *testing.T) {
+	f := newSyncFixture(t)
+	ctx := t.Context()
+	repo := db.Repository{ID: 30, InstallationID: 3, Owner: "octo-org", Name: "app", DefaultBranch: "main"}
+	head := f.gh.Commit("octo-org", "app", "pr", map[string]string{"README.md": "change\n"})
+	create := func(digest string, v int) db.Grade {
+		var g db.Grade
+		if err := f.d.Tx(ctx, func(tx *db.Tx) error {
+			var err error
+			g, _, err = tx.CreateGrade(ctx, db.Grade{TicketID: f.ticket.ID, PRNumber: 8, HeadSHA: head, Digest: digest, VersionNumber: v, InstallationID: 3, State: pipeline.GradeRunning})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	q := f.sync.grades
+	old := create("sha256:1", 1)
+	var err error
+	if old.CheckRunID, err = q.ensureCheckRun(ctx, f.gi, repo, old, pipeline.RunningCheckRun(head, 1, pipeline.PhaseFetching, ""), pipeline.GradeRunning); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.cancel(ctx, f.gi, repo, []db.Grade{old}, "v2 was approved."); err != nil {
+		t.Fatal(err)
+	}
+	newer := create("sha256:2", 2)
+	taken, err := q.ensureCheckRun(ctx, f.gi, repo, newer, pipeline.RunningCheckRun(head, 2, pipeline.PhaseFetching, ""), pipeline.GradeRunning)
+	if err != nil || taken != old.CheckRunID {
+		t.Fatalf("the newer grade's run: %d, %v; want it to take over %d", taken, err, old.CheckRunID)
+	}
+	if err := q.phase(ctx, f.gi, repo, old, pipeline.PhaseGrading); err != nil {
+		t.Fatal(err)
+	}
+	runs := f.gh.CheckRuns("octo-org", "app")
+	if len(runs) != 1 || runs[0].ID != taken || runs[0].Status != "in_progress" || runs[0].ExternalID != fmt.Sprint(newer.ID) {
+		t.Errorf("check runs %+v; want the one run, the newer grade's, in progress", runs)
 	}
 }

@@ -28,6 +28,9 @@ type commentPayload struct {
 	Issue struct {
 		Number      int             `json:"number"`
 		PullRequest json.RawMessage `json:"pull_request"`
+		Labels      []struct {
+			Name string `json:"name"`
+		} `json:"labels"`
 	} `json:"issue"`
 }
 
@@ -125,6 +128,11 @@ func (w *DeliveryWorker) issueComment(ctx context.Context, a DeliveryArgs) error
 		return err
 	}
 	switch {
+	case !isPull && !t.found && len(p.Issue.Labels) > 0 && !pipeline.HasWriteAccess(perm):
+		// Labelled but no ticket (a broken config, say): only someone with
+		// write access takes it up, by this command or an edit.
+		return reply(fmt.Sprintf("#%d is not a testfirst ticket yet. Once its repository's configuration is right, someone with write access to %s/%s "+
+			"opens it by commenting `/testfirst status` here or editing the issue.", number, owner, name))
 	case !isPull && !t.found:
 		return reply(fmt.Sprintf("#%d is not a testfirst ticket: label it `test-first` to open one.", number))
 	case isPull && len(t.tickets) == 0:

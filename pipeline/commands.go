@@ -44,11 +44,7 @@ const UnknownCommandReply = "testfirst knows two commands: `/testfirst status` a
 // and the grade page say), regrade only with write access.
 func MayCommand(c Command, perm string) bool {
 	if c == CommandStatus {
-		switch strings.ToLower(perm) {
-		case PermAdmin, PermMaintain, PermWrite, "triage", PermRead:
-			return true
-		}
-		return false
+		return MaySeeCheck(perm, false)
 	}
 	return HasWriteAccess(perm)
 }

@@ -11,6 +11,7 @@ const (
 	PermAdmin    = "admin"
 	PermMaintain = "maintain"
 	PermWrite    = "write"
+	PermTriage   = "triage"
 	PermRead     = "read"
 	// PermNone is the permission of a login GitHub does not know, or that
 	// cannot see the repository.
@@ -59,7 +60,7 @@ func MaySeeOutput(perm string, requester bool) bool { return MayDecide(perm, req
 // anyone who can read the repository, as anyone who sees its check run.
 func MaySeeCheck(perm string, requester bool) bool {
 	switch strings.ToLower(perm) {
-	case PermAdmin, PermMaintain, PermWrite, PermRead:
+	case PermAdmin, PermMaintain, PermWrite, PermTriage, PermRead:
 		return true
 	}
 	return requester && perm != PermNone

@@ -8,8 +8,10 @@ import (
 	"time"
 )
 
-// servedName is the object a service creates in its store when it starts.
-const servedName = "service.json"
+// servedName is the object a service creates in its store when it starts:
+// under tickets/, where the app's account may read (docs/gke.md's IAM
+// condition), and outside every ticket's prefix.
+const servedName = "tickets/service.json"
 
 // Served is the record a service leaves in the store it reads, so that a
 // command pushing tests can tell that store from a directory no service

@@ -1025,6 +1025,9 @@ func TestCriteriaNameTheDraftsTests(t *testing.T) {
 	files := []File{
 		{Path: "tests/hidden/test_totals.py", Data: []byte("import pytest\n\nclass TestSums:\n    def test_whole(self):\n        pass\n\n@pytest.mark.parametrize('n', [1, 2])\ndef test_each(n):\n    pass\n\ndef test_größe():\n    pass\n")},
 		{Path: "tests/hidden/data/table.txt", Data: []byte("1 2\n")},
+		{Path: "tests/hidden/base.py", Data: []byte("class Base:\n    def test_inherited(self):\n        pass\n")},
+		{Path: "tests/hidden/test_b.py", Data: []byte("from .base import Base\n\nclass TestChild(Base):\n    pass\n")},
+		{Path: "tests/hidden/test_c.py", Data: []byte("from tests.shared import *\n")},
 	}
 	for _, ok := range [][]string{
 		{"tests/hidden/test_totals.py::TestSums::test_whole"},
@@ -1032,6 +1035,11 @@ func TestCriteriaNameTheDraftsTests(t *testing.T) {
 		{"tests/hidden/test_totals.py"},
 		{"tests/hidden"},
 		{"tests/hidden/test_totals.py::test_größe"},
+		// Methods a class inherits, names from a star import, brackets
+		// holding "::".
+		{"tests/hidden/test_b.py::TestChild::test_inherited"},
+		{"tests/hidden/test_c.py::test_shared"},
+		{"tests/hidden/test_totals.py::test_each[GET::users::list]"},
 	} {
 		d := Draft{Author: "writer-bot", Files: files, Criteria: map[string][]string{"AC1": ok}}
 		if err := d.validate(); err != nil {

@@ -220,7 +220,7 @@ func notServed(url string, t store.Ticket, cfg app.Config) string {
 	if cfg.PublicURL != "" {
 		upload = "the ticket's page, " + trimSlash(cfg.PublicURL) + pipeline.TicketPath(t.Owner, t.Repo, t.Issue)
 	}
-	return fmt.Sprintf("%s is not the store of a testfirst service: no service has started on it, so tests pushed there would never be graded, and nothing was pushed. "+
+	return fmt.Sprintf("%s is not the store of a testfirst service: no service has recorded itself in it (every testfirst serve writes tickets/service.json into its store when it starts), so tests pushed there would never be graded, and nothing was pushed. "+
 		"Run this where testfirst serve runs, with its settings (%s, or the --config it reads), or pass --store with the service's store URL. "+
 		"Without access to the service's store, upload the tests on %s, signed in with GitHub.", url, "TESTFIRST_STORE_URL", upload)
 }
