@@ -1,13 +1,16 @@
 package card
 
 import (
+	"archive/zip"
 	"context"
 	"encoding/json"
 	"fmt"
 	"html"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -938,5 +941,60 @@ func TestCardOfAnInvalidVersion(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("the card of an invalid version lacks %q", want)
 		}
+	}
+}
+
+// TestCardTestsArchive: whoever may see the card downloads a version's
+// tests as the writer wrote them (no canary line) and the grade page gives
+// them the commands that grade the head again with the grade's bounds; a
+// reader of the repository gets neither.
+func TestCardTestsArchive(t *testing.T) {
+	f := newCardFixture(t, "")
+	v := f.push(t, writerCriteria)
+	f.sync(t, v, &defaultCheck, true)
+	rep := report.Report{Verdict: report.VerdictPass, Trust: report.TrustIsolated, Counts: report.Counts{Passed: 3, Total: 3},
+		Settings: &report.Settings{TimeoutSeconds: 600, Memory: 2 << 30, NanoCPUs: 2e9, Pids: 512}}
+	data, _ := json.Marshal(rep)
+	id := f.addGrade(t, v, string(data))
+	zipPath := cardPath + "/versions/1/tests.zip"
+
+	b := f.signIn(t, requester)
+	code, body, resp := b.get(t, zipPath)
+	if code != 200 || resp.Header.Get("Content-Type") != "application/zip" {
+		t.Fatalf("GET %s: %d %s", zipPath, code, resp.Header.Get("Content-Type"))
+	}
+	zr, err := zip.NewReader(strings.NewReader(body), int64(len(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, zf := range zr.File {
+		names = append(names, zf.Name)
+		rc, _ := zf.Open()
+		got, _ := io.ReadAll(rc)
+		rc.Close()
+		if strings.Contains(string(got), "testfirst-canary") || strings.Contains(string(got), "tfc-") {
+			t.Errorf("%s in the archive keeps a canary line:\n%s", zf.Name, got)
+		}
+		if zf.Name == "tests/tests/hidden/test_totals.py" && !strings.HasPrefix(string(got), "from widgets import total\n") {
+			t.Errorf("%s is not as the writer wrote it:\n%s", zf.Name, got)
+		}
+	}
+	if !slices.Contains(names, "tests/tests/hidden/test_totals.py") {
+		t.Errorf("archive holds %v", names)
+	}
+	_, page, _ := b.get(t, fmt.Sprintf("/grades/%d", id))
+	for _, want := range []string{"Grade it again yourself", zipPath, "git fetch origin pull/", "testfirst grade --repo . --tests /tmp/testfirst-v1/tests --timeout 10m0s --memory 2147483648 --cpus 2 --pids 512"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the grade page lacks %q", want)
+		}
+	}
+
+	sam := f.signIn(t, "sam")
+	if code, _, _ := sam.get(t, zipPath); code != http.StatusNotFound {
+		t.Errorf("a reader downloads the tests: %d", code)
+	}
+	if _, page, _ := sam.get(t, fmt.Sprintf("/grades/%d", id)); strings.Contains(page, "tests.zip") || strings.Contains(page, "Grade it again yourself") {
+		t.Error("the grade page offers a reader the tests")
 	}
 }

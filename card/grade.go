@@ -101,6 +101,10 @@ func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers
 		criteria = v.Criteria
 	}
 	page.Report = reportView(&r, criteria, ct.tk.Body)
+	if pipeline.MayView(ct.perm, ct.requester) && g.VersionNumber > 0 {
+		page.Reproduce = reproduceCommand(g.PRNumber, g.HeadSHA, g.VersionNumber, r.Settings)
+		page.TestsArchive = pipeline.TestsArchivePath(ct.repo.Owner, ct.repo.Name, ct.tk.IssueNumber, g.VersionNumber)
+	}
 	if g.VersionNumber > 0 {
 		var st versionState
 		if err := s.db.Tx(ctx, func(tx *db.Tx) error {

@@ -109,6 +109,7 @@ func (c *Card) Register(mux *http.ServeMux) {
 	get(pipeline.VersionRoute, c.card)
 	post(pipeline.ApproveRoute, c.approve)
 	post(pipeline.RejectRoute, c.reject)
+	get(pipeline.TestsArchiveRoute, c.testsArchive)
 	get(pipeline.GradeRoute, c.grade)
 	get(pipeline.AuditRoute, c.audit)
 	get(pipeline.UploadRoute, c.uploadForm)
@@ -279,6 +280,23 @@ func (c *Card) card(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.showCard(w, r, http.StatusOK, viewer, page, decidedMessages[r.URL.Query().Get("decided")], "")
+}
+
+// testsArchive sends a version's tests as a zip to those who may see its
+// card.
+func (c *Card) testsArchive(w http.ResponseWriter, r *http.Request) {
+	viewer, t, k, ok := c.viewerTicket(w, r)
+	if !ok {
+		return
+	}
+	data, err := c.cards.TestsArchive(r.Context(), viewer, t, k)
+	if err != nil {
+		c.cardError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/zip")
+	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s-%s-%d-v%d-tests.zip"`, t.Owner, t.Repo, t.Issue, k))
+	w.Write(data)
 }
 
 // summary shows the ticket to a viewer who can read its repository but

@@ -43,6 +43,11 @@ func (r *recordingCards) Card(ctx context.Context, viewer string, t TicketRef, k
 	return r.page, r.err
 }
 
+func (r *recordingCards) TestsArchive(ctx context.Context, viewer string, t TicketRef, k int) ([]byte, error) {
+	r.record("archive " + viewer + " " + t.String())
+	return nil, ErrNotFound
+}
+
 func (r *recordingCards) Summary(ctx context.Context, viewer string, t TicketRef) (*TicketSummary, error) {
 	r.record("summary " + viewer + " " + t.String())
 	return nil, ErrNotFound

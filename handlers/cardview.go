@@ -46,6 +46,10 @@ type Cards interface {
 	// RepoAudit returns the audit events of every ticket of a repository,
 	// for its admins; ErrNotFound for anyone else.
 	RepoAudit(ctx context.Context, viewer, owner, repo string, f AuditFilter) (*AuditPage, error)
+	// TestsArchive returns version k's tests as a zip, canary lines taken
+	// out, with the reference patch, for those who may see its card;
+	// ErrNotFound for anyone else.
+	TestsArchive(ctx context.Context, viewer string, t TicketRef, k int) ([]byte, error)
 	// Summary returns what anyone who can read the repository may know of
 	// the ticket (what its check runs and comments say); ErrNotFound for
 	// anyone else. The card falls back to it for a viewer it refuses.
@@ -466,6 +470,12 @@ type GradePage struct {
 	// Attempts are what the grade said before it was graded again,
 	// oldest first.
 	Attempts []AttemptView
+	// Reproduce are the commands that grade the head again on one's own
+	// machine with the version's tests (TestsArchive) and the grade's
+	// bounds; empty for a viewer who may not see the tests.
+	Reproduce string
+	// TestsArchive is where the version's tests are, with Reproduce.
+	TestsArchive string
 }
 
 // AttemptView is an earlier attempt of a grade.

@@ -16,6 +16,9 @@ const (
 	VersionRoute = TicketRoute + "/versions/{version}"
 	ApproveRoute = VersionRoute + "/approve"
 	RejectRoute  = VersionRoute + "/reject"
+	// TestsArchiveRoute is one version's tests as a zip, for those who may
+	// see its card to grade a tree themselves.
+	TestsArchiveRoute = VersionRoute + "/tests.zip"
 	// GradeRoute is a grade's page, with the grader's full report.
 	GradeRoute = "/grades/{id}"
 	// AuditRoute is a ticket's audit log; RepoAuditRoute a repository's,
@@ -50,3 +53,9 @@ func CardPath(owner, repo string, issue, k int) string {
 // GradePath is the path of a grade's page, linked from its check run
 // (GradeRoute).
 func GradePath(grade int64) string { return fmt.Sprintf("/grades/%d", grade) }
+
+// TestsArchivePath is the path of version k's tests as a zip
+// (TestsArchiveRoute).
+func TestsArchivePath(owner, repo string, issue, k int) string {
+	return CardPath(owner, repo, issue, k) + "/tests.zip"
+}

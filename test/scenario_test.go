@@ -1,10 +1,14 @@
 package test
 
 import (
+	"archive/zip"
+	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -103,6 +107,9 @@ func TestServeScenarioOneTicket(t *testing.T) {
 		!strings.Contains(r.Summary, "- 10 hidden tests, ") {
 		t.Errorf("graded: %+v", r)
 	}
+	// A reviewer who may see the card grades the head again on their own
+	// machine, as the grade page says: its tests' zip and testfirst grade.
+	reproduceGrade(t, p, s, green.DetailsURL)
 
 	// A new version reopens the approval: the green run is superseded.
 	k2, d2 := p.push(t, "writer-bot", nil)
@@ -218,5 +225,49 @@ func TestServeScenarioOneTicket(t *testing.T) {
 				t.Errorf("a delivery was counted cancelled: %s", l)
 			}
 		}
+	}
+}
+
+// reproduceGrade follows the grade page at details as the requester: it
+// downloads the version's tests from the link the page gives and grades
+// the pull request's tree with them and testfirst grade, which must pass
+// as the service's grade did.
+func reproduceGrade(t *testing.T, p *pipelineEnv, s *service, details string) {
+	t.Helper()
+	code, page := p.page(t, s, "alice", details)
+	m := regexp.MustCompile(`href="(/tickets/[^"]+/tests\.zip)"`).FindStringSubmatch(page)
+	if code != http.StatusOK || m == nil || !strings.Contains(page, "testfirst grade --repo . --tests ") {
+		t.Fatalf("the grade page %s offers the requester no tests to grade with: %d\n%s", details, code, page)
+	}
+	code, archive := p.page(t, s, "alice", m[1])
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d", m[1], code)
+	}
+	zr, err := zip.NewReader(strings.NewReader(archive), int64(len(archive)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, zf := range zr.File {
+		rc, err := zf.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(rc)
+		rc.Close()
+		path := filepath.Join(dir, filepath.FromSlash(zf.Name))
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repo := t.TempDir()
+	if err := testenv.WriteTree(repo, p.fixed); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(p.bin, "grade", "--repo", repo, "--tests", filepath.Join(dir, "tests"), "--format", "json").Output()
+	var rep struct{ Verdict string }
+	if json.Unmarshal(out, &rep); rep.Verdict != "pass" {
+		t.Errorf("testfirst grade with the downloaded tests: %v, verdict %q\n%s", err, rep.Verdict, out)
 	}
 }
