@@ -247,6 +247,7 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 	if err := c.applyAppFile(); err != nil {
 		errs = append(errs, err)
 	}
+	c.PublicURL = publicURLOf(c.PublicURL, c.Listen)
 	errs = append(errs, c.validate()...)
 	errs = append(errs, c.readSecrets()...)
 	if len(c.Agents.Harnesses) > 0 {
@@ -259,6 +260,25 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 		}
 	}
 	return c, errors.Join(errs...)
+}
+
+// publicURLOf is the service's public URL: public, unless nothing set it
+// (it is the default) and the service listens elsewhere than the default,
+// on this machine: then the address it listens on, as a browser here
+// reaches it (an unspecified host is localhost). A port chosen by the
+// system (0) is not known yet, and the default stays.
+func publicURLOf(public, listen string) string {
+	if public != DefaultPublicURL || listen == DefaultListen {
+		return public
+	}
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil || port == "0" || port == "" {
+		return public
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 func lookup(getenv func(string) string, key string) (string, bool) {

@@ -285,3 +285,27 @@ agents: {timeout: 20m, memory: 1GiB, cpus: 1, pids: 256, independence: refuse}
 		t.Errorf("without a file: %+v, %v", c.Agents, err)
 	}
 }
+
+// TestPublicURLFollowsListen: with only the listen address set, the public
+// URL (which serve prints and the registration uses) is where the service
+// listens, not the default's port; a public URL that was set stays.
+func TestPublicURLFollowsListen(t *testing.T) {
+	for _, tt := range []struct{ public, listen, want string }{
+		{DefaultPublicURL, ":9090", "http://localhost:9090"},
+		{DefaultPublicURL, "0.0.0.0:9090", "http://localhost:9090"},
+		{DefaultPublicURL, "[::]:9090", "http://localhost:9090"},
+		{DefaultPublicURL, "127.0.0.2:9090", "http://127.0.0.2:9090"},
+		{DefaultPublicURL, "[::1]:9090", "http://[::1]:9090"},
+		{DefaultPublicURL, DefaultListen, DefaultPublicURL},
+		{DefaultPublicURL, "127.0.0.1:0", DefaultPublicURL},
+		{"https://testfirst.example", ":9090", "https://testfirst.example"},
+	} {
+		if got := publicURLOf(tt.public, tt.listen); got != tt.want {
+			t.Errorf("publicURLOf(%q, %q) = %q, want %q", tt.public, tt.listen, got, tt.want)
+		}
+	}
+	cfg, _ := LoadConfig("", func(k string) string { return map[string]string{"TESTFIRST_LISTEN": ":9191"}[k] })
+	if cfg.PublicURL != "http://localhost:9191" {
+		t.Errorf("with TESTFIRST_LISTEN=:9191 the public URL is %q", cfg.PublicURL)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -79,7 +80,14 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 		}
 		return serveHTTP(ctx, cfg, mux, log, listening, nil, stop)
 	}
-	handlers.RegisterService(mux, handlers.ServiceConfig{Ready: d.Ready, Degraded: degraded, Registry: reg, Secrets: cfg.WebhookSecrets,
+	ready := d.Ready
+	if !cfg.HasApp() {
+		// The registration page answers, but no delivery can be taken.
+		ready = func(context.Context) error {
+			return fmt.Errorf("no GitHub App is configured: open %s/ to register one", strings.TrimSuffix(cfg.PublicURL, "/"))
+		}
+	}
+	handlers.RegisterService(mux, handlers.ServiceConfig{Ready: ready, Degraded: degraded, Registry: reg, Secrets: cfg.WebhookSecrets,
 		Intake: jobs.NewIntake(d), Log: log})
 
 	if !cfg.HasApp() {

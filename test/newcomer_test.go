@@ -75,7 +75,9 @@ func TestMakeRunServes(t *testing.T) {
 	}()
 	select {
 	case l := <-line:
-		want := fmt.Sprintf("testfirst serves on 127.0.0.1:%d. Open http://localhost:8080/ to register the GitHub App.", port)
+		// Only the listen address is set: the address printed is where
+		// it listens, not the default public URL's port.
+		want := fmt.Sprintf("testfirst serves on 127.0.0.1:%d. Open http://127.0.0.1:%d/ to register the GitHub App.", port, port)
 		if l != want {
 			t.Errorf("serve printed %q, want %q", l, want)
 		}
@@ -90,5 +92,15 @@ func TestMakeRunServes(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Register testfirst as a GitHub App") || !strings.Contains(string(body), "people label issues") {
 		t.Errorf("GET / on the defaults: %d\n%s", resp.StatusCode, body)
+	}
+	// Without an app no delivery can be taken: not ready, saying why.
+	resp, err = http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), fmt.Sprintf("no GitHub App is configured: open http://127.0.0.1:%d/ to register one", port)) {
+		t.Errorf("GET /readyz without an app: %d %s", resp.StatusCode, body)
 	}
 }
