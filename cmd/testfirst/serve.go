@@ -88,5 +88,9 @@ func announce(stdout io.Writer, cfg app.Config, addr string) {
 		fmt.Fprintf(stdout, "testfirst serves on %s as the grader of GitHub App %d: grades and base checks; health, readiness and metrics only.\n", addr, cfg.GitHubAppID)
 		return
 	}
+	if !cfg.HasLogin() {
+		fmt.Fprintf(stdout, "testfirst serves on %s as GitHub App %d. Open %s for the app's install link; the approval card is off until the app's OAuth client is set (TESTFIRST_GITHUB_CLIENT_ID and TESTFIRST_GITHUB_CLIENT_SECRET_FILE).\n", addr, cfg.GitHubAppID, home)
+		return
+	}
 	fmt.Fprintf(stdout, "testfirst serves on %s as GitHub App %d. Open %s for the approval card and the app's install link.\n", addr, cfg.GitHubAppID, home)
 }
