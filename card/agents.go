@@ -44,3 +44,15 @@ func implementerRuns(runs []db.AgentRun) []handlers.AgentRunView {
 	}
 	return out
 }
+
+// writerAtWork is the ticket's writer run still queued or running, if any:
+// until it delivers, the card of a ticket without versions says so.
+func writerAtWork(runs []db.AgentRun) *handlers.AgentRunView {
+	for _, r := range runs {
+		if r.Role == pipeline.RoleWriter && r.State.Unfinished() {
+			v := agentRunView(r)
+			return &v
+		}
+	}
+	return nil
+}

@@ -336,6 +336,7 @@ func (s *Service) Card(ctx context.Context, viewer string, ref handlers.TicketRe
 	}
 	page.AgentWarnings = db.TicketWarnings(runs)
 	if len(vs) == 0 {
+		page.WriterAtWork = writerAtWork(runs)
 		return page, nil
 	}
 	for i := len(vs) - 1; i >= 0; i-- {

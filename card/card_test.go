@@ -163,7 +163,10 @@ func TestCardAccess(t *testing.T) {
 func TestCardShowsVersion(t *testing.T) {
 	f := newCardFixture(t, "")
 	b := f.signIn(t, requester)
-	if _, body, _ := b.get(t, cardPath); !strings.Contains(body, "No hidden tests yet") {
+	// No writer agent is configured: the card says nobody writes them and
+	// how to upload, not that a writer is at work.
+	if _, body, _ := b.get(t, cardPath); !strings.Contains(body, "No hidden tests yet") || !strings.Contains(body, "no writer agent is at work on this ticket") ||
+		strings.Contains(body, "is at work (round") {
 		t.Errorf("before any version: %s", body)
 	}
 	v := f.push(t, writerCriteria)
@@ -996,5 +999,22 @@ func TestCardTestsArchive(t *testing.T) {
 	}
 	if _, page, _ := sam.get(t, fmt.Sprintf("/grades/%d", id)); strings.Contains(page, "tests.zip") || strings.Contains(page, "Grade it again yourself") {
 		t.Error("the grade page offers a reader the tests")
+	}
+}
+
+// TestCardOfATicketTheWriterWorksOn: while the writer agent runs and no
+// version exists, the card says which writer is at work and its round.
+func TestCardOfATicketTheWriterWorksOn(t *testing.T) {
+	f := newCardFixture(t, "")
+	if err := f.db.Tx(t.Context(), func(tx *db.Tx) error {
+		_, _, err := tx.CreateAgentRun(t.Context(), db.AgentRun{TicketID: f.tk.ID, Role: pipeline.RoleWriter, Harness: "claude-code", Round: 1,
+			State: pipeline.AgentRunning, CreatedAt: time.Now()})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := f.signIn(t, requester).get(t, cardPath)
+	if !strings.Contains(body, "The writer agent <code>claude-code</code> is at work (round 1)") || strings.Contains(body, "no writer agent is at work") {
+		t.Errorf("the card while the writer runs:\n%s", body)
 	}
 }

@@ -273,7 +273,10 @@ type CardPage struct {
 	// Writer is the agent run that wrote this version, nil for a version
 	// a person pushed; AgentWarnings what the ticket's agents make
 	// doubtful (the same warnings its grades carry).
-	Writer        *AgentRunView
+	Writer *AgentRunView
+	// WriterAtWork is the writer agent's run under way, shown while the
+	// ticket has no version; nil when no writer is at work.
+	WriterAtWork  *AgentRunView
 	AgentWarnings []string
 }
 
