@@ -49,6 +49,25 @@ func TestCardLeadsWithMutation(t *testing.T) {
 	if m, c := strings.Index(body, "These tests miss"), strings.Index(body, "Acceptance criteria and the tests"); m < 0 || m > c {
 		t.Error("the mutation summary does not lead the card")
 	}
+	if !strings.Contains(body, `<section class="flag uncovered" id="mutation">`) || !strings.Contains(body, `<section class="flag uncovered" id="twins">`) {
+		t.Error("survivors and untwinnable tests are not flagged as a problem")
+	}
+
+	// Good news is shown as good news: every change noticed, every test
+	// twinned, in green rather than the warning's yellow.
+	v2, err := f.store.Push(t.Context(), f.st, store.Draft{Files: hiddenFiles, Criteria: writerCriteria, Author: "writer-bot",
+		Reference: []byte("diff --git a/widgets.py b/widgets.py\n--- a/widgets.py\n+++ b/widgets.py\n@@ -1 +1 @@\n-def total(xs): raise NotImplementedError\n+def total(xs): return sum(xs)\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := defaultCheck
+	good.Reference = &report.ReferenceCheck{AllPass: true, Failed: []string{}, Counts: report.Counts{Passed: 3, Total: 3}, Mutation: &report.Mutation{Mutants: 5, Killed: 5}}
+	good.Twins = &report.Twins{Twinned: 3, Of: 3}
+	f.sync(t, v2, &good, true)
+	_, body, _ = b.get(t, cardPath)
+	if !strings.Contains(body, `<section class="flag good" id="mutation">`) || !strings.Contains(body, `<section class="flag good" id="twins">`) {
+		t.Errorf("every change noticed and every test twinned are not shown as good news:\n%s", body)
+	}
 }
 
 // TestCardShowsSkips: tests that skip in the grader's environment (on the

@@ -175,7 +175,7 @@ func TestCardUploadInBrowser(t *testing.T) {
 	p.gh.SignInWeb("sam")
 	step(t, browser, "a reader opens Details", chromedp.Navigate(s.url+"/login?next="+details.Path), chromedp.WaitVisible(`p.trust`))
 	page = text(t, browser, "main")
-	for _, want := range []string{"trust isolated", "Trust isolated: the hidden tests ran as root-owned files", wordstatsIDs[0], "Detectors", "shown to the requester and the repository's maintainers only"} {
+	for _, want := range []string{"trust isolated", "Trust isolated: the hidden tests ran as root-owned files", wordstatsIDs[0], "What the grader checked besides the tests", "Grader's own check tests", "shown to the requester and the repository's maintainers only"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the reader's grade page lacks %q:\n%s", want, page)
 		}
