@@ -1,6 +1,9 @@
 package pipeline
 
 import (
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -132,5 +135,21 @@ func TestRepoConfigHarnesses(t *testing.T) {
 	}
 	if err := c.CheckHarnesses(nil); err == nil || !strings.Contains(err.Error(), `writer "claude-code": no such harness; want none (the service configures no harness)`) {
 		t.Errorf("a writer on a service without harnesses: %v", err)
+	}
+}
+
+// TestExampleConfigIsTheDefaults: docs/testfirst.example.yml, which the
+// README offers to copy, parses and says exactly the defaults.
+func TestExampleConfigIsTheDefaults(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "docs", "testfirst.example.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ParseRepoConfig(data)
+	if err != nil {
+		t.Fatalf("the example does not parse: %v", err)
+	}
+	if want := DefaultRepoConfig(); !reflect.DeepEqual(got, want) {
+		t.Errorf("the example says\n%+v\nthe defaults are\n%+v", got, want)
 	}
 }
