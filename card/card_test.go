@@ -1018,3 +1018,29 @@ func TestCardOfATicketTheWriterWorksOn(t *testing.T) {
 		t.Errorf("the card while the writer runs:\n%s", body)
 	}
 }
+
+// TestHomeShowsConfigProblemsToAdmins: a config error said on an issue is
+// also on the app's home page for the repository's admins and maintainers,
+// while the file stays broken; others do not see it.
+func TestHomeShowsConfigProblemsToAdmins(t *testing.T) {
+	f := newCardFixture(t, "labl: test-first\n")
+	if err := f.db.Tx(t.Context(), func(tx *db.Tx) error {
+		return tx.AppendAudit(t.Context(), db.AuditEvent{Actor: requester, Kind: pipeline.AuditConfigError,
+			Detail: []byte(`{"owner":"` + cardOwner + `","repo":"` + cardRepo + `","issue":4,"error":"unknown key labl"}`)})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for login, sees := range map[string]bool{"ada": true, "max": true, "wes": false, "sam": false} {
+		_, body, _ := f.signIn(t, login).get(t, "/")
+		got := strings.Contains(body, `id="config-problems"`) && strings.Contains(body, "labl") && strings.Contains(body, "/issues/4")
+		if got != sees {
+			t.Errorf("%s sees the config problem on the home page: %v, want %v", login, got, sees)
+		}
+	}
+	// Fixed on the default branch: gone once the cached file is read again.
+	f.gh.Commit(cardOwner, cardRepo, "main", map[string]string{"README.md": "# widgets\n", ".github/testfirst.yml": "label: test-first\n"})
+	f.clock.advance(2 * time.Minute)
+	if _, body, _ := f.signIn(t, "ada").get(t, "/"); strings.Contains(body, `id="config-problems"`) {
+		t.Error("the home page still shows a config problem that was fixed")
+	}
+}

@@ -2,6 +2,7 @@ package card
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -121,4 +122,57 @@ func (s *Service) waiting(ctx context.Context, viewer string, ct cardTicket, ite
 		}
 	}
 	return nil
+}
+
+// configProblemsLooked bounds the config errors the home page looks at.
+const configProblemsLooked = 100
+
+// ConfigProblems implements handlers.Cards: the repositories whose config
+// error was said on an issue, that viewer administers or maintains, and
+// whose file (read again, kept a minute) is still broken: the admin sees
+// it on the app's home page, not only on an issue.
+func (s *Service) ConfigProblems(ctx context.Context, viewer string) ([]handlers.ConfigProblem, error) {
+	var events []db.AuditEvent
+	if err := s.db.Tx(ctx, func(tx *db.Tx) error {
+		var err error
+		events, err = tx.RecentAudit(ctx, pipeline.AuditConfigError, configProblemsLooked)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []handlers.ConfigProblem
+	for _, e := range events {
+		var d struct {
+			Owner, Repo string
+			Issue       int
+		}
+		if json.Unmarshal(e.Detail, &d) != nil || d.Owner == "" {
+			continue
+		}
+		key := strings.ToLower(d.Owner + "/" + d.Repo)
+		if seen[key] {
+			continue // the newest says it
+		}
+		seen[key] = true
+		var repo db.Repository
+		if err := s.db.Tx(ctx, func(tx *db.Tx) error {
+			var err error
+			repo, err = tx.RepositoryByName(ctx, d.Owner, d.Repo)
+			return err
+		}); err != nil || !repo.RemovedAt.IsZero() {
+			continue
+		}
+		perm, err := s.permission(ctx, repo, viewer)
+		if err != nil || (perm != pipeline.PermAdmin && perm != pipeline.PermMaintain) {
+			continue
+		}
+		fc, err := s.repoConfig(ctx, repo)
+		if err != nil || fc.ParseError == nil {
+			continue // fixed since, or unknown now
+		}
+		out = append(out, handlers.ConfigProblem{Owner: repo.Owner, Repo: repo.Name, Error: fc.ParseError.Error(), Issue: d.Issue,
+			IssueURL: fmt.Sprintf("%s%s/%s/issues/%d", s.webURL, repo.Owner, repo.Name, d.Issue)})
+	}
+	return out, nil
 }

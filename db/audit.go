@@ -69,3 +69,32 @@ func (t *Tx) AuditLog(ctx context.Context, ticketID int64) ([]AuditEvent, error)
 	}
 	return es, nil
 }
+
+// RecentAudit lists the newest limit audit events of kind, newest first.
+func (t *Tx) RecentAudit(ctx context.Context, kind string, limit int) ([]AuditEvent, error) {
+	rs, err := t.q.query(ctx, "SELECT id, at, actor, ticket_id, kind, detail FROM audit_events WHERE kind = $1 ORDER BY id DESC LIMIT $2", kind, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read recent %s events: %w", kind, err)
+	}
+	defer rs.Close()
+	var es []AuditEvent
+	for rs.Next() {
+		var (
+			e      AuditEvent
+			ticket *int64
+			detail string
+		)
+		if err := rs.Scan(&e.ID, timeCol{&e.At}, &e.Actor, &ticket, &e.Kind, &detail); err != nil {
+			return nil, fmt.Errorf("read recent %s events: %w", kind, err)
+		}
+		if ticket != nil {
+			e.TicketID = *ticket
+		}
+		e.Detail = json.RawMessage(detail)
+		es = append(es, e)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("read recent %s events: %w", kind, err)
+	}
+	return es, nil
+}

@@ -210,7 +210,12 @@ func (c *Card) home(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, err)
 		return
 	}
-	c.render(w, r, http.StatusOK, "home", pageData{Title: "Your tickets", Viewer: viewer, Tickets: items, Install: c.install})
+	problems, err := c.cards.ConfigProblems(r.Context(), viewer)
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	c.render(w, r, http.StatusOK, "home", pageData{Title: "Your tickets", Viewer: viewer, Tickets: items, ConfigProblems: problems, Install: c.install})
 }
 
 // Path segments: GitHub's owner and repository names, positive numbers.

@@ -43,6 +43,10 @@ func (r *recordingCards) Card(ctx context.Context, viewer string, t TicketRef, k
 	return r.page, r.err
 }
 
+func (r *recordingCards) ConfigProblems(ctx context.Context, viewer string) ([]ConfigProblem, error) {
+	return nil, nil
+}
+
 func (r *recordingCards) TestsArchive(ctx context.Context, viewer string, t TicketRef, k int) ([]byte, error) {
 	r.record("archive " + viewer + " " + t.String())
 	return nil, ErrNotFound

@@ -32,12 +32,13 @@ type pageData struct {
 	Notice  string
 	Refusal string
 
-	Tickets   []TicketItem
-	Card      *CardPage
-	Summary   *TicketSummary
-	Files     []highlighted
-	Reference template.HTML
-	Grade     *GradePage
+	Tickets        []TicketItem
+	ConfigProblems []ConfigProblem
+	Card           *CardPage
+	Summary        *TicketSummary
+	Files          []highlighted
+	Reference      template.HTML
+	Grade          *GradePage
 	// Install is where to install the app, on the home page.
 	Install installLink
 	Audit   *AuditPage

@@ -17,6 +17,10 @@ import (
 type Cards interface {
 	// Tickets lists the open tickets viewer can act on, newest first.
 	Tickets(ctx context.Context, viewer string) ([]TicketItem, error)
+	// ConfigProblems lists the repositories viewer administers (admin or
+	// maintain) whose .github/testfirst.yml is broken now and was said so
+	// on an issue.
+	ConfigProblems(ctx context.Context, viewer string) ([]ConfigProblem, error)
 	// Card returns version k of the ticket's hidden tests as the card
 	// shows them; k 0 is the newest version. A ticket without versions
 	// gives a page whose Version is nil.
@@ -195,6 +199,15 @@ func (t TicketRef) Path() string { return pipeline.TicketPath(t.Owner, t.Repo, t
 
 // VersionPath is the card of version k.
 func (t TicketRef) VersionPath(k int) string { return pipeline.CardPath(t.Owner, t.Repo, t.Issue, k) }
+
+// ConfigProblem is a repository whose config file is broken: what is
+// wrong and the issue that was told.
+type ConfigProblem struct {
+	Owner, Repo string
+	Error       string
+	Issue       int
+	IssueURL    string
+}
 
 // TicketItem is one line of the ticket list.
 type TicketItem struct {

@@ -294,6 +294,13 @@ func TestConfigReadAgainOnNextEvent(t *testing.T) {
 			!strings.Contains(cs[0].Body, "then comment `/testfirst status` on this issue or edit it") {
 			t.Fatalf("comments %+v; want the config error, naming the valid keys and what to do", cs)
 		}
+		// Recorded for the app's home page, which shows the repository's
+		// admins the error while it lasts.
+		var es []db.AuditEvent
+		f.d.Tx(ctx, func(tx *db.Tx) error { es, _ = tx.RecentAudit(ctx, pipeline.AuditConfigError, 1); return nil })
+		if len(es) != 1 || !strings.Contains(string(es[0].Detail), fmt.Sprintf(`"issue":%d`, issue)) || !strings.Contains(string(es[0].Detail), "lable") {
+			t.Fatalf("audit %+v; want the config error recorded for issue %d", es, issue)
+		}
 		f.gh.Commit("octo-org", "app", "main", fixed)
 	}
 	opened := func(issue int, how string) {

@@ -87,8 +87,15 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 	case fc.ParseError != nil:
 		// The repository's config is wrong: say exactly what, where the
 		// requester looks.
-		_, err := gi.CreateComment(ctx, owner, name, p.Issue.Number, pipeline.ConfigErrorComment(fc.ParseError))
-		return retryOrCancel(err)
+		if _, err := gi.CreateComment(ctx, owner, name, p.Issue.Number, pipeline.ConfigErrorComment(fc.ParseError)); err != nil {
+			return retryOrCancel(err)
+		}
+		// Kept for the repository's admins, whom the app's home page
+		// tells while the file stays broken.
+		return w.db.Tx(ctx, func(tx *db.Tx) error {
+			return audit(ctx, tx, p.Sender.Login, 0, pipeline.AuditConfigError, map[string]any{
+				"installation": p.Installation.ID, "owner": owner, "repo": name, "issue": p.Issue.Number, "error": fc.ParseError.Error()})
+		})
 	}
 	cfg := fc.Config
 	if !slices.ContainsFunc(labels, func(l string) bool { return strings.EqualFold(l, cfg.Label) }) {

@@ -23,6 +23,11 @@ import (
 // from the default branch, never from a pull request's head.
 const RepoConfigPath = ".github/testfirst.yml"
 
+// AuditConfigError is the audit event of a repository's config error said
+// on an issue: the app's home page shows the repository's admins those
+// still broken.
+const AuditConfigError = "repository.config_error"
+
 // Approval policies.
 const (
 	// PolicySingle: the requester's approval is enough.
