@@ -43,9 +43,16 @@ func (t *Tx) AppendAudit(ctx context.Context, e AuditEvent) error {
 
 // AuditLog lists a ticket's audit events in the order they were written.
 func (t *Tx) AuditLog(ctx context.Context, ticketID int64) ([]AuditEvent, error) {
-	rs, err := t.q.query(ctx, "SELECT id, at, actor, ticket_id, kind, detail FROM audit_events WHERE ticket_id = $1 ORDER BY id", ticketID)
+	return t.auditEvents(ctx, fmt.Sprintf("read audit log of ticket %d", ticketID),
+		"SELECT id, at, actor, ticket_id, kind, detail FROM audit_events WHERE ticket_id = $1 ORDER BY id", ticketID)
+}
+
+// auditEvents runs query, which selects id, at, actor, ticket_id, kind
+// and detail, and returns its events; errors say what was being read.
+func (t *Tx) auditEvents(ctx context.Context, what, query string, args ...any) ([]AuditEvent, error) {
+	rs, err := t.q.query(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("read audit log of ticket %d: %w", ticketID, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer rs.Close()
 	var es []AuditEvent
@@ -56,7 +63,7 @@ func (t *Tx) AuditLog(ctx context.Context, ticketID int64) ([]AuditEvent, error)
 			detail string
 		)
 		if err := rs.Scan(&e.ID, timeCol{&e.At}, &e.Actor, &ticket, &e.Kind, &detail); err != nil {
-			return nil, fmt.Errorf("read audit log of ticket %d: %w", ticketID, err)
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		if ticket != nil {
 			e.TicketID = *ticket
@@ -65,36 +72,13 @@ func (t *Tx) AuditLog(ctx context.Context, ticketID int64) ([]AuditEvent, error)
 		es = append(es, e)
 	}
 	if err := rs.Err(); err != nil {
-		return nil, fmt.Errorf("read audit log of ticket %d: %w", ticketID, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return es, nil
 }
 
 // RecentAudit lists the newest limit audit events of kind, newest first.
 func (t *Tx) RecentAudit(ctx context.Context, kind string, limit int) ([]AuditEvent, error) {
-	rs, err := t.q.query(ctx, "SELECT id, at, actor, ticket_id, kind, detail FROM audit_events WHERE kind = $1 ORDER BY id DESC LIMIT $2", kind, limit)
-	if err != nil {
-		return nil, fmt.Errorf("read recent %s events: %w", kind, err)
-	}
-	defer rs.Close()
-	var es []AuditEvent
-	for rs.Next() {
-		var (
-			e      AuditEvent
-			ticket *int64
-			detail string
-		)
-		if err := rs.Scan(&e.ID, timeCol{&e.At}, &e.Actor, &ticket, &e.Kind, &detail); err != nil {
-			return nil, fmt.Errorf("read recent %s events: %w", kind, err)
-		}
-		if ticket != nil {
-			e.TicketID = *ticket
-		}
-		e.Detail = json.RawMessage(detail)
-		es = append(es, e)
-	}
-	if err := rs.Err(); err != nil {
-		return nil, fmt.Errorf("read recent %s events: %w", kind, err)
-	}
-	return es, nil
+	return t.auditEvents(ctx, "read recent "+kind+" events",
+		"SELECT id, at, actor, ticket_id, kind, detail FROM audit_events WHERE kind = $1 ORDER BY id DESC LIMIT $2", kind, limit)
 }

@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/client"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
@@ -132,17 +134,7 @@ func TestRescueLeavesAnotherServicesSandbox(t *testing.T) {
 	theirs := &rivertype.JobRow{ID: jobID, CreatedAt: created.Add(-3 * time.Second), Attempt: 1}
 	ours := &rivertype.JobRow{ID: jobID, CreatedAt: created, Attempt: 2, MaxAttempts: 3}
 	start := func(job *rivertype.JobRow) string {
-		resp, err := cli.ContainerCreate(context.Background(), &container.Config{Image: g.Image, Entrypoint: []string{"/bin/sleep", "1000"}, Labels: map[string]string{
-			sandbox.LabelSandbox: "1", sandbox.LabelDeadline: strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10),
-			sandbox.LabelJob: jobs.JobLabel(job), testLabel: t.Name(),
-		}}, &container.HostConfig{NetworkMode: "none"}, nil, nil, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cli.ContainerStart(context.Background(), resp.ID, container.StartOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		return resp.ID
+		return startSleeper(t, cli, g.Image, time.Now().Add(time.Hour), map[string]string{sandbox.LabelJob: jobs.JobLabel(job)})
 	}
 	other := start(theirs)
 	start(&rivertype.JobRow{ID: jobID, CreatedAt: created, Attempt: 1}) // our first attempt's, left by a dead replica
@@ -199,15 +191,7 @@ func TestSandboxSweepIsPeriodic(t *testing.T) {
 
 	// A dead process's sandbox, still running, its deadline two minutes
 	// gone.
-	resp, err := cli.ContainerCreate(ctx, &container.Config{Image: g.Image, Entrypoint: []string{"/bin/sleep", "1000"}, Labels: map[string]string{
-		sandbox.LabelSandbox: "1", sandbox.LabelDeadline: strconv.FormatInt(time.Now().Add(-2*time.Minute).Unix(), 10), testLabel: t.Name(),
-	}}, &container.HostConfig{NetworkMode: "none"}, nil, nil, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	startSleeper(t, cli, g.Image, time.Now().Add(-2*time.Minute), nil)
 	began := time.Now()
 	// Within the interval, and the seconds a loaded engine may take to
 	// kill and remove a container.
@@ -333,4 +317,21 @@ func sample(t *testing.T, reg *prometheus.Registry, name, reason string) (float6
 		}
 	}
 	return 0, false
+}
+
+// startSleeper starts a sandbox container of the test (labelled with its
+// name and more) that sleeps, its deadline at deadline, and returns its id.
+func startSleeper(t *testing.T, cli *client.Client, image string, deadline time.Time, more map[string]string) string {
+	t.Helper()
+	labels := map[string]string{sandbox.LabelSandbox: "1", sandbox.LabelDeadline: strconv.FormatInt(deadline.Unix(), 10), testLabel: t.Name()}
+	maps.Copy(labels, more)
+	resp, err := cli.ContainerCreate(context.Background(), &container.Config{Image: image, Entrypoint: []string{"/bin/sleep", "1000"}, Labels: labels},
+		&container.HostConfig{NetworkMode: "none"}, nil, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cli.ContainerStart(context.Background(), resp.ID, container.StartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return resp.ID
 }

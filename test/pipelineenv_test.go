@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"os/exec"
@@ -169,14 +168,7 @@ func (p *pipelineEnv) push(t *testing.T, author string, criteria map[string][]st
 // decide tickets the service manages.
 func (p *pipelineEnv) decide(t *testing.T, s *service, k int, digest, by, reason string) {
 	t.Helper()
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
-	p.gh.SignInWeb(by)
-	resp, err := c.Get(s.url + "/login")
-	if err != nil {
-		t.Fatalf("sign in as %s: %v", by, err)
-	}
-	resp.Body.Close()
+	c := p.signIn(t, s, by)
 	action, form := "approve", url.Values{"digest": {digest}}
 	if reason != "" {
 		action = "reject"
@@ -185,7 +177,7 @@ func (p *pipelineEnv) decide(t *testing.T, s *service, k int, digest, by, reason
 	path := fmt.Sprintf("%s/versions/%d/%s", pipelineTicketPath, k, action)
 	// The card decides once the version's base check made it ready.
 	for deadline := time.Now().Add(8 * time.Minute); ; time.Sleep(time.Second) {
-		resp, err = c.PostForm(s.url+path, form)
+		resp, err := c.PostForm(s.url+path, form)
 		if err != nil {
 			t.Fatalf("%s v%d: %v", action, k, err)
 		}
@@ -204,18 +196,11 @@ func (p *pipelineEnv) decide(t *testing.T, s *service, k int, digest, by, reason
 // and body of the service's page at link (a path, or a whole URL on s).
 func (p *pipelineEnv) page(t *testing.T, s *service, login, link string) (int, string) {
 	t.Helper()
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
-	p.gh.SignInWeb(login)
-	resp, err := c.Get(s.url + "/login")
-	if err != nil {
-		t.Fatalf("sign in as %s: %v", login, err)
-	}
-	resp.Body.Close()
+	c := p.signIn(t, s, login)
 	if strings.HasPrefix(link, "/") {
 		link = s.url + link
 	}
-	resp, err = c.Get(link)
+	resp, err := c.Get(link)
 	if err != nil {
 		t.Fatalf("GET %s as %s: %v", link, login, err)
 	}

@@ -1,0 +1,133 @@
+package test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/testfirst-app/testfirst/test/fakegithub"
+)
+
+// internalMessages are what no page may show a person: an error the
+// service did not mean to show, a template's leftovers, Go's formatting
+// of a missing value.
+var internalMessages = []string{"Something went wrong", "internal error", "There is nothing here", "panic", "<nil>", "%!", "{{", "map[", "0001-01-01"}
+
+// TestFourRolesWalkThePages walks the service in Chromium as each of the
+// four people who use it, from where each starts: the repository's admin
+// from the app's home, the requester from the card GitHub's comment links,
+// the implementer (who can only read the repository) from the waiting and
+// then the graded check run's Details, the reviewer (write access) from the
+// graded run's Details. On every page each reaches by following links of
+// the service, the page answers 200 for them and shows no internal
+// message; the tests' zip answers 200 to whoever is offered it.
+func TestFourRolesWalkThePages(t *testing.T) {
+	p := newPipelineEnv(t)
+	gh := p.gh
+	gh.AddIssue(pipeOwner, pipeRepo, 1, "alice", wordstatsIssue)
+	for login, role := range map[string]string{"ada": "admin", "alice": "write", "ian": "read", "rev": "write"} {
+		gh.SetPermission(pipeOwner, pipeRepo, login, role)
+	}
+	s := p.serve(t, "", "TESTFIRST_STORE_SYNC_INTERVAL=1s")
+	deliver := func(event, id string, body []byte) {
+		t.Helper()
+		if code := s.deliver(t, pipeSecret, event, id, body); code != http.StatusAccepted {
+			t.Fatalf("%s %s: %d", event, id, code)
+		}
+	}
+	deliver("issues", "walk-label", patchFixture(t, "issues/labeled.payload.json", map[string]any{
+		"label.name": "test-first", "issue.number": 1, "installation.id": 1, "sender.login": "alice",
+		"issue.title": "Word statistics", "issue.body": wordstatsIssue}))
+	p.comment(t, s, 1, "testfirst opened a ticket for #1")
+	k, digest := p.push(t, "writer-bot", nil)
+	p.comment(t, s, 1, "are ready for review")
+
+	// The implementer's early pull request waits.
+	gh.AddPull(pipeOwner, pipeRepo, 2, p.fixedSHA, pipeBranch, "Fixes #1", pipeOwner+"/"+pipeRepo)
+	deliver("pull_request", "walk-pr", patchFixture(t, "pull_request/opened.payload.json", map[string]any{
+		"number": 2, "pull_request.number": 2, "pull_request.body": "Fixes #1", "pull_request.head.sha": p.fixedSHA,
+		"pull_request.state": "open", "pull_request.user.login": "ian", "installation.id": 1}))
+	waiting := p.run(t, s, p.fixedSHA, "waiting", func(r fakegithub.CheckRun) bool { return r.Status == "queued" })
+	walk(t, p, s, "ian", waiting.DetailsURL)
+
+	p.decide(t, s, k, digest, "alice", "")
+	graded := p.run(t, s, p.fixedSHA, "graded", func(r fakegithub.CheckRun) bool { return r.Status == "completed" && r.Conclusion == "success" })
+
+	walk(t, p, s, "ada", s.url+"/")
+	walk(t, p, s, "alice", s.url+pipelineTicketPath)
+	walk(t, p, s, "ian", graded.DetailsURL)
+	walk(t, p, s, "rev", graded.DetailsURL)
+}
+
+// walkMax bounds the pages one role's walk opens.
+const walkMax = 40
+
+// walk signs in as login in a browser of its own and opens start, then
+// every page of the service s that the pages reached link to, breadth
+// first, up to walkMax: each must answer 200 and show no internal message.
+// A link to a download (tests.zip) is fetched, not opened. Links outside
+// the service (GitHub's pages) are not followed.
+func walk(t *testing.T, p *pipelineEnv, s *service, login, start string) {
+	t.Helper()
+	browser := browserContext(t)
+	p.gh.SignInWeb(login)
+	u, err := url.Parse(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step(t, browser, login+" signs in", chromedp.Navigate(s.url+"/login?next="+url.QueryEscape(u.RequestURI())), chromedp.WaitVisible("main"))
+	queue, seen := []string{start}, map[string]bool{start: true}
+	opened := 0
+	for len(queue) > 0 && opened < walkMax {
+		page := queue[0]
+		queue = queue[1:]
+		if strings.HasSuffix(page, ".zip") {
+			ctx, cancel := context.WithTimeout(browser, 30*time.Second)
+			status, err := chromedp.Run(ctx, chromedp.Evaluate[int](`fetch(`+jsString(page)+`).then(r => r.status)`, chromedp.EvalAwaitPromise))
+			cancel()
+			if err != nil || status != http.StatusOK {
+				t.Errorf("%s: %s answers %d, %v", login, page, status, err)
+			}
+			continue
+		}
+		opened++
+		step(t, browser, login+" opens "+page, chromedp.Navigate(page), chromedp.WaitVisible("main"))
+		status, err := chromedp.Run(browser, chromedp.Evaluate[int](`performance.getEntriesByType("navigation")[0].responseStatus`))
+		if err != nil || status != http.StatusOK {
+			t.Errorf("%s: %s answers %d, %v", login, page, status, err)
+		}
+		body := text(t, browser, "body")
+		for _, bad := range internalMessages {
+			if strings.Contains(body, bad) {
+				t.Errorf("%s: %s shows %q:\n%s", login, page, bad, body)
+			}
+		}
+		links, err := chromedp.Run(browser, chromedp.Evaluate[[]string](`[...document.querySelectorAll("a[href]")].map(a => a.href)`))
+		if err != nil {
+			t.Fatalf("%s: the links of %s: %v", login, page, err)
+		}
+		for _, l := range links {
+			l, _, _ = strings.Cut(l, "#")
+			if !strings.HasPrefix(l, s.url+"/") || seen[l] || strings.Contains(l, "/login") || strings.HasPrefix(l, s.url+"/static/") {
+				continue
+			}
+			seen[l] = true
+			queue = append(queue, l)
+		}
+	}
+	if opened < 2 {
+		t.Errorf("%s's walk from %s opened %d pages: nothing linked on", login, start, opened)
+	}
+	t.Logf("%s opened %d pages from %s", login, opened, filepath.Base(start))
+}
+
+// jsString quotes s as a JavaScript string literal.
+func jsString(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
+}
