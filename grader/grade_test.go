@@ -593,6 +593,9 @@ func TestGradeInput(t *testing.T) {
 				TestUID:     job.TestUID,
 				StdoutLimit: stdoutLimit,
 				StderrLimit: stderrLimit,
+				// The run says what it does, for whoever lists the engine's
+				// containers (a rescue, an operator).
+				Labels: map[string]string{sandbox.LabelMode: wrapper.ModePytest},
 			}
 			if diff := cmp.Diff(wantSpec, c.Spec); diff != "" {
 				t.Errorf("spec (-want +got):\n%s", diff)
