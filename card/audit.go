@@ -34,6 +34,9 @@ func (s *Service) Audit(ctx context.Context, viewer string, ref handlers.TicketR
 	}
 	info := s.ticketInfo(ct)
 	page := &handlers.AuditPage{Owner: ct.repo.Owner, Repo: ct.repo.Name, Ticket: &info}
+	if strings.ToLower(ct.perm) == pipeline.PermAdmin {
+		page.RepoAudit = pipeline.RepoAuditPath(ct.repo.Owner, ct.repo.Name)
+	}
 	s.fillAudit(page, es, func(int64) int { return ct.tk.IssueNumber }, f)
 	return page, nil
 }

@@ -121,6 +121,9 @@ type AuditPage struct {
 	Events        []AuditRow
 	// Total is how many events the log holds before filtering.
 	Total int
+	// RepoAudit is the repository's log, linked from a ticket's for the
+	// repository's admins; empty for others.
+	RepoAudit string
 }
 
 // AuditRow is one audit event.
