@@ -262,9 +262,19 @@ func TestSignInRefusals(t *testing.T) {
 	}
 
 	// next cannot send the browser off the site.
-	for _, next := range []string{"//evil.example/x", "https://evil.example", "/\\evil.example", "javascript:alert(1)"} {
+	// Browsers drop tabs and newlines from a URL and read a backslash as
+	// a slash, so each of these is "//evil.example/…" to them.
+	for _, next := range []string{"//evil.example/x", "https://evil.example", "/\\evil.example", "javascript:alert(1)",
+		"/\t/evil.example/phish", "/\n/evil.example", "/ /evil.example", "/\\/evil.example", "/%09/evil.example", "/tickets/../\t/evil.example",
+		"/nowhere", "/static/../../evil"} {
 		if resp := s.signIn(t, client(), "octocat", next); resp.Header.Get("Location") != "/" {
 			t.Errorf("next %q: to %q, want /", next, resp.Header.Get("Location"))
+		}
+	}
+	// The service's own pages are kept, with their query.
+	for _, next := range []string{"/", "/tickets/o/r/1", "/tickets/o/r/1/versions/2", "/grades/7", "/repos/o/r/audit", "/tickets/o/r/1/audit?kind=version."} {
+		if resp := s.signIn(t, client(), "octocat", next); resp.Header.Get("Location") != next {
+			t.Errorf("next %q: to %q, want it kept", next, resp.Header.Get("Location"))
 		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
+	"path"
 	"strings"
 	"time"
 )
@@ -113,11 +115,34 @@ func (c *cookies) viewer(r *http.Request) string {
 	return s.Login
 }
 
-// safeNext keeps a return path on this site: an absolute path that is
-// not protocol-relative, else "/".
+// safeNext keeps a return path on this site: the path of one of the
+// card's own pages (home, a ticket, a grade, a repository's audit log),
+// with its query, written and decoded without spaces, control characters
+// or backslashes, and clean; anything else is "/". Browsers drop tabs and
+// newlines from a URL and read a backslash as a slash, so "/\t/evil.example"
+// is "//evil.example" to them: off the site.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" || u.User != nil || !plainPath(next) || !plainPath(u.Path) {
+		return "/"
+	}
+	p := u.Path
+	if p != "/" && (path.Clean(p) != p || !(strings.HasPrefix(p, "/tickets/") || strings.HasPrefix(p, "/grades/") || strings.HasPrefix(p, "/repos/"))) {
 		return "/"
 	}
 	return next
+}
+
+// plainPath reports whether s starts with one slash, not two, and holds
+// no space, control character, backslash or non-ASCII byte.
+func plainPath(s string) bool {
+	if !strings.HasPrefix(s, "/") || strings.HasPrefix(s, "//") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
