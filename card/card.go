@@ -121,6 +121,16 @@ func (s *Service) resolve(ctx context.Context, viewer string, ref handlers.Ticke
 	return s.resolveFor(ctx, viewer, ref, pipeline.MayView)
 }
 
+// resolveToAct is resolve for a decision or an upload: the viewer's
+// permission is asked of GitHub now, not taken from the minute the card
+// keeps it, so access taken away a moment ago no longer acts.
+func (s *Service) resolveToAct(ctx context.Context, viewer string, ref handlers.TicketRef) (cardTicket, error) {
+	return s.resolveFor(context.WithValue(ctx, freshPermission{}, true), viewer, ref, pipeline.MayView)
+}
+
+// freshPermission, set in a context, makes permission ask GitHub again.
+type freshPermission struct{}
+
 // resolveFor is resolve with may deciding who sees the ticket.
 func (s *Service) resolveFor(ctx context.Context, viewer string, ref handlers.TicketRef, may func(perm string, requester bool) bool) (cardTicket, error) {
 	var ct cardTicket
@@ -174,6 +184,9 @@ func (s *Service) authorize(ctx context.Context, viewer string, ct *cardTicket, 
 // know has none.
 func (s *Service) permission(ctx context.Context, r db.Repository, login string) (string, error) {
 	key := fmt.Sprintf("%d/%s/%s/%s", r.InstallationID, strings.ToLower(r.Owner), strings.ToLower(r.Name), strings.ToLower(login))
+	if fresh, _ := ctx.Value(freshPermission{}).(bool); fresh {
+		s.perms.forget(key)
+	}
 	return s.perms.get(key, func() (string, error) {
 		gi, err := s.github.Installation(r.InstallationID)
 		if err != nil {

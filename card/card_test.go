@@ -1044,3 +1044,25 @@ func TestHomeShowsConfigProblemsToAdmins(t *testing.T) {
 		t.Error("the home page still shows a config problem that was fixed")
 	}
 }
+
+// TestRevokedMaintainerCannotActOnTheCachedPermission: a maintainer whose
+// access is taken away on GitHub cannot reject, approve or upload a moment
+// later on the permission the card kept for a minute: decisions and
+// uploads (the same resolveToAct) ask GitHub again.
+func TestRevokedMaintainerCannotActOnTheCachedPermission(t *testing.T) {
+	f := newCardFixture(t, "")
+	v := f.push(t, writerCriteria)
+	f.sync(t, v, &defaultCheck, true)
+	b := f.signIn(t, "max")
+	if code, _, _ := b.get(t, cardPath); code != http.StatusOK {
+		t.Fatalf("the maintainer's card: %d", code)
+	}
+	f.gh.SetPermission(cardOwner, cardRepo, "max", "read")
+	code, _, _ := b.post(t, cardPath+"/versions/1/reject", url.Values{"digest": {v.Digest}, "reason": {"not tested enough"}})
+	if code == http.StatusSeeOther {
+		t.Errorf("a maintainer revoked a moment ago rejected v1 on the cached permission")
+	}
+	if got, _ := f.store.Version(t.Context(), f.st, 1); got.Decision != nil {
+		t.Errorf("v1 was decided: %+v", got.Decision)
+	}
+}

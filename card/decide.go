@@ -73,7 +73,7 @@ func mirror(ctx context.Context, tx *db.Tx, ticketID int64, v store.Version) (db
 // digest. When the signature completes the approval under the
 // repository's policy, the store records the decision, then the database.
 func (s *Service) Approve(ctx context.Context, viewer string, ref handlers.TicketRef, k int, digest string) (handlers.Decided, error) {
-	ct, err := s.resolve(ctx, viewer, ref)
+	ct, err := s.resolveToAct(ctx, viewer, ref)
 	if err != nil {
 		return "", err
 	}
@@ -209,7 +209,7 @@ func (s *Service) Reject(ctx context.Context, viewer string, ref handlers.Ticket
 	if reason == "" {
 		return "", handlers.Refusef("A rejection needs a reason: say what the writer should change.")
 	}
-	ct, err := s.resolve(ctx, viewer, ref)
+	ct, err := s.resolveToAct(ctx, viewer, ref)
 	if err != nil {
 		return "", err
 	}

@@ -51,7 +51,7 @@ func (s *Service) UploadForm(ctx context.Context, viewer string, ref handlers.Ti
 // one, written by the viewer; the store sync then mirrors it and starts
 // its base check.
 func (s *Service) Upload(ctx context.Context, viewer string, ref handlers.TicketRef, u handlers.Upload) (int, error) {
-	ct, err := s.resolve(ctx, viewer, ref)
+	ct, err := s.resolveToAct(ctx, viewer, ref)
 	if err != nil {
 		return 0, err
 	}
