@@ -385,3 +385,34 @@ func TestRecordDeliveries(t *testing.T) {
 		}
 	})
 }
+
+// TestSQLiteFilesAreTheOwners: the database holds grade reports (runner
+// output quoting hidden tests, for the requester only) and sessions' audit;
+// its file and the WAL beside it are readable by the service's user only,
+// whatever the umask, and a file an older version made 0644 is narrowed.
+func TestSQLiteFilesAreTheOwners(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.db")
+	if err := os.WriteFile(old, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{filepath.Join(dir, "new.db"), old} {
+		d, err := Open(t.Context(), "sqlite://"+path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Migrate(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{path, path + "-wal"} {
+			st, err := os.Stat(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m := st.Mode().Perm(); m != 0o600 {
+				t.Errorf("%s is %v, want 0600", filepath.Base(f), m)
+			}
+		}
+		d.Close()
+	}
+}

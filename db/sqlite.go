@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -78,6 +79,15 @@ func openSQLite(ctx context.Context, rest string) (*sqliteEngine, error) {
 	if err := pool.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || !strings.EqualFold(mode, "wal") {
 		_ = pool.Close()
 		return nil, fmt.Errorf("open SQLite %s: journal mode is %q, not WAL (%v): put the file on a local filesystem", path, mode, err)
+	}
+	// The database holds what only the requester may read (grade reports
+	// quote hidden tests): its files are the service user's alone,
+	// whatever the umask or an older version made them.
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chmod(f, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+			_ = pool.Close()
+			return nil, fmt.Errorf("open SQLite %s: make %s readable by its owner only: %w", path, f, err)
+		}
 	}
 	// An insert-only client: it validates and inserts jobs, never works them.
 	rc, err := river.NewClient(riversqlite.New(pool), &river.Config{})
