@@ -15,6 +15,7 @@ const (
 	ResultIgnored      = "ignored"
 	ResultBadSignature = "bad_signature"
 	ResultTooLarge     = "too_large"
+	ResultBusy         = "busy"
 	ResultMalformed    = "malformed"
 	ResultError        = "error"
 )

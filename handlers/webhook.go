@@ -21,18 +21,32 @@ type Intake interface {
 	Accept(ctx context.Context, d github.Delivery) (duplicate bool, err error)
 }
 
+// A body is read before its signature can be checked, so anyone who can
+// reach the service makes it hold what they send. Bodies up to
+// largeBodyFrom bytes (every delivery of the events the app subscribes to,
+// in practice) are read as they come; larger ones, or ones of unknown
+// length, maxLargeBodies at a time, the rest refused at once with 503:
+// GitHub then shows a failed delivery, and the redelivery sweep asks for
+// it again.
+const (
+	largeBodyFrom  = 1 << 20
+	maxLargeBodies = 2
+)
+
 // Webhook is the POST /webhook handler.
 type Webhook struct {
 	secrets [][]byte
 	intake  Intake
 	metrics *Metrics
 	log     *slog.Logger
+	// large holds a token per large body being read.
+	large chan struct{}
 }
 
 // NewWebhook returns the webhook handler. Every secret verifies a delivery
 // (rotation); with none, every delivery is refused.
 func NewWebhook(secrets [][]byte, intake Intake, metrics *Metrics, log *slog.Logger) *Webhook {
-	return &Webhook{secrets: secrets, intake: intake, metrics: metrics, log: log}
+	return &Webhook{secrets: secrets, intake: intake, metrics: metrics, log: log, large: make(chan struct{}, maxLargeBodies)}
 }
 
 func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -50,6 +64,19 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, msg, status)
 	}
 
+	if r.ContentLength > MaxWebhookBody {
+		answer(http.StatusRequestEntityTooLarge, ResultTooLarge, "payload larger than 25 MiB")
+		return
+	}
+	if r.ContentLength < 0 || r.ContentLength > largeBodyFrom {
+		select {
+		case h.large <- struct{}{}:
+			defer func() { <-h.large }()
+		default:
+			answer(http.StatusServiceUnavailable, ResultBusy, "too many large deliveries are being read; try again")
+			return
+		}
+	}
 	body, tooLarge, err := github.ReadBody(http.MaxBytesReader(w, r.Body, MaxWebhookBody+1), MaxWebhookBody, r.ContentLength)
 	var maxErr *http.MaxBytesError
 	switch {

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -313,4 +314,61 @@ func FuzzWebhook(f *testing.F) {
 			t.Fatal("no answer")
 		}
 	})
+}
+
+// TestWebhookBoundsLargeUnverifiedBodies: bodies are read before their
+// signature can be checked, so large ones are read a few at a time. Posts
+// that hold the large-body reads (slow, 20 MiB each, signed with anything)
+// leave the next large post refused at once with 503, while a delivery of
+// the usual size is still read and recorded; without the bound every one
+// of them is read into memory together.
+func TestWebhookBoundsLargeUnverifiedBodies(t *testing.T) {
+	h := newHarness("s3cret")
+	srv := httptest.NewServer(h.h)
+	defer srv.Close()
+	const large, holders = 20 << 20, 4
+	held := make([]*io.PipeWriter, 0, holders)
+	done := make(chan int, holders)
+	for range holders {
+		pr, pw := io.Pipe()
+		held = append(held, pw)
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, pr)
+		req.ContentLength = large
+		req.Header.Set("X-GitHub-Event", "issues")
+		req.Header.Set("X-Hub-Signature-256", "sha256="+strings.Repeat("0", 64))
+		go func() {
+			resp, err := http.DefaultClient.Do(req)
+			if err == nil {
+				resp.Body.Close()
+				done <- resp.StatusCode
+				return
+			}
+			done <- 0
+		}()
+		pw.Write(make([]byte, 1<<20)) // the read has begun
+	}
+	defer func() {
+		for _, pw := range held {
+			pw.CloseWithError(io.ErrUnexpectedEOF)
+		}
+	}()
+	time.Sleep(500 * time.Millisecond) // every holder's read is under way
+
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader(make([]byte, large)))
+	req.Header.Set("X-GitHub-Event", "issues")
+	req.Header.Set("X-Hub-Signature-256", "sha256="+strings.Repeat("0", 64))
+	begin := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || time.Since(begin) > 5*time.Second {
+		t.Errorf("a large post while %d are read: %d after %s; want 503 at once", holders, resp.StatusCode, time.Since(begin))
+	}
+
+	body := fixture(t, "issues", "labeled.payload.json")
+	if rec := h.post("issues", "d-small", body, sign("s3cret", body)); rec.Code != http.StatusAccepted {
+		t.Errorf("a delivery of the usual size while large ones are read: %d", rec.Code)
+	}
 }
