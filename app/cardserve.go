@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -53,11 +54,29 @@ func mountCard(ctx context.Context, mux *http.ServeMux, cfg Config, d *db.DB, cl
 	}
 	svc := card.NewService(d, st.writer, clients, hook, card.WithMetrics(reg), card.WithLogger(log), card.WithGitHubURL(cfg.WebURL()))
 	h, err := handlers.NewCard(svc, oauth, handlers.CardConfig{PublicURL: cfg.PublicURL, SessionKey: key, Log: log,
-		AppName: app.Name, InstallURL: github.InstallURL(app.HTMLURL)})
+		AppName: app.Name, InstallURL: github.InstallURL(app.HTMLURL), Sessions: endedSessions{d}})
 	if err != nil {
 		return err
 	}
 	h.Register(mux)
 	log.InfoContext(ctx, "approval card on", "sign_in_callback", cfg.PublicURL+handlers.OAuthCallbackPath)
 	return nil
+}
+
+// endedSessions keeps the card's signed-out sessions in the database,
+// which every replica reads (handlers.Sessions).
+type endedSessions struct{ d *db.DB }
+
+func (e endedSessions) End(ctx context.Context, id string, until time.Time) error {
+	return e.d.Tx(ctx, func(tx *db.Tx) error { return tx.EndSession(ctx, id, until) })
+}
+
+func (e endedSessions) Ended(ctx context.Context, id string) (bool, error) {
+	var ended bool
+	err := e.d.Tx(ctx, func(tx *db.Tx) error {
+		var err error
+		ended, err = tx.SessionEnded(ctx, id)
+		return err
+	})
+	return ended, err
 }

@@ -416,3 +416,24 @@ func TestSQLiteFilesAreTheOwners(t *testing.T) {
 		d.Close()
 	}
 }
+
+// TestEndedSessions: a signed-out session is known as ended to every
+// replica reading the database, until its cookie would have expired.
+func TestEndedSessions(t *testing.T) {
+	forEachEngine(t, true, func(t *testing.T, d *DB) {
+		ctx := t.Context()
+		if err := d.Tx(ctx, func(tx *Tx) error { return tx.EndSession(ctx, "abc", time.Now().Add(time.Hour)) }); err != nil {
+			t.Fatal(err)
+		}
+		for id, want := range map[string]bool{"abc": true, "abd": false} {
+			var got bool
+			if err := d.Tx(ctx, func(tx *Tx) error { var err error; got, err = tx.SessionEnded(ctx, id); return err }); err != nil || got != want {
+				t.Errorf("SessionEnded(%q) = %v, %v; want %v", id, got, err, want)
+			}
+		}
+		// Ending again is no error.
+		if err := d.Tx(ctx, func(tx *Tx) error { return tx.EndSession(ctx, "abc", time.Now().Add(time.Hour)) }); err != nil {
+			t.Error(err)
+		}
+	})
+}

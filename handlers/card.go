@@ -30,7 +30,10 @@ type CardConfig struct {
 	// AppName and InstallURL name the app and where to install it on
 	// repositories: the home page keeps offering it.
 	AppName, InstallURL string
-	Log                 *slog.Logger
+	// Sessions remembers signed-out sessions; in this process's memory
+	// when nil (one replica only).
+	Sessions Sessions
+	Log      *slog.Logger
 }
 
 // Card serves the approval card: sign-in with GitHub, the ticket list,
@@ -47,6 +50,7 @@ type Card struct {
 	csrf     *http.CrossOriginProtection
 	pages    *pages
 	install  installLink
+	sessions Sessions
 	log      *slog.Logger
 }
 
@@ -88,7 +92,11 @@ func NewCard(cards Cards, signIn SignIn, cfg CardConfig) (*Card, error) {
 		csrf:     csrf,
 		pages:    p,
 		install:  installLink{Name: cfg.AppName, URL: cfg.InstallURL},
+		sessions: cfg.Sessions,
 		log:      log,
+	}
+	if c.sessions == nil {
+		c.sessions = &processSessions{}
 	}
 	csrf.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.log.WarnContext(r.Context(), "cross-origin post refused", "path", r.URL.Path, "origin", r.Header.Get("Origin"), "sec_fetch_site", r.Header.Get("Sec-Fetch-Site"))
@@ -139,7 +147,7 @@ func headers(h http.Handler) http.Handler {
 // to sign in (for every path alike, so nothing is confirmed) and answers
 // anything else 404.
 func (c *Card) requireViewer(w http.ResponseWriter, r *http.Request) (string, bool) {
-	if v := c.cookies.viewer(r); v != "" {
+	if v := c.viewer(r); v != "" {
 		return v, true
 	}
 	if r.Method == http.MethodGet {
@@ -184,7 +192,12 @@ func (c *Card) loginCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	exp := c.cookies.now().Add(c.ttl)
-	if err := c.cookies.set(w, sessionCookie, "/", &session{Login: u.Login, UserID: u.ID, Expires: exp.Unix()}, exp); err != nil {
+	id, err := newSessionID()
+	if err != nil {
+		c.fail(w, r, err)
+		return
+	}
+	if err := c.cookies.set(w, sessionCookie, "/", &session{ID: id, Login: u.Login, UserID: u.ID, Expires: exp.Unix()}, exp); err != nil {
 		c.fail(w, r, err)
 		return
 	}
@@ -194,13 +207,39 @@ func (c *Card) loginCallback(w http.ResponseWriter, r *http.Request) {
 
 // logout ends the session.
 func (c *Card) logout(w http.ResponseWriter, r *http.Request) {
+	if s, ok := c.cookies.session(r); ok {
+		// Ended on the server: a copy of the cookie signs no one in.
+		if err := c.sessions.End(r.Context(), s.ID, time.Unix(s.Expires, 0)); err != nil {
+			c.fail(w, r, err)
+			return
+		}
+	}
 	c.cookies.clear(w, sessionCookie, "/")
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
+// viewer is the signed-in login of the request, "" when nobody is signed
+// in or the session was signed out. A store that cannot answer signs
+// nobody in: the page asks to sign in again.
+func (c *Card) viewer(r *http.Request) string {
+	s, ok := c.cookies.session(r)
+	if !ok {
+		return ""
+	}
+	ended, err := c.sessions.Ended(r.Context(), s.ID)
+	if err != nil {
+		c.log.ErrorContext(r.Context(), "read signed-out sessions", "err", err)
+		return ""
+	}
+	if ended {
+		return ""
+	}
+	return s.Login
+}
+
 // home lists the tickets the viewer can act on, or offers to sign in.
 func (c *Card) home(w http.ResponseWriter, r *http.Request) {
-	viewer := c.cookies.viewer(r)
+	viewer := c.viewer(r)
 	if viewer == "" {
 		c.render(w, r, http.StatusOK, "signin", pageData{Title: "Sign in", Install: c.install})
 		return
@@ -478,7 +517,7 @@ func (c *Card) fail(w http.ResponseWriter, r *http.Request, err error) {
 
 // error renders the error page.
 func (c *Card) error(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	c.render(w, r, status, "error", pageData{Title: http.StatusText(status), Viewer: c.cookies.viewer(r), Status: status, Message: msg})
+	c.render(w, r, status, "error", pageData{Title: http.StatusText(status), Viewer: c.viewer(r), Status: status, Message: msg})
 }
 
 func equalStrings(a, b string) bool {

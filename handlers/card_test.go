@@ -217,9 +217,18 @@ func TestSignIn(t *testing.T) {
 	if resp, _ := do(t, c, "POST", s.srv.URL+"/logout", url.Values{}, "Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("cross-site logout: %d", resp.StatusCode)
 	}
+	copied := *sess // what someone who saw the cookie keeps
 	resp, _ = do(t, c, "POST", s.srv.URL+"/logout", url.Values{}, "Origin", s.srv.URL, "Sec-Fetch-Site", "same-origin")
 	if ck := cookieNamed(resp, sessionCookie); resp.StatusCode != http.StatusSeeOther || ck == nil || ck.MaxAge >= 0 {
 		t.Errorf("logout: %d, cookie %+v", resp.StatusCode, ck)
+	}
+	// The signed-out session is over on the server too: a copy of its
+	// cookie signs no one in.
+	other := client()
+	u, _ := url.Parse(s.srv.URL)
+	other.Jar.SetCookies(u, []*http.Cookie{{Name: copied.Name, Value: copied.Value, Path: "/"}})
+	if _, body := do(t, other, "GET", s.srv.URL+"/", nil); !strings.Contains(body, "Sign in with GitHub") {
+		t.Error("a copy of the session's cookie still signs in after logout")
 	}
 	if _, body := do(t, c, "GET", s.srv.URL+"/", nil); !strings.Contains(body, "Sign in with GitHub") {
 		t.Error("still signed in after logout")

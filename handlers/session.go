@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -10,6 +12,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -35,11 +38,63 @@ type cookies struct {
 	now    func() time.Time
 }
 
-// session is who is signed in, until when.
+// session is who is signed in, until when; ID names the sign-in, so that
+// signing out ends it on the server (Sessions) and not only in the browser.
 type session struct {
+	ID      string `json:"d"`
 	Login   string `json:"l"`
 	UserID  int64  `json:"i"`
 	Expires int64  `json:"e"`
+}
+
+// Sessions remembers the sign-ins that ended before their cookie expired
+// (signed out), for as long as the cookie would be valid: every replica of
+// the service must refuse a copy of a signed-out session's cookie.
+type Sessions interface {
+	// End records that sign-in id ended; it need not be kept past until.
+	End(ctx context.Context, id string, until time.Time) error
+	// Ended reports whether sign-in id ended.
+	Ended(ctx context.Context, id string) (bool, error)
+}
+
+// processSessions is Sessions in this process's memory: enough for one
+// replica (and the tests of this package); the service uses its
+// database.
+type processSessions struct {
+	mu    sync.Mutex
+	ended map[string]time.Time
+}
+
+func (p *processSessions) End(_ context.Context, id string, until time.Time) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ended == nil {
+		p.ended = map[string]time.Time{}
+	}
+	now := time.Now()
+	for k, u := range p.ended {
+		if now.After(u) {
+			delete(p.ended, k)
+		}
+	}
+	p.ended[id] = until
+	return nil
+}
+
+func (p *processSessions) Ended(_ context.Context, id string) (bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.ended[id]
+	return ok, nil
+}
+
+// newSessionID is a random name for a sign-in.
+func newSessionID() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
 // signIn is a sign-in under way: the state GitHub must send back and the
@@ -108,11 +163,21 @@ func (s *signIn) expiry() int64  { return s.Expires }
 
 // viewer returns the signed-in login, or "" when nobody is signed in.
 func (c *cookies) viewer(r *http.Request) string {
-	var s session
-	if c.get(r, sessionCookie, &s) != nil || s.Login == "" {
+	s, ok := c.session(r)
+	if !ok {
 		return ""
 	}
 	return s.Login
+}
+
+// session reads the request's session; a cookie without a sign-in's id
+// (made before sign-ins had one) cannot be ended, and is refused.
+func (c *cookies) session(r *http.Request) (session, bool) {
+	var s session
+	if c.get(r, sessionCookie, &s) != nil || s.Login == "" || s.ID == "" {
+		return session{}, false
+	}
+	return s, true
 }
 
 // safeNext keeps a return path on this site: the path of one of the

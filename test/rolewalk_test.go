@@ -1,13 +1,16 @@
 package test
 
 import (
+	"io"
 	mapkeys "maps"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -58,6 +61,29 @@ func TestFourRolesWalkThePages(t *testing.T) {
 
 	p.decide(t, s, k, digest, "alice", "")
 	graded := p.run(t, s, p.fixedSHA, "graded", func(r fakegithub.CheckRun) bool { return r.Status == "completed" && r.Conclusion == "success" })
+
+	// Signing out ends the session on the service: a copy of its cookie,
+	// taken before, signs no one in.
+	c := p.signIn(t, s, "rev")
+	home, _ := url.Parse(s.url + "/")
+	copied := c.Jar.Cookies(home)
+	req, _ := http.NewRequest(http.MethodPost, s.url+"/logout", nil)
+	req.Header.Set("Origin", s.url)
+	if resp, err := c.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("sign out: %v %v", resp, err)
+	}
+	jar, _ := cookiejar.New(nil)
+	jar.SetCookies(home, copied)
+	other := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	if resp, err := other.Get(s.url + "/"); err != nil {
+		t.Fatal(err)
+	} else {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), "Sign in with GitHub") {
+			t.Errorf("a copy of a signed-out session's cookie still signs in:\n%s", body)
+		}
+	}
 
 	// Each reaches what its role needs, and nothing it may not have.
 	for _, tt := range []struct {
