@@ -105,25 +105,23 @@ func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers
 		page.Reproduce = reproduceCommand(g.PRNumber, g.HeadSHA, g.VersionNumber, r.Settings)
 		page.TestsArchive = pipeline.TestsArchivePath(ct.repo.Owner, ct.repo.Name, ct.tk.IssueNumber, g.VersionNumber)
 	}
-	if g.VersionNumber > 0 {
-		var st versionState
-		if err := s.db.Tx(ctx, func(tx *db.Tx) error {
-			var err error
-			st, err = s.versionState(ctx, tx, ct.tk.ID, g.VersionNumber)
-			return err
-		}); err != nil {
-			return nil, err
-		}
-		page.Approval = approvalView(st)
-	}
-	var attempts []db.GradeAttempt
+	var (
+		st       versionState
+		attempts []db.GradeAttempt
+	)
 	if err := s.db.Tx(ctx, func(tx *db.Tx) error {
 		var err error
+		if g.VersionNumber > 0 {
+			if st, err = s.versionState(ctx, tx, ct.tk.ID, g.VersionNumber); err != nil {
+				return err
+			}
+		}
 		attempts, err = tx.GradeAttempts(ctx, g.ID)
 		return err
 	}); err != nil {
 		return nil, err
 	}
+	page.Approval = approvalView(st)
 	for _, a := range attempts {
 		page.Attempts = append(page.Attempts, handlers.AttemptView{Attempt: a.Attempt, State: string(a.State), Verdict: a.Verdict, Trust: a.Trust,
 			Passed: a.Passed, Total: a.Total, Finished: a.FinishedAt})
@@ -211,14 +209,7 @@ func approvalView(st versionState) *handlers.ApprovalView {
 	for _, s := range st.sigs {
 		a.Signers = append(a.Signers, handlers.Signature{Login: s.ApprovedBy, At: s.ApprovedAt, ReviewSeconds: s.ReviewSeconds, Fast: s.Fast})
 	}
-	if c := st.check; c != nil {
-		a.Tests, a.Guards = len(c.Tests), len(c.Base.GuardTests)
-		if c.Reference != nil {
-			a.Mutation = c.Reference.Mutation.Summary()
-		}
-		if c.Twins != nil {
-			a.Twinned, a.TwinsOf = c.Twins.Twinned, c.Twins.Of
-		}
-	}
+	f := pipeline.NewApprovalFacts(nil, st.check) // the signatures are shown with their time
+	a.Tests, a.Guards, a.Mutation, a.Twinned, a.TwinsOf = f.Tests, f.Guards, f.Mutation.Summary(), f.Twinned, f.TwinsOf
 	return a
 }

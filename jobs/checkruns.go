@@ -742,21 +742,15 @@ func approvalFacts(ctx context.Context, d *db.DB, ticket int64, number int) (*pi
 		if err != nil {
 			return err
 		}
-		a = &pipeline.ApprovalFacts{}
+		var signers []pipeline.SignerFact
 		for _, s := range sigs {
-			a.Signers = append(a.Signers, pipeline.SignerFact{Login: s.ApprovedBy, ReviewSeconds: s.ReviewSeconds, Fast: s.Fast})
+			signers = append(signers, pipeline.SignerFact{Login: s.ApprovedBy, ReviewSeconds: s.ReviewSeconds, Fast: s.Fast})
 		}
 		check, err := pipeline.ParseCheck(row.Check)
-		if err != nil || check == nil {
-			return nil // the signatures alone
+		if err != nil {
+			check = nil // the signatures alone
 		}
-		a.Tests, a.Guards = len(check.Tests), len(check.Base.GuardTests)
-		if check.Reference != nil {
-			a.Mutation = check.Reference.Mutation
-		}
-		if check.Twins != nil {
-			a.Twinned, a.TwinsOf = check.Twins.Twinned, check.Twins.Of
-		}
+		a = pipeline.NewApprovalFacts(signers, check)
 		return nil
 	})
 	return a, err

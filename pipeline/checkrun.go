@@ -52,6 +52,24 @@ type ApprovalFacts struct {
 	Twinned, TwinsOf int
 }
 
+// NewApprovalFacts gathers the facts of a version from its signers and its
+// base check (nil when it has not run): the one reading of them the check
+// run and the grade page share.
+func NewApprovalFacts(signers []SignerFact, check *VersionCheck) *ApprovalFacts {
+	a := &ApprovalFacts{Signers: signers}
+	if check == nil {
+		return a
+	}
+	a.Tests, a.Guards = len(check.Tests), len(check.Base.GuardTests)
+	if check.Reference != nil {
+		a.Mutation = check.Reference.Mutation
+	}
+	if check.Twins != nil {
+		a.Twinned, a.TwinsOf = check.Twins.Twinned, check.Twins.Of
+	}
+	return a
+}
+
 // SignerFact is one signature of the approved version.
 type SignerFact struct {
 	Login         string
