@@ -297,7 +297,7 @@ func TestSessionCookie(t *testing.T) {
 		if ck != nil {
 			req.AddCookie(ck)
 		}
-		return s.card.cookies.viewer(req)
+		return s.card.viewer(req)
 	}
 	if v := viewer(good); v != "octocat" {
 		t.Fatalf("viewer %q", v)

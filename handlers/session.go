@@ -161,15 +161,6 @@ func (c *cookies) mac(name, payload string) []byte {
 func (s *session) expiry() int64 { return s.Expires }
 func (s *signIn) expiry() int64  { return s.Expires }
 
-// viewer returns the signed-in login, or "" when nobody is signed in.
-func (c *cookies) viewer(r *http.Request) string {
-	s, ok := c.session(r)
-	if !ok {
-		return ""
-	}
-	return s.Login
-}
-
 // session reads the request's session; a cookie without a sign-in's id
 // (made before sign-ins had one) cannot be ended, and is refused.
 func (c *cookies) session(r *http.Request) (session, bool) {
