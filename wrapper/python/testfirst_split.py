@@ -1,0 +1,968 @@
+"""testfirst's split grading, the trusted side: a pytest plugin that runs the
+hidden tests here while every module of the tree under test runs in another
+process (testfirst_tree), as another uid, behind a socket.
+
+The wrapper starts pytest as the grader uid, with the hidden tests readable
+only by that uid, the standard library and the image's own packages on
+sys.path and nothing of the tree; the tree's process cannot read this one's
+memory, files or descriptors. An import this interpreter cannot satisfy
+from the standard library, the runner or the hidden tests is asked of the
+tree's process and becomes a module of proxies.
+
+What crosses the socket (frames: a 4-byte big-endian length, UTF-8 JSON):
+
+- values of exact builtin types cross by value and are rebuilt here with
+  this interpreter's own types: None, bool, int (hex), float, complex, str,
+  bytes, bytearray, tuple, list, dict, set, frozenset, and a few value types
+  of the standard library (dates, times, Decimal, Fraction, UUID, paths,
+  range, slice);
+- a tree object whose class subclasses one of those crosses with the
+  builtin value it holds: it is an instance of a local stand-in class that
+  subclasses the builtin, so comparing, hashing and testing it uses the
+  value, never the tree's methods;
+- any other tree object crosses by reference, as a proxy whose class is a
+  local stand-in for the tree's class (isinstance, pytest.raises, the class's
+  name work); its attributes, calls and the operations its class defines are
+  asked of the tree;
+- an object of the tests handed to the tree crosses as a handle the tree can
+  call, iterate and ask for public attributes, nothing else: no frames,
+  globals, modules, classes, or the runner's own objects.
+
+An assertion's expected operand is never sent to the tree, except to a
+tree object's own comparison (==, <, in, truth): that answer is recorded as
+decided by the tree, with the test's id. The decoder takes the peer for
+hostile: every value is checked and bounded (size, depth, count), and a
+malformed frame, an unknown reference or an answer nobody asked for breaks
+the channel, which fails every later test closed with the reason.
+
+At the end the plugin writes its report (per test: the decisions the tree
+made) as JSON to the descriptor TESTFIRST_SPLIT_REPORT_FD names.
+"""
+
+import base64
+import binascii
+import builtins
+import datetime
+import decimal
+import fractions
+import importlib.abc
+import importlib.machinery
+import json
+import logging
+import os
+import pathlib
+import re
+import select
+import socket
+import struct
+import sys
+import types
+import uuid
+import warnings
+
+import pytest
+
+SOCKET_FD_ENV = "TESTFIRST_SPLIT_FD"
+REPORT_FD_ENV = "TESTFIRST_SPLIT_REPORT_FD"
+TIMEOUT_ENV = "TESTFIRST_SPLIT_TIMEOUT"
+HIDDEN = os.environ.get("TESTFIRST_SPLIT_HIDDEN", "/hidden").rstrip("/") + "/"
+
+MAX_FRAME = 64 << 20
+MAX_NODES = 2_000_000
+MAX_DEPTH = 200
+MAX_INT_HEX = 1 << 20
+MAX_CLASSES = 100_000
+
+# The operations whose answer decides an assertion when the tree gives it.
+DECISIONS = frozenset(("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__", "__bool__"))
+# Operations a value-holding stand-in answers from its value, never the tree.
+VALUE_OPS = frozenset(("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__contains__", "__bool__", "__len__"))
+FORWARDED = frozenset("""
+__eq__ __ne__ __lt__ __le__ __gt__ __ge__ __hash__ __bool__ __len__ __iter__
+__next__ __reversed__ __contains__ __getitem__ __setitem__ __delitem__
+__call__ __str__ __repr__ __format__ __int__ __float__ __index__ __complex__
+__bytes__ __enter__ __exit__ __fspath__ __add__ __radd__ __sub__ __rsub__
+__mul__ __rmul__ __truediv__ __rtruediv__ __floordiv__ __rfloordiv__ __mod__
+__rmod__ __pow__ __rpow__ __and__ __rand__ __or__ __ror__ __xor__ __rxor__
+__lshift__ __rlshift__ __rshift__ __rrshift__ __matmul__ __rmatmul__ __neg__
+__pos__ __abs__ __invert__ __round__ __iadd__ __isub__ __imul__ __ior__
+__iand__
+""".split())
+
+# Builtins the tree may name ("bt"): classes, and two constants.
+_BUILTINS = {name: obj for name, obj in vars(builtins).items() if isinstance(obj, type)}
+_BUILTINS["Ellipsis"] = Ellipsis
+_BUILTINS["NotImplemented"] = NotImplemented
+_VALUE_BASES = {"bool": bool, "int": int, "float": float, "complex": complex, "str": str, "bytes": bytes,
+                "tuple": tuple, "list": list, "dict": dict, "set": set, "frozenset": frozenset}
+
+# Top-level modules of the runner: always this interpreter's own.
+_RUNNER = {"pytest", "_pytest", "pluggy", "iniconfig", "packaging", "attr", "attrs", "py", "exceptiongroup",
+           "tomli", "testfirst_split", "testfirst_syspath", "testfirst_tree"}
+
+_HEX = re.compile(r"-?[0-9a-f]+\Z")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.<>]*\Z")
+
+
+class ProtocolError(Exception):
+    """The code under test broke the split's protocol; the grade fails
+    closed."""
+
+
+class TreeStopped(ProtocolError):
+    pass
+
+
+class _Channel:
+    def __init__(self, sock):
+        self.sock = sock
+        self.broken = None
+        self.seq = 0
+        self.classes = {}      # rid -> stand-in class
+        self.descs = {}        # rid -> description not yet built
+        self.proxies = {}      # rid -> proxy
+        self.handles = {}      # hid -> object of the tests
+        self.handle_ids = {}   # id(object) -> hid
+        self.depth = 0
+        self.pending = None    # an assertion a callback raised
+        self.env = dict(os.environ)
+        self.cwd = None
+        self.requests = 0
+        self.test = None
+        self.tests = {}
+        timeout = os.environ.get(TIMEOUT_ENV)
+        sock.settimeout(float(timeout) if timeout else None)
+        hello = self.read()
+        if hello.get("t") != "hello":
+            self.fail("the code under test's process did not start: %r" % (hello.get("t"),))
+
+    # Framing.
+
+    def fail(self, why):
+        if self.broken is None:
+            self.broken = why
+        raise ProtocolError(why)
+
+    def write(self, msg):
+        data = json.dumps(msg, separators=(",", ":"), allow_nan=False).encode()
+        try:
+            self.sock.sendall(struct.pack(">I", len(data)) + data)
+        except OSError as e:
+            self.fail("the code under test's process is gone (%s)" % e.strerror)
+
+    def read(self):
+        head = self._exactly(4)
+        n = struct.unpack(">I", head)[0]
+        if n > MAX_FRAME:
+            self.fail("the code under test sent a frame of %d bytes (at most %d)" % (n, MAX_FRAME))
+        try:
+            msg = json.loads(self._exactly(n))
+        except (ValueError, RecursionError) as e:
+            self.fail("the code under test sent a frame that is not JSON: %s" % (str(e)[:200],))
+        if type(msg) is not dict or type(msg.get("t")) is not str:
+            self.fail("the code under test sent a frame without a type")
+        classes = msg.get("classes")
+        if classes is not None:
+            if type(classes) is not dict or len(self.descs) + len(self.classes) + len(classes) > MAX_CLASSES:
+                self.fail("the code under test described its classes wrongly")
+            for k, desc in classes.items():
+                rid = _rid(k, self)
+                if rid in self.classes or rid in self.descs:
+                    self.fail("the code under test described class %d twice" % rid)
+                self.descs[rid] = _check_desc(desc, self)
+        return msg
+
+    def _exactly(self, n):
+        buf = bytearray()
+        while len(buf) < n:
+            try:
+                chunk = self.sock.recv(min(n - len(buf), 1 << 20))
+            except socket.timeout:
+                self.fail("the code under test did not answer within %s s" % os.environ.get(TIMEOUT_ENV))
+            except OSError as e:
+                self.fail("the code under test's process is gone (%s)" % e.strerror)
+            if not chunk:
+                self.broken = self.broken or "the code under test's process ended"
+                raise TreeStopped(self.broken)
+            buf += chunk
+        return bytes(buf)
+
+    def drain(self):
+        """Takes what the tree sent while nobody asked: output, log records
+        and warnings are its own; anything else is a protocol error (a
+        second answer, a forked process answering)."""
+        while select.select([self.sock], [], [], 0)[0]:
+            msg = self.read()
+            if not self.side(msg):
+                self.fail("the code under test sent %r when nothing was asked" % msg["t"])
+
+    # Requests.
+
+    def request(self, msg):
+        if self.broken:
+            raise ProtocolError(self.broken)
+        if self.depth == 0:
+            self.drain()
+        self.seq += 1
+        q = msg["q"] = self.seq
+        cwd = os.getcwd() if _cwd_ok() else None
+        if cwd and cwd != self.cwd:
+            msg["cwd"] = self.cwd = cwd
+        env = dict(os.environ)
+        if env != self.env:
+            msg["env"] = {k: env.get(k) for k in set(env) | set(self.env) if env.get(k) != self.env.get(k)}
+            self.env = env
+        self.requests += 1
+        self.depth += 1
+        try:
+            self.write(msg)
+            while True:
+                ans = self.read()
+                t = ans["t"]
+                if t in ("ret", "exc"):
+                    if ans.get("q") != q:
+                        self.fail("the code under test answered request %r while %d was asked" % (ans.get("q"), q))
+                    if t == "ret":
+                        value = self.dec(ans.get("v"))
+                        break
+                    raise self.dec_exception(ans.get("v"))
+                if self.side(ans):
+                    continue
+                if t in ("cb", "cbget", "cbiter", "cbnext"):
+                    self.callback(ans)
+                    continue
+                self.fail("the code under test sent an unknown frame %r" % t)
+        finally:
+            self.depth -= 1
+            if self.depth == 0 and self.pending is not None:
+                pending, self.pending = self.pending, None
+                raise pending
+        return value
+
+    def side(self, msg):
+        t = msg["t"]
+        if t == "out":
+            stream = sys.stdout if msg.get("s") == "stdout" else sys.stderr
+            d = msg.get("d")
+            if type(d) is not str:
+                self.fail("the code under test sent output that is not text")
+            stream.write(d)
+            return True
+        if t == "log":
+            _log(msg, self)
+            return True
+        if t == "warn":
+            cls = self.dec(msg.get("c"))
+            if not (isinstance(cls, type) and issubclass(cls, Warning)):
+                cls = UserWarning
+            warnings.warn_explicit(str(msg.get("m"))[:10000], cls, str(msg.get("f")), _int(msg.get("l"), self), module="")
+            return True
+        return False
+
+    def callback(self, msg):
+        t = msg["t"]
+        hid = msg.get("h")
+        obj = self.handles.get(hid) if type(hid) is int else None
+        if obj is None:
+            self.fail("the code under test named an object of the tests it was never given")
+        try:
+            if t == "cb":
+                args = self.dec(msg.get("a"))
+                kwargs = self.dec(msg.get("k"))
+                if type(args) is not list or type(kwargs) is not dict or not all(type(k) is str for k in kwargs):
+                    self.fail("the code under test called a callback with malformed arguments")
+                result = obj(*args, **kwargs)
+            elif t == "cbget":
+                name = msg.get("n")
+                if type(name) is not str or name.startswith("_") or not _attributes_allowed(obj):
+                    raise AttributeError("an object of the tests gives the code under test no attribute %r" % (name,))
+                result = getattr(obj, name)
+            elif t == "cbiter":
+                result = iter(obj)
+            else:
+                result = next(obj)
+            out = {"t": "cbret", "v": self.enc(result)}
+        except ProtocolError:
+            raise
+        except BaseException as e:
+            if isinstance(e, (AssertionError, pytest.fail.Exception, pytest.skip.Exception, pytest.xfail.Exception)) and self.pending is None:
+                self.pending = e
+            name = type(e).__name__ if _BUILTINS.get(type(e).__name__) is type(e) else None
+            out = {"t": "cbexc", "c": name}
+        self.write(out)
+
+    # Values: this side to the tree.
+
+    def enc(self, v, depth=0):
+        if depth > MAX_DEPTH:
+            raise ValueError("a value too deeply nested to hand to the code under test")
+        t = type(v)
+        if v is None or t is bool or t is str:
+            return v
+        if t is int:
+            return ["i", format(v, "x")]
+        if t is float:
+            return ["f", repr(v)]
+        if t is complex:
+            return ["c", repr(v.real), repr(v.imag)]
+        if t is bytes:
+            return ["y", base64.b64encode(v).decode()]
+        if t is bytearray:
+            return ["ba", base64.b64encode(bytes(v)).decode()]
+        if t in (tuple, list, set, frozenset):
+            return [{tuple: "t", list: "l", set: "s", frozenset: "fs"}[t], [self.enc(x, depth + 1) for x in v]]
+        if t is dict:
+            return ["d", [[self.enc(k, depth + 1), self.enc(x, depth + 1)] for k, x in v.items()]]
+        rid = _rid_of(v)
+        if rid is not None:
+            return ["r", rid]
+        if v is Ellipsis or v is NotImplemented:
+            return ["bt", "Ellipsis" if v is Ellipsis else "NotImplemented"]
+        if isinstance(v, type) and _BUILTINS.get(v.__name__) is v:
+            return ["bt", v.__name__]
+        std = _std_enc(v, t, lambda x: self.enc(x, depth + 1))
+        if std is not None:
+            return std
+        if isinstance(v, (str, bytes, int, float, tuple, list, dict, set, frozenset)) and t.__module__ in ("builtins", "collections", "enum"):
+            return self.enc(_plain(v), depth)
+        if isinstance(v, (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType, types.CellType)):
+            raise TypeError("a %s of the tests cannot be handed to the code under test" % t.__name__)
+        hid = self.handle_ids.get(id(v))
+        if hid is None or self.handles.get(hid) is not v:
+            hid = len(self.handles) + 1
+            self.handles[hid] = v
+            self.handle_ids[id(v)] = hid
+        return ["h", hid]
+
+    # Values: the tree to this side. The peer is hostile: every part is
+    # checked, and anything unexpected breaks the channel.
+
+    def dec(self, v):
+        budget = [MAX_NODES]
+        try:
+            return self._dec(v, 0, budget)
+        except RecursionError:
+            self.fail("the code under test sent a value nested too deep")
+
+    def _dec(self, v, depth, budget):
+        budget[0] -= 1
+        if budget[0] < 0:
+            self.fail("the code under test sent a value of more than %d parts" % MAX_NODES)
+        if depth > MAX_DEPTH:
+            self.fail("the code under test sent a value nested deeper than %d" % MAX_DEPTH)
+        if v is None or v is True or v is False or type(v) is str:
+            return v
+        if type(v) is not list or not v or type(v[0]) is not str:
+            self.fail("the code under test sent a malformed value")
+        tag, n = v[0], len(v)
+        if tag == "i" and n == 2:
+            return _hex(v[1], self)
+        if tag == "f" and n == 2:
+            return _float(v[1], self)
+        if tag == "c" and n == 3:
+            return complex(_float(v[1], self), _float(v[2], self))
+        if tag in ("y", "ba") and n == 2:
+            data = _b64(v[1], self)
+            return data if tag == "y" else bytearray(data)
+        if tag in ("t", "l", "s", "fs") and n == 2 and type(v[1]) is list:
+            items = [self._dec(x, depth + 1, budget) for x in v[1]]
+            if tag == "t":
+                return tuple(items)
+            if tag == "l":
+                return items
+            try:
+                return set(items) if tag == "s" else frozenset(items)
+            except TypeError:
+                self.fail("the code under test sent a set of unhashable values")
+        if tag == "d" and n == 2 and type(v[1]) is list:
+            out = {}
+            for pair in v[1]:
+                if type(pair) is not list or len(pair) != 2:
+                    self.fail("the code under test sent a malformed dict")
+                k = self._dec(pair[0], depth + 1, budget)
+                try:
+                    out[k] = self._dec(pair[1], depth + 1, budget)
+                except TypeError:
+                    self.fail("the code under test sent a dict with an unhashable key")
+            return out
+        if tag == "bt" and n == 2 and type(v[1]) is str and v[1] in _BUILTINS:
+            return _BUILTINS[v[1]]
+        if tag == "k" and n == 2:
+            return self.standin(_rid(v[1], self))
+        if tag == "r" and n == 3:
+            rid = _rid(v[1], self)
+            p = self.proxies.get(rid)
+            if p is not None:
+                return p
+            cls = self._dec(v[2], depth + 1, budget)
+            return self.proxy(rid, cls)
+        if tag == "sub" and n == 4:
+            rid = _rid(v[1], self)
+            p = self.proxies.get(rid)
+            if p is not None:
+                return p
+            cls = self._dec(v[2], depth + 1, budget)
+            value = self._dec(v[3], depth + 1, budget)
+            return self.valued(rid, cls, value)
+        if tag == "x" and n == 5:
+            return self.dec_exception(v, depth, budget)
+        if tag == "h" and n == 2:
+            hid = v[1]
+            if type(hid) is not int or hid not in self.handles:
+                self.fail("the code under test forged a reference to an object of the tests")
+            return self.handles[hid]
+        if tag == "std" and n == 3 and type(v[1]) is str:
+            try:
+                return _std_dec(v[1], v[2], lambda x: self._dec(x, depth + 1, budget))
+            except (TypeError, ValueError, OverflowError, IndexError, decimal.InvalidOperation):
+                self.fail("the code under test sent a malformed %s" % v[1][:40])
+        self.fail("the code under test sent a value with an unknown tag %r" % (tag[:40],))
+
+    def dec_exception(self, v, depth=0, budget=None):
+        budget = budget or [MAX_NODES]
+        if type(v) is not list or len(v) != 5 or v[0] != "x" or type(v[4]) is not str:
+            self.fail("the code under test sent a malformed exception")
+        cls = self._dec(v[1], depth + 1, budget)
+        args = self._dec(v[2], depth + 1, budget)
+        if not (isinstance(cls, type) and issubclass(cls, BaseException)) or type(args) is not tuple:
+            self.fail("the code under test raised something that is not an exception")
+        rid = _rid(v[3], self)
+        if rid in self.proxies:
+            e = self.proxies[rid]
+            if not isinstance(e, BaseException):
+                self.fail("the code under test sent a reference of one kind as another")
+            return e
+        if issubclass(cls, (KeyboardInterrupt, SystemExit, GeneratorExit)) and getattr(cls, "_tf_rid", None) is not None:
+            cls = RuntimeError
+        try:
+            e = cls.__new__(cls, *args)
+            BaseException.__init__(e, *args)
+        except Exception:
+            e = cls.__new__(cls)
+        if getattr(cls, "_tf_rid", None) is not None:
+            object.__setattr__(e, "_tf_rid", rid)
+            self.proxies[rid] = e
+        if v[4]:
+            try:
+                e.add_note("in the code under test:\n" + v[4][-8000:])
+            except Exception:
+                pass
+        return e
+
+    # Stand-ins and proxies.
+
+    def standin(self, rid):
+        cls = self.classes.get(rid)
+        if cls is not None:
+            return cls
+        desc = self.descs.pop(rid, None)
+        if desc is None:
+            self.fail("the code under test referred to class %d without describing it" % rid)
+        budget = [MAX_NODES]
+        bases = []
+        for b in desc["bases"]:
+            base = self._dec(b, 1, budget)
+            if not isinstance(base, type):
+                self.fail("the code under test gave a class a base that is not a class")
+            bases.append(base)
+        value = _VALUE_BASES.get(desc["value"]) if desc["value"] else None
+        ns = {"__module__": desc["module"], "__qualname__": desc["qualname"], "__doc__": None,
+              "_tf_rid": rid, "_tf_value": value, "_tf_attrs": frozenset(desc["attrs"])}
+        for name in desc["dunders"]:
+            if name in FORWARDED and not (value is not None and name in VALUE_OPS):
+                ns[name] = _forwarder(name)
+        if value is None and "__repr__" not in ns:
+            ns["__repr__"] = _forwarder("__repr__")
+        if value is None and not desc["exception"]:
+            ns["__getattr__"] = _getattr
+            ns["__setattr__"] = _setattr
+            ns["__delattr__"] = _delattr
+            if "__eq__" not in ns:
+                ns["__hash__"] = object.__hash__
+        else:
+            ns["__getattr__"] = _getattr
+        if desc["exception"] and not any(issubclass(b, BaseException) for b in bases):
+            self.fail("the code under test described an exception class without an exception base")
+        try:
+            cls = _metaclass(desc["meta"])(desc["name"], tuple(bases) or (object,), ns)
+        except TypeError:
+            # The local stand-ins of the bases cannot be combined (a layout
+            # of the tree's that needs its own classes): keep the builtin
+            # the class holds values of, or the exception it is.
+            fallback = value or next((b for b in bases if issubclass(b, BaseException)), object)
+            if not isinstance(fallback, type) or _BUILTINS.get(fallback.__name__) is not fallback:
+                fallback = Exception if desc["exception"] else object
+            cls = _metaclass(desc["meta"])(desc["name"], (fallback,), ns)
+        self.classes[rid] = cls
+        self.proxies[rid] = cls
+        return cls
+
+    def proxy(self, rid, cls):
+        if not isinstance(cls, _RemoteMeta) or cls._tf_value is not None:
+            self.fail("the code under test sent an object of a class it did not describe")
+        if issubclass(cls, BaseException):
+            self.fail("the code under test sent an exception as a plain object")
+        if cls.__name__ == "module" and cls.__module__ == "builtins":
+            p = _RemoteModule("<module of the code under test>")
+            object.__setattr__(p, "_tf_rid", rid)
+        else:
+            p = object.__new__(cls)
+            object.__setattr__(p, "_tf_rid", rid)
+        self.proxies[rid] = p
+        return p
+
+    def valued(self, rid, cls, value):
+        if not isinstance(cls, _RemoteMeta) or cls._tf_value is None or type(value) is not cls._tf_value:
+            self.fail("the code under test sent a value of a class that does not hold one")
+        base = cls._tf_value
+        try:
+            if base in (list, dict, set):
+                p = base.__new__(cls)
+                base.__init__(p, value)
+            else:
+                p = base.__new__(cls, value)
+            object.__setattr__(p, "_tf_rid", rid)
+        except Exception as e:
+            self.fail("the code under test sent a value its class cannot hold: %s" % type(e).__name__)
+        self.proxies[rid] = p
+        return p
+
+    def record(self, name, obj):
+        if self.test is None:
+            return
+        kind = "%s %s" % (name, type(obj).__name__)
+        t = self.tests.setdefault(self.test, {})
+        t[kind] = t.get(kind, 0) + 1
+
+
+_channel = None
+
+
+def _ch():
+    if _channel is None:
+        raise ProtocolError("split grading is not running")
+    return _channel
+
+
+def _rid(v, ch):
+    if type(v) is str and v.isdigit() and len(v) < 12:
+        v = int(v)
+    if type(v) is not int or v <= 0:
+        ch.fail("the code under test sent a malformed reference")
+    return v
+
+
+def _rid_of(v):
+    try:
+        d = object.__getattribute__(v, "__dict__")
+    except (AttributeError, TypeError):
+        return getattr(type(v), "_tf_rid", None) if isinstance(v, _RemoteMeta) else None
+    rid = d.get("_tf_rid") if isinstance(v, _RemoteMeta) or isinstance(type(v), _RemoteMeta) or isinstance(v, _RemoteModule) else None
+    if rid is None and isinstance(v, _RemoteMeta):
+        rid = v.__dict__.get("_tf_rid")
+    return rid
+
+
+def _int(v, ch):
+    if type(v) is not int:
+        ch.fail("the code under test sent a malformed number")
+    return v
+
+
+def _hex(v, ch):
+    if type(v) is not str or len(v) > MAX_INT_HEX or not _HEX.match(v):
+        ch.fail("the code under test sent a malformed int")
+    return int(v, 16)
+
+
+def _float(v, ch):
+    if type(v) is not str or len(v) > 64:
+        ch.fail("the code under test sent a malformed float")
+    try:
+        return float(v)
+    except ValueError:
+        ch.fail("the code under test sent a malformed float")
+
+
+def _b64(v, ch):
+    if type(v) is not str:
+        ch.fail("the code under test sent malformed bytes")
+    try:
+        return base64.b64decode(v, validate=True)
+    except (binascii.Error, ValueError):
+        ch.fail("the code under test sent malformed bytes")
+
+
+def _check_desc(desc, ch):
+    ok = (type(desc) is dict and type(desc.get("name")) is str and type(desc.get("qualname")) is str
+          and type(desc.get("module")) is str and type(desc.get("bases")) is list and len(desc["bases"]) <= 64
+          and type(desc.get("dunders")) is list and all(type(d) is str for d in desc["dunders"])
+          and type(desc.get("attrs")) is list and len(desc["attrs"]) <= 10000 and all(type(a) is str for a in desc["attrs"])
+          and (desc.get("value") is None or desc.get("value") in _VALUE_BASES) and type(desc.get("exception")) is bool
+          and type(desc.get("meta")) is list and set(desc["meta"]) <= {"__iter__", "__len__", "__getitem__", "__contains__"})
+    if not ok:
+        ch.fail("the code under test described a class wrongly")
+    for k in ("name", "qualname", "module"):
+        if len(desc[k]) > 1000 or "\x00" in desc[k]:
+            ch.fail("the code under test described a class wrongly")
+    if not desc["name"].isidentifier():
+        desc["name"] = "RemoteClass"
+    return desc
+
+
+def _std_enc(v, t, enc):
+    if t is datetime.date:
+        return ["std", "date", v.isoformat()]
+    if t is datetime.datetime and v.tzinfo is None:
+        return ["std", "datetime", v.isoformat()]
+    if t is datetime.datetime and v.tzinfo is datetime.timezone.utc:
+        return ["std", "datetime_utc", v.replace(tzinfo=None).isoformat()]
+    if t is datetime.time and v.tzinfo is None:
+        return ["std", "time", v.isoformat()]
+    if t is datetime.timedelta:
+        return ["std", "timedelta", [v.days, v.seconds, v.microseconds]]
+    if t is decimal.Decimal:
+        return ["std", "decimal", str(v)]
+    if t is fractions.Fraction:
+        return ["std", "fraction", [format(v.numerator, "x"), format(v.denominator, "x")]]
+    if t is uuid.UUID:
+        return ["std", "uuid", str(v)]
+    if t in (pathlib.PosixPath, pathlib.PurePosixPath):
+        return ["std", "path" if t is pathlib.PosixPath else "purepath", str(v)]
+    if t is range:
+        return ["std", "range", [format(v.start, "x"), format(v.stop, "x"), format(v.step, "x")]]
+    if t is slice:
+        return ["std", "slice", [enc(v.start), enc(v.stop), enc(v.step)]]
+    return None
+
+
+def _std_dec(kind, v, dec):
+    def s(x):
+        if type(x) is not str or len(x) > 200:
+            raise ValueError(kind)
+        return x
+
+    def h(x):
+        if type(x) is not str or len(x) > MAX_INT_HEX or not _HEX.match(x):
+            raise ValueError(kind)
+        return int(x, 16)
+
+    if kind == "date":
+        return datetime.date.fromisoformat(s(v))
+    if kind == "datetime":
+        return datetime.datetime.fromisoformat(s(v))
+    if kind == "datetime_utc":
+        return datetime.datetime.fromisoformat(s(v)).replace(tzinfo=datetime.timezone.utc)
+    if kind == "time":
+        return datetime.time.fromisoformat(s(v))
+    if kind == "timedelta":
+        if type(v) is not list or len(v) != 3 or not all(type(x) is int for x in v):
+            raise ValueError(kind)
+        return datetime.timedelta(days=v[0], seconds=v[1], microseconds=v[2])
+    if kind == "decimal":
+        return decimal.Decimal(s(v))
+    if kind == "fraction":
+        if type(v) is not list or len(v) != 2:
+            raise ValueError(kind)
+        return fractions.Fraction(h(v[0]), h(v[1]))
+    if kind == "uuid":
+        return uuid.UUID(s(v))
+    if kind in ("path", "purepath"):
+        if type(v) is not str or len(v) > 1 << 16:
+            raise ValueError(kind)
+        return pathlib.PosixPath(v) if kind == "path" else pathlib.PurePosixPath(v)
+    if kind == "range":
+        if type(v) is not list or len(v) != 3:
+            raise ValueError(kind)
+        return range(h(v[0]), h(v[1]), h(v[2]))
+    if kind == "slice":
+        if type(v) is not list or len(v) != 3:
+            raise ValueError(kind)
+        return slice(dec(v[0]), dec(v[1]), dec(v[2]))
+    raise ValueError(kind)
+
+
+def _plain(v):
+    for base in (bool, int, float, str, bytes, tuple, list, dict, set, frozenset):
+        if isinstance(v, base):
+            return base(v) if base is not str else str.__str__(v)
+    return v
+
+
+def _cwd_ok():
+    try:
+        os.getcwd()
+        return True
+    except OSError:
+        return False
+
+
+def _attributes_allowed(obj):
+    """Whether the tree may read public attributes of an object of the
+    tests: never of modules, classes, functions' innards, frames, code,
+    generators, or anything of the runner."""
+    if isinstance(obj, (type, types.ModuleType, types.FrameType, types.CodeType, types.TracebackType,
+                        types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType, types.FunctionType,
+                        types.BuiltinFunctionType, types.MethodType, types.CellType)):
+        return False
+    mod = getattr(type(obj), "__module__", "") or ""
+    top = mod.partition(".")[0]
+    return top not in _RUNNER
+
+
+def _log(msg, ch):
+    name, level = msg.get("n"), msg.get("lv")
+    if type(name) is not str or type(level) is not int or type(msg.get("m")) is not str:
+        ch.fail("the code under test sent a malformed log record")
+    logger = logging.getLogger(name[:1000] or None)
+    if not logger.isEnabledFor(level):
+        return
+    record = logger.makeRecord(logger.name, level, str(msg.get("f"))[:1000], msg.get("l") if type(msg.get("l")) is int else 0,
+                               msg["m"], None, None, str(msg.get("fn"))[:1000])
+    if type(msg.get("x")) is str:
+        record.exc_text = msg["x"]
+    logger.handle(record)
+
+
+# Proxies.
+
+class _RemoteMeta(type):
+    """The class of every stand-in for a tree class."""
+
+    def __call__(cls, *args, **kwargs):
+        rid = cls.__dict__.get("_tf_rid")
+        if rid is None:
+            raise TypeError("split grading cannot run a subclass the tests made of %s, a class of the code under test"
+                            % cls.__mro__[1].__name__)
+        return _ch().request({"t": "call", "r": rid, "a": _ch().enc(list(args)), "k": _ch().enc(kwargs)})
+
+    def __getattr__(cls, name):
+        rid = cls.__dict__.get("_tf_rid")
+        if rid is None or name.startswith("_tf_"):
+            raise AttributeError(name)
+        return _ch().request({"t": "getattr", "r": rid, "n": name})
+
+    def __setattr__(cls, name, value):
+        rid = cls.__dict__.get("_tf_rid")
+        if rid is None or name.startswith("__") or name.startswith("_tf_"):
+            return type.__setattr__(cls, name, value)
+        _ch().request({"t": "setattr", "r": rid, "n": name, "v": _ch().enc(value)})
+
+    def __delattr__(cls, name):
+        rid = cls.__dict__.get("_tf_rid")
+        if rid is None or name.startswith("__"):
+            return type.__delattr__(cls, name)
+        _ch().request({"t": "delattr", "r": rid, "n": name})
+
+    def __instancecheck__(cls, obj):
+        return type.__instancecheck__(cls, obj)
+
+    def __repr__(cls):
+        return "<class '%s.%s' of the code under test>" % (cls.__module__, cls.__qualname__)
+
+
+def _meta_op(name):
+    def op(cls, *args):
+        ch = _ch()
+        result = ch.request({"t": "op", "r": cls.__dict__["_tf_rid"], "n": name, "a": ch.enc(list(args))})
+        if name == "__contains__":
+            ch.record(name, cls)
+        return result
+    op.__name__ = name
+    return op
+
+
+_metaclasses = {}
+
+
+def _metaclass(ops):
+    """The stand-in metaclass for a tree class whose own metaclass defines
+    ops (an Enum's iteration, length, lookup by name)."""
+    ops = frozenset(ops)
+    if not ops:
+        return _RemoteMeta
+    meta = _metaclasses.get(ops)
+    if meta is None:
+        meta = _metaclasses[ops] = type("_RemoteMeta", (_RemoteMeta,), {n: _meta_op(n) for n in ops})
+    return meta
+
+
+def _self_rid(self):
+    try:
+        return object.__getattribute__(self, "_tf_rid")
+    except AttributeError:
+        raise ProtocolError("a proxy without a reference") from None
+
+
+def _forwarder(name):
+    if name == "__call__":
+        def call(self, *args, **kwargs):
+            ch = _ch()
+            return ch.request({"t": "call", "r": _self_rid(self), "a": ch.enc(list(args)), "k": ch.enc(kwargs)})
+        return call
+
+    def op(self, *args):
+        ch = _ch()
+        result = ch.request({"t": "op", "r": _self_rid(self), "n": name, "a": ch.enc(list(args))})
+        if name in DECISIONS and result is not NotImplemented:
+            ch.record(name, self)
+        if name == "__hash__" and type(result) is not int:
+            ch.fail("the code under test answered a hash that is not an int")
+        return result
+    op.__name__ = name
+    return op
+
+
+def _getattr(self, name):
+    if name.startswith("_tf_"):
+        raise AttributeError(name)
+    return _ch().request({"t": "getattr", "r": _self_rid(self), "n": name})
+
+
+def _setattr(self, name, value):
+    if name.startswith("_tf_"):
+        return object.__setattr__(self, name, value)
+    _ch().request({"t": "setattr", "r": _self_rid(self), "n": name, "v": _ch().enc(value)})
+
+
+def _delattr(self, name):
+    _ch().request({"t": "delattr", "r": _self_rid(self), "n": name})
+
+
+class _RemoteModule(types.ModuleType):
+    """A module of the tree: its attributes are asked of the tree. The
+    import system's own attributes (__spec__, __path__, …) stay here."""
+
+    def __getattr__(self, name):
+        if name.startswith("_tf_") or (name.startswith("__") and name not in ("__all__", "__version__", "__file__")):
+            raise AttributeError(name)
+        return _ch().request({"t": "getattr", "r": object.__getattribute__(self, "_tf_rid"), "n": name})
+
+    def __setattr__(self, name, value):
+        if name.startswith("__") or name.startswith("_tf_"):
+            return object.__setattr__(self, name, value)
+        if isinstance(value, _RemoteModule):
+            # The import system binding a submodule to its package: the
+            # tree's own import did that already.
+            return object.__setattr__(self, name, value)
+        _ch().request({"t": "setattr", "r": object.__getattribute__(self, "_tf_rid"), "n": name, "v": _ch().enc(value)})
+
+    def __delattr__(self, name):
+        if name.startswith("__"):
+            return object.__delattr__(self, name)
+        _ch().request({"t": "delattr", "r": object.__getattribute__(self, "_tf_rid"), "n": name})
+
+    def __repr__(self):
+        return "<module %r of the code under test>" % (self.__dict__.get("__name__"),)
+
+
+# Imports.
+
+def _local(fullname):
+    top = fullname.partition(".")[0]
+    if top in sys.stdlib_module_names or top in _RUNNER:
+        return True
+    mod = sys.modules.get(top)
+    if mod is not None:
+        return not isinstance(mod, _RemoteModule)
+    spec = importlib.machinery.PathFinder.find_spec(top)
+    return spec is not None and (spec.origin or "").startswith(HIDDEN) or spec is not None and any(
+        str(p).startswith(HIDDEN) for p in (spec.submodule_search_locations or ()))
+
+
+class _Loader(importlib.abc.Loader):
+    def __init__(self, module):
+        self.module = module
+
+    def create_module(self, spec):
+        return self.module
+
+    def exec_module(self, module):
+        pass
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    """Imports every module that is not the standard library's, the
+    runner's or the hidden tests' own in the tree's process."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if _local(fullname):
+            return None
+        ch = _ch()
+        module = ch.request({"t": "import", "n": fullname})
+        if not isinstance(module, _RemoteModule):
+            raise ImportError("the code under test's import of %s gave no module" % fullname)
+        return importlib.machinery.ModuleSpec(fullname, _Loader(module), is_package=_has_path(module))
+
+
+def _has_path(module):
+    try:
+        _ch().request({"t": "getattr", "r": object.__getattribute__(module, "_tf_rid"), "n": "__path__"})
+        return True
+    except AttributeError:
+        return False
+
+
+# The plugin.
+
+def _start():
+    global _channel
+    fd = os.environ.get(SOCKET_FD_ENV)
+    if not fd:
+        raise pytest.UsageError("testfirst_split: %s is not set" % SOCKET_FD_ENV)
+    sock = socket.socket(fileno=int(fd))
+    os.set_inheritable(sock.fileno(), False)
+    _channel = _Channel(sock)
+    sys.meta_path.insert(0, _Finder())
+
+
+_start()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    ch = _channel
+    ch.test = item.nodeid
+    ch.tests.setdefault(item.nodeid, {})
+    try:
+        yield
+    finally:
+        ch.test = None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    if _channel.broken:
+        pytest.fail("split grading stopped: %s" % _channel.broken, pytrace=False)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    _channel.test = None
+    yield
+
+
+@pytest.fixture
+def tmp_path(tmp_path):
+    # The tree's uid reads and writes the test's temporary files too.
+    for p in (tmp_path, *tmp_path.parents):
+        if str(p) in ("/", "/tmp"):
+            break
+        try:
+            os.chmod(p, 0o777)
+        except OSError:
+            pass
+    return tmp_path
+
+
+def pytest_unconfigure(config):
+    fd = os.environ.get(REPORT_FD_ENV)
+    if not fd or _channel is None:
+        return
+    report = {"requests": _channel.requests, "broken": _channel.broken or "",
+              "tests": {k: v for k, v in _channel.tests.items()}}
+    try:
+        with os.fdopen(int(fd), "w") as f:
+            json.dump(report, f)
+    except OSError:
+        pass
