@@ -156,6 +156,12 @@ type Request struct {
 	// proxySocket is the read-only proxy's socket a mirror grade's
 	// sandboxes mount.
 	proxySocket string
+	// Split grades the tree under test split (wrapper.Job.Split): the
+	// hidden tests, pytest and every assertion in one process, as a grader
+	// uid that alone can read the tests, and every module of the tree in
+	// another, as the test uid. It needs the uid split; twins, an
+	// in-process defence, are not run. The trust is sealed or split.
+	Split bool
 	// Labels are added to every sandbox container of the grade: the
 	// service names the job with them, so that whoever takes the job over
 	// finds the sandboxes a dead process left running.
@@ -228,6 +234,9 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*report.Report, error)
 	return rep, nil
 }
 
+// splits reports whether req's pytest runs are split.
+func (req Request) splits() bool { return req.Split && req.Command == nil && !req.NoUIDSplit }
+
 // trustOf is the trust a grade of req has when it runs as asked.
 func trustOf(req Request) report.Trust {
 	switch {
@@ -235,6 +244,8 @@ func trustOf(req Request) report.Trust {
 		return report.TrustLow
 	case req.NoUIDSplit:
 		return report.TrustBestEffort
+	case req.splits():
+		return report.TrustSealed
 	}
 	return report.TrustIsolated
 }
@@ -376,7 +387,7 @@ func (g *Grader) runAll(ctx context.Context, req Request, refTree *tree.Tree, ca
 	if refTree != nil && !sameAsRef {
 		start(&refRun, refTree)
 	}
-	if req.Command == nil {
+	if req.Command == nil && !req.splits() {
 		g.startTwin(group, gctx, req, req.Repo, canaries, tj, &prTwin)
 		if refTree != nil && !sameAsRef {
 			g.startTwin(group, gctx, req, refTree, canaries, tj, &refTwin)
@@ -465,9 +476,15 @@ func evaluateRuns(rep *report.Report, req Request, refTree *tree.Tree, canaries 
 	rep.Contamination = detect.SortSightings(rep.Contamination)
 	rep.Contaminated = len(rep.Contamination) > 0
 
+	rep.Sealing = evaluate.Sealing(pr, prRun.res)
 	switch {
 	case req.Command != nil:
 		rep.Trust = report.TrustLow
+	case rep.Isolation.UIDSplit && rep.Isolation.DirsSealed && !req.NoUIDSplit && rep.Sealing != nil:
+		rep.Trust = report.TrustSealed
+		if rep.Sealing.Sealed < rep.Sealing.Passing {
+			rep.Trust = report.TrustSplit
+		}
 	case rep.Isolation.UIDSplit && rep.Isolation.DirsSealed && !req.NoUIDSplit:
 		rep.Trust = report.TrustIsolated
 	default:
@@ -542,7 +559,7 @@ func evaluateRuns(rep *report.Report, req Request, refTree *tree.Tree, canaries 
 	for _, e := range pr.Evidence {
 		evidence.Merge(e)
 	}
-	if req.Command == nil {
+	if req.Command == nil && !req.splits() {
 		in := evaluate.TwinInput{PR: pr, Twin: &prTwin, Exclude: req.TwinExclude}
 		if refRun != nil {
 			in.Ref, in.RefTwin = refRun.ev, &refTwin
@@ -662,6 +679,11 @@ func (g *Grader) run(ctx context.Context, req Request, tree *tree.Tree, canaries
 	job.Proxy = req.proxySocket != ""
 	for _, o := range opts {
 		o(&job)
+	}
+	if req.splits() && job.Mode == wrapper.ModePytest && !job.Twins {
+		// The grader uid is the test uid's neighbour: both are drawn
+		// from a span no other sandbox's tests use at the same time.
+		job.Split, job.GraderUID = true, uid+1
 	}
 	began := time.Now()
 	sres, err := g.runWrapper(ctx, job, req.Hidden, clean, timeout, req.Limits, req.proxySocket, req.Labels)

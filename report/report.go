@@ -16,10 +16,20 @@ const (
 // Trust says how far a grade can be believed.
 type Trust string
 
-// Trust levels; see docs/security.md.
+// Trust levels, from the highest; see docs/security.md.
 const (
-	// TrustIsolated: pytest runner, uid split proven, hidden tests root-owned,
-	// grade written by the wrapper.
+	// TrustSealed: split grading (the hidden tests, pytest and every
+	// assertion in a process of their own, the code under test in
+	// another, as another uid, that cannot read them), and every passing
+	// test was decided outside the code under test.
+	TrustSealed Trust = "sealed"
+	// TrustSplit: split grading, but some passing tests were decided by
+	// a comparison of the code under test's own (an object of its class
+	// compared with a value); Sealing names them.
+	TrustSplit Trust = "split"
+	// TrustIsolated: pytest runner in the same process as the code under
+	// test, uid split proven, hidden tests root-owned, grade written by
+	// the wrapper. The code under test could read the tests' frames.
 	TrustIsolated Trust = "isolated"
 	// TrustBestEffort: the uid split was not available; the code under test
 	// could have rewritten the tests or forged the grade.
@@ -198,6 +208,9 @@ type Report struct {
 	Evidence []Evidence `json:"evidence"`
 	// Twins is what the twin runs showed; nil for a non-pytest command.
 	Twins *Twins `json:"twins,omitempty"`
+	// Sealing says, for a split grade, which passing tests were decided
+	// outside the code under test; nil when the tests ran in its process.
+	Sealing *Sealing `json:"sealing,omitempty"`
 	// Sentinels is "ok" when every sentinel came out as expected,
 	// "wrong" when one did not, "absent" when the runner gave no evidence
 	// about them, and "none" when the runner does not use them.
@@ -316,3 +329,23 @@ const (
 	SentinelsAbsent = "absent"
 	SentinelsNone   = "none"
 )
+
+// Sealing is how much of a split grade the code under test could not have
+// decided.
+type Sealing struct {
+	// Passing counts the passing hidden tests; Sealed those of them none
+	// of whose decisions was the code under test's.
+	Passing int `json:"passing"`
+	Sealed  int `json:"sealed"`
+	// Decided lists the passing tests that are not sealed, each with what
+	// decided it.
+	Decided []DecidedTest `json:"decided,omitempty"`
+}
+
+// DecidedTest is a passing test the code under test had a say in.
+type DecidedTest struct {
+	ID string `json:"id"`
+	// By says what decided it: "__eq__ of ParseResults" (the tree's own
+	// comparison, 2 times), or why the split could not tell.
+	By []string `json:"by"`
+}

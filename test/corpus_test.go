@@ -175,7 +175,7 @@ func caseDirs(t *testing.T, parent string) []string {
 
 // gradeCase grades one case against the real engine and checks what every
 // report must hold whatever the case.
-func gradeCase(t *testing.T, dir string) (caseSpec, *report.Report) {
+func gradeCase(t *testing.T, dir string, opts ...func(*grader.Request)) (caseSpec, *report.Report) {
 	t.Helper()
 	g := testenv.Grading(t)
 	c, pr, base := loadCase(t, dir)
@@ -193,6 +193,9 @@ func gradeCase(t *testing.T, dir string) (caseSpec, *report.Report) {
 		if req.Reference, err = os.ReadFile(filepath.Join(sampleDir, c.Reference)); err != nil {
 			t.Fatal(err)
 		}
+	}
+	for _, o := range opts {
+		o(&req)
 	}
 	rep, err := g.Grader.Grade(context.Background(), req)
 	if err != nil {
@@ -310,6 +313,51 @@ func TestSampleCases(t *testing.T) {
 				weak = append(weak, fmt.Sprintf("%s×%d", e.Reason, e.Count))
 			}
 			t.Logf("%s -> %s; runtime signals %d %v", filepath.Base(dir), rep.Verdict, report.WeakSignals(rep.Evidence), weak)
+		})
+	}
+	t.Cleanup(func() { testenv.CheckSandboxes(t) })
+}
+
+// split grades a case split (grader.Request.Split).
+func split(r *grader.Request) { r.Split = true }
+
+// TestSampleCasesSplit grades the honest PR trees split: each gets the
+// verdict and failed tests it gets in-process, with trust sealed (every
+// passing test decided outside the code under test) where in-process
+// grading says isolated.
+func TestSampleCasesSplit(t *testing.T) {
+	for _, dir := range caseDirs(t, "cases") {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			t.Parallel()
+			c, rep := gradeCase(t, dir, split)
+			if c.Expect.Trust == string(report.TrustIsolated) {
+				c.Expect.Trust = string(report.TrustSealed)
+			}
+			checkExpect(t, c, rep)
+			if rep.Sealing == nil {
+				t.Fatalf("a split grade has no sealing")
+			}
+			if rep.Sealing.Sealed != rep.Sealing.Passing {
+				t.Errorf("sealing %+v: the sample's tests compare values of builtin types only", rep.Sealing)
+			}
+			t.Logf("%s -> %s (%s); trust %s; %d/%d passing sealed", filepath.Base(dir), rep.Verdict, strings.Join(rep.Reasons, "; "), rep.Trust, rep.Sealing.Sealed, rep.Sealing.Passing)
+		})
+	}
+	t.Cleanup(func() { testenv.CheckSandboxes(t) })
+}
+
+// TestAttacksSplit grades the adversarial corpus split: no attack may
+// pass. The flags each expects in-process are not asked for: under the
+// split an attack that reads nothing of the tests simply fails.
+func TestAttacksSplit(t *testing.T) {
+	for _, dir := range caseDirs(t, "attacks") {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			t.Parallel()
+			_, rep := gradeCase(t, dir, split)
+			if rep.Verdict == report.VerdictPass {
+				t.Errorf("an attack passed split: trust %s, %d/%d passed, reasons %q", rep.Trust, rep.Counts.Passed, rep.Counts.Total, rep.Reasons)
+			}
+			t.Logf("%s -> %s (%s); trust %s, %d/%d passed", filepath.Base(dir), rep.Verdict, strings.Join(rep.Reasons, "; "), rep.Trust, rep.Counts.Passed, rep.Counts.Total)
 		})
 	}
 	t.Cleanup(func() { testenv.CheckSandboxes(t) })

@@ -35,6 +35,8 @@ type DirState struct {
 // dirRule is what one of the wrapper's directories must be.
 type dirRule struct {
 	path string
+	// gid, when set, is the group the directory must have.
+	gid int
 	// owners are the owners allowed, each with its mode.
 	owners []ownerMode
 }
@@ -52,6 +54,9 @@ func (r dirRule) want() string {
 		}
 		s += fmt.Sprintf("owner %d, mode %04o", o.uid, o.mode)
 	}
+	if r.gid > 0 {
+		s += fmt.Sprintf(", group %d", r.gid)
+	}
 	return s
 }
 
@@ -67,8 +72,12 @@ func dirRules(id identity) []dirRule {
 	if id.split {
 		repo.owners = []ownerMode{{id.uid, 0o755}, {0, 0o1777}}
 	}
+	hidden := dirRule{path: HiddenDir, owners: []ownerMode{{0, 0o755}}}
+	if id.grader > 0 {
+		hidden = dirRule{path: HiddenDir, owners: []ownerMode{{0, 0o750}}, gid: id.grader}
+	}
 	return []dirRule{
-		{path: HiddenDir, owners: []ownerMode{{0, 0o755}}},
+		hidden,
 		{path: TmpDir, owners: []ownerMode{{0, 0o1777}}},
 		repo,
 	}
@@ -190,6 +199,9 @@ func (r dirRule) inspect(entries bool) DirState {
 		}
 		if !matched {
 			d.Problems = append(d.Problems, fmt.Sprintf("owner %d, mode %s", st.Uid, d.Mode))
+		}
+		if r.gid > 0 && int(st.Gid) != r.gid {
+			d.Problems = append(d.Problems, fmt.Sprintf("group %d", st.Gid))
 		}
 	}
 	if entries && len(d.Problems) == 0 {

@@ -78,6 +78,9 @@ func (r *reaper) wait(pid int) <-chan syscall.WaitStatus {
 type identity struct {
 	split bool
 	uid   int
+	// grader, when set, is the grader uid of a split run: HiddenDir is
+	// its group's alone.
+	grader int
 }
 
 func (id identity) credential() *syscall.Credential {

@@ -50,6 +50,12 @@ type Job struct {
 	UIDSplit bool `json:"uid_split"`
 	// TestUID is the unprivileged uid (and gid) the tests run as.
 	TestUID int `json:"test_uid"`
+	// Split runs a pytest job split: the hidden tests and pytest as
+	// GraderUID, the only uid that can read HiddenDir, and every module of
+	// the tree in a process of its own as TestUID (see SplitCommand). It
+	// needs UIDSplit and no twins.
+	Split     bool `json:"split,omitempty"`
+	GraderUID int  `json:"grader_uid,omitempty"`
 	// TimeoutMillis bounds the test run; the wrapper kills it after that.
 	TimeoutMillis int64 `json:"timeout_ms"`
 	// Canaries are the tokens to look for in everything the run prints.
@@ -203,4 +209,6 @@ type Result struct {
 	Packages []string `json:"packages,omitempty"`
 	// Agent is what an agent job handed back.
 	Agent *AgentResult `json:"agent,omitempty"`
+	// Split is what the trusted side of a split run reported.
+	Split *SplitReport `json:"split,omitempty"`
 }

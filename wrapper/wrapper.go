@@ -201,6 +201,9 @@ func (a *archiveSink) job(j Job) error {
 	if j.TestUID <= 0 {
 		j.TestUID = defaultTestUID
 	}
+	if j.Split && (j.Mode != ModePytest || !j.UIDSplit || j.Twins || j.GraderUID <= 0 || j.GraderUID == j.TestUID) {
+		return errors.New("job: split grading needs pytest mode, the uid split, no twins and a grader uid other than the test uid")
+	}
 	if j.OutputLimit <= 0 {
 		j.OutputLimit = defaultOutputLimit
 	}
@@ -212,6 +215,9 @@ func (a *archiveSink) job(j Job) error {
 	}
 	a.j = j
 	a.id = identity{split: j.UIDSplit, uid: j.TestUID}
+	if j.Split {
+		a.id.grader = j.GraderUID
+	}
 	if !j.UIDSplit {
 		a.id.uid = os.Geteuid()
 	}
@@ -288,6 +294,9 @@ func listTests(rp *reaper, id identity, timeout time.Duration) ([]ExpectedTest, 
 // runTests runs the job's test command and fills in res. targets, when
 // set, replace the hidden directory as pytest's arguments.
 func runTests(rp *reaper, id identity, job Job, targets []string, deadline time.Time, res *Result) error {
+	if job.Mode == ModePytest && job.Split {
+		return runSplit(rp, id, job, targets, deadline, res)
+	}
 	env := baseEnv()
 	if job.Proxy {
 		env = append(env, proxyEnv()...)

@@ -34,6 +34,7 @@ type gradeFlags struct {
 	format                       string
 	command                      string
 	noUIDSplit                   bool
+	split                        bool
 	store, ticket, digest        string
 	installation                 int64
 	reproduce                    int64
@@ -59,6 +60,7 @@ func (f *gradeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.command, "command", "", "a non-pytest test command, run in the repo (trust: low)")
 	fs.StringVar(&f.runtime, "runtime", "", "OCI runtime of the engine the sandboxes run under, e.g. runsc (gVisor); the engine's default when empty (also $TESTFIRST_SANDBOX_RUNTIME)")
 	fs.BoolVar(&f.noUIDSplit, "no-uid-split", false, "run tests as the wrapper's uid, for runtimes without SETUID (trust: best_effort)")
+	fs.BoolVar(&f.split, "split", false, "split grading: the hidden tests and pytest in one process, every module of the tree in another, as another uid (trust: sealed or split)")
 	fs.StringVar(&f.store, "store", app.DefaultStoreURL, "hidden test store, with --ticket and --digest instead of --tests")
 	fs.StringVar(&f.ticket, "ticket", "", "ticket owner/repo#N whose approved tests to grade against (with --digest)")
 	fs.StringVar(&f.digest, "digest", "", "digest of the ticket's approved version, sha256:…")
@@ -136,7 +138,7 @@ func (f *gradeFlags) readRequest() (grader.Request, error) {
 	if f.image != "" && (f.python != sandbox.DefaultPython || f.indexURL != "" || f.network != report.NetworkNone) {
 		return req, usageError{"--image is an image of one's own, without dependency environments: drop --python, --index-url and --network, or --image"}
 	}
-	req = grader.Request{Timeout: f.timeout, Limits: sandbox.LimitsOf(mem, f.cpus, f.pids), NoUIDSplit: f.noUIDSplit,
+	req = grader.Request{Timeout: f.timeout, Limits: sandbox.LimitsOf(mem, f.cpus, f.pids), NoUIDSplit: f.noUIDSplit, Split: f.split,
 		Python: f.python, Mirror: f.network == report.NetworkMirror, TrustedCollection: true}
 	if f.command != "" {
 		req.Command = strings.Fields(f.command)

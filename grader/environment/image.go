@@ -37,6 +37,8 @@ func EnsureImage(ctx context.Context, b imageBuilder, base string, wrapperBinary
 			{Path: wrapper.BinaryPath, Mode: 0o755, Data: wrapperBinary},
 			{Path: "/usr/lib/python3/dist-packages/" + wrapper.PluginModule + ".py", Mode: 0o644, Data: wrapper.SyspathPlugin},
 			{Path: "/usr/lib/python3/dist-packages/" + wrapper.EvidenceModule + ".py", Mode: 0o644, Data: wrapper.EvidencePlugin},
+			{Path: "/usr/lib/python3/dist-packages/" + wrapper.SplitModule + ".py", Mode: 0o644, Data: wrapper.SplitPlugin},
+			{Path: "/usr/lib/python3/dist-packages/" + wrapper.TreeModule + ".py", Mode: 0o644, Data: wrapper.TreeServer},
 		},
 		Entrypoint: []string{wrapper.BinaryPath},
 	})

@@ -139,7 +139,11 @@ func Pytest(res *wrapper.Result) *Evaluation {
 	ev := evaluatePytest(res)
 	checkListedCases(ev, res)
 	var set EvidenceSet
-	runtimeEvidence(res, &set)
+	if res.Split != nil {
+		splitEvidence(res, ev, &set)
+	} else {
+		runtimeEvidence(res, &set)
+	}
 	ev.Evidence = set.List()
 	return ev
 }

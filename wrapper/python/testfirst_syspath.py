@@ -100,7 +100,10 @@ def _insert_position(path):
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config):
-    for entry in (REPO, SOURCE):
+    # Under split grading (testfirst_split) the tree is never on this
+    # interpreter's sys.path: its modules are imported in its own process.
+    split = bool(os.environ.get("TESTFIRST_SPLIT_FD"))
+    for entry in () if split else (REPO, SOURCE):
         if entry.startswith(REPO + "/") or entry == REPO:
             if entry not in sys.path:
                 sys.path.insert(_insert_position(sys.path), entry)

@@ -1,0 +1,68 @@
+package evaluate
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/testfirst-app/testfirst/report"
+	"github.com/testfirst-app/testfirst/wrapper"
+)
+
+// splitEvidence judges a split run's own report (wrapper.SplitReport). The
+// runner's in-process evidence does not apply: the code under test never
+// ran in pytest's process. A protocol the tree broke fails the run
+// closed.
+func splitEvidence(res *wrapper.Result, ev *Evaluation, set *EvidenceSet) {
+	if len(res.Runner) == 0 {
+		return
+	}
+	dirsEvidence(res, set)
+	if b := res.Split.Broken; b != "" {
+		ev.problemf("split grading stopped: %s", b)
+	}
+}
+
+// Sealing says which of ev's passing tests a split run decided outside the
+// code under test: those the trusted side's report names with no decision
+// of the tree's. A passing test the report does not name is not sealed.
+// It is nil for a run that was not split.
+func Sealing(ev *Evaluation, res *wrapper.Result) *report.Sealing {
+	if res.Split == nil {
+		return nil
+	}
+	s := &report.Sealing{}
+	for _, t := range ev.Tests {
+		if t.Outcome != report.OutcomePassed {
+			continue
+		}
+		s.Passing++
+		decisions, named := res.Split.Tests[t.ID]
+		switch {
+		case !named:
+			s.Decided = append(s.Decided, report.DecidedTest{ID: t.ID, By: []string{"the split report does not name it"}})
+		case len(decisions) > 0:
+			s.Decided = append(s.Decided, report.DecidedTest{ID: t.ID, By: describeDecisions(decisions)})
+		default:
+			s.Sealed++
+		}
+	}
+	return s
+}
+
+// describeDecisions turns the trusted side's "__eq__ Point" counts into
+// "__eq__ of Point (2 times)", sorted.
+func describeDecisions(d map[string]int) []string {
+	var out []string
+	for k, n := range d {
+		op, class, _ := strings.Cut(k, " ")
+		s := fmt.Sprintf("%s of %s", op, class)
+		if n > 1 {
+			s += fmt.Sprintf(" (%d times)", n)
+		}
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
