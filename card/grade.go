@@ -136,7 +136,7 @@ func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers
 
 // reportView is a report as the grade page shows it, canaries masked.
 func reportView(r *report.Report, criteria map[string][]string, issueBody string) *handlers.ReportView {
-	rv := &handlers.ReportView{Verdict: string(r.Verdict), Trust: string(r.Trust), Reasons: r.Reasons,
+	rv := &handlers.ReportView{Verdict: string(r.Verdict), Trust: string(r.Trust), Sealing: report.SealingLine(r.Sealing), Reasons: r.Reasons,
 		Passed: r.Counts.Passed, Failed: r.Counts.Failed, Errors: r.Counts.Errors, Skipped: r.Counts.Skipped, Total: r.Counts.Total,
 		TouchedTests: r.TouchedTests, Contaminated: r.Contaminated, Sentinels: r.Sentinels, UIDSplit: r.Isolation.UIDSplit,
 		Image: r.Image, TestsDigest: r.TestsDigest, RepoDigest: r.RepoDigest, Runner: strings.Join(r.Runner, " "), ExitCode: r.ExitCode,
@@ -188,6 +188,10 @@ func reportView(r *report.Report, criteria map[string][]string, issueBody string
 // trustMeaning says in one sentence what a trust level means.
 func trustMeaning(trust string) string {
 	switch report.Trust(trust) {
+	case report.TrustSealed:
+		return "sealed: the hidden tests and their assertions ran in a process of their own, as a user the code under test could not reach; the code under test ran apart and saw only what the tests handed it."
+	case report.TrustSplit:
+		return "split: the hidden tests ran apart from the code under test, but some passing tests were decided by a comparison of the code under test's own objects; the grade page names them."
 	case report.TrustIsolated:
 		return "isolated: the hidden tests ran as root-owned files the code under test could not read or change, under a separate user, with no network."
 	case report.TrustBestEffort:

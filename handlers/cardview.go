@@ -520,7 +520,10 @@ type ReportView struct {
 	Verdict string
 	Trust   string
 	// TrustMeans says in a sentence what the trust level means.
-	TrustMeans    string
+	TrustMeans string
+	// Sealing says, for a split grade, how many passing tests were
+	// decided outside the code under test (report.SealingLine).
+	Sealing       string
 	Reasons       []string
 	Passed        int
 	Failed        int

@@ -164,6 +164,10 @@ func Title(r *report.Report) string {
 // trustMeaning says in one line what each trust level means for the
 // verdict.
 var trustMeaning = map[report.Trust]string{
+	report.TrustSealed: "the hidden tests and every assertion ran in a process of their own, as a user the code under test could not reach; " +
+		"the code under test ran in another process and saw only the values the tests handed it, so it could not read the expected answers or forge the grade.",
+	report.TrustSplit: "the hidden tests ran in a process of their own, apart from the code under test, but some passing tests compared an object of the code under test " +
+		"with its own comparison, which the code under test decides: read which below.",
 	report.TrustIsolated: "the code under test ran as another user than the grader, without network, could not change the root-owned hidden tests, " +
 		"and the grade was written by testfirst's runner: the verdict can be relied on.",
 	report.TrustBestEffort: "the sandbox could not run the code under test as a separate user, so it could have rewritten the hidden tests " +
@@ -205,6 +209,9 @@ func Summary(g Graded) string {
 		fmt.Fprintf(&b, " of [#%d](/%s/%s/issues/%d)", g.Issue, g.Owner, g.Repo, g.Issue)
 	}
 	fmt.Fprintf(&b, "\n\n%s\n\n", TrustLine(r.Trust))
+	if line := report.SealingLine(r.Sealing); line != "" {
+		fmt.Fprintf(&b, "%s\n\n", prose(line))
+	}
 	for _, w := range g.Warnings {
 		fmt.Fprintf(&b, "> **Warning:** %s\n\n", prose(w))
 	}

@@ -387,3 +387,24 @@ func TestCheckRunSaysHowTheTestsWereApproved(t *testing.T) {
 		t.Errorf("the summary shows a survivor of the reference patch:\n%s", s)
 	}
 }
+
+// TestSummarySaysWhatTheTreeDecided: a split grade's summary says how many
+// passing tests were decided outside the code under test, and the class
+// names it reports (the tree's own) reach the markdown as prose.
+func TestSummarySaysWhatTheTreeDecided(t *testing.T) {
+	r := sampleReport()
+	r.Trust = report.TrustSplit
+	r.Sealing = &report.Sealing{Passing: 2, Sealed: 1, Decided: []report.DecidedTest{{ID: "tests/test_x.py::test_a", By: []string{"__eq__ of [click](http://evil.example) @octocat"}}}}
+	s := Summary(Graded{Report: r, Version: 1, Digest: "sha256:cccc"})
+	if !strings.Contains(s, "1 of 2 passing tests were decided outside the code under test") {
+		t.Errorf("summary does not say how much was sealed:\n%s", s)
+	}
+	if !strings.Contains(s, "Trust split:") {
+		t.Errorf("summary does not say what trust split means:\n%s", s)
+	}
+	for _, line := range strings.Split(s, "\n") {
+		if strings.HasPrefix(line, "1 of 2") && (!strings.Contains(line, `\[click\]`) || !strings.Contains(line, `\@octocat`)) {
+			t.Errorf("the tree's class name reaches the summary unescaped: %s", line)
+		}
+	}
+}

@@ -1,5 +1,10 @@
 package report
 
+import (
+	"fmt"
+	"strings"
+)
+
 // Verdict is the outcome of a grade.
 type Verdict string
 
@@ -348,4 +353,33 @@ type DecidedTest struct {
 	// By says what decided it: "__eq__ of ParseResults" (the tree's own
 	// comparison, 2 times), or why the split could not tell.
 	By []string `json:"by"`
+}
+
+// SealingLine says in one sentence how much of a split grade was decided
+// outside the code under test, naming up to three tests that were not and
+// what decided them; "" for a grade that was not split. Test ids and class
+// names come from the run: callers escape the line for where it goes.
+func SealingLine(s *Sealing) string {
+	if s == nil {
+		return ""
+	}
+	switch {
+	case s.Passing == 0:
+		return "No hidden test passed, so none was decided by the code under test."
+	case s.Sealed == s.Passing:
+		if s.Passing == 1 {
+			return "The passing test was decided outside the code under test."
+		}
+		return fmt.Sprintf("All %d passing tests were decided outside the code under test.", s.Passing)
+	}
+	var named []string
+	for i, d := range s.Decided {
+		if i == 3 {
+			named = append(named, fmt.Sprintf("and %d more", len(s.Decided)-i))
+			break
+		}
+		named = append(named, fmt.Sprintf("%s (%s)", d.ID, strings.Join(d.By, ", ")))
+	}
+	return fmt.Sprintf("%d of %d passing tests were decided outside the code under test; %d had the code under test's own say: %s.",
+		s.Sealed, s.Passing, len(s.Decided), strings.Join(named, "; "))
 }
