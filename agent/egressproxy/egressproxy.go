@@ -13,27 +13,30 @@ import (
 // Proxies serves one proxy per run, on a fresh unix socket below a
 // directory. It implements agent.EgressProxy.
 type Proxies struct {
-	dir string
-	log func(egress.Entry)
+	dir  string
+	log  func(egress.Entry)
+	opts []egress.Option
 }
 
 var _ agent.EgressProxy = (*Proxies)(nil)
 
 // New returns Proxies whose sockets are made below dir (the system's
 // temporary directory when empty). log, when set, also gets every
-// request's entry, as the service logs them.
-func New(dir string, log func(egress.Entry)) *Proxies {
-	return &Proxies{dir: dir, log: log}
+// request's entry, as the service logs them. opts apply to every run's
+// proxy before its policy: egress.WithPeerUIDs names the uid the agents'
+// sandboxes connect as when it is not egress.DefaultPeerUIDs.
+func New(dir string, log func(egress.Entry), opts ...egress.Option) *Proxies {
+	return &Proxies{dir: dir, log: log, opts: opts}
 }
 
 // Serve starts a proxy with policy p. See agent.EgressProxy.
 func (x *Proxies) Serve(p agent.EgressPolicy) (agent.EgressSession, error) {
 	s := &session{}
-	opts := []egress.Option{
+	opts := append(append([]egress.Option(nil), x.opts...),
 		egress.WithLog(s.record(x.log)),
 		egress.WithGitHubHost(p.GitHubHost),
 		egress.WithBodyKept(p.BodyKept),
-	}
+	)
 	if p.MaxRequestBytes > 0 && p.MaxTunnelBytes > 0 {
 		opts = append(opts, egress.WithMaxRequestBytes(p.MaxRequestBytes, p.MaxTunnelBytes))
 	}

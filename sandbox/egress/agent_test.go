@@ -294,7 +294,7 @@ func TestRequestSizeBounds(t *testing.T) {
 // its only way in.
 func TestNoTCPListener(t *testing.T) {
 	before := tcpListeners(t)
-	p, err := New([]string{"pypi.org:443"}, WithModel("m", "https://api.example", HeaderAPIKey, "k"))
+	p, err := New([]string{"pypi.org:443"}, WithModel("m", "https://api.example", HeaderAPIKey, "k"), WithPeerUIDs(os.Getuid()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,6 +60,7 @@ type Proxy struct {
 	maxRequest int64
 	maxTunnel  int64
 	bodyKept   int
+	peerUIDs   []int
 	// inflight counts requests being served, so that Close returns once
 	// each is logged.
 	inflight sync.WaitGroup
@@ -135,6 +136,21 @@ func WithMaxRequestBytes(body, tunnel int64) Option {
 // Entry, so what a sandbox sent can be scanned.
 func WithBodyKept(n int) Option { return func(p *Proxy) { p.bodyKept = n } }
 
+// DefaultPeerUIDs are the uids that may connect to a proxy's socket
+// unless WithPeerUIDs says otherwise: 0, the sandbox container's root as
+// the host's kernel sees it under Docker without user namespace remapping
+// (runc); it is the wrapper's relay, running as that root, that connects.
+var DefaultPeerUIDs = []int{0}
+
+// WithPeerUIDs lets processes of these uids (as the host's kernel sees
+// them, SO_PEERCRED) use the proxy's socket, and no other: the sandbox's
+// uid, which is the container root's uid on the host (a subordinate uid
+// under Docker's userns-remap, say). Anyone else who connects is answered
+// 403 and logged. DefaultPeerUIDs when not given.
+func WithPeerUIDs(uids ...int) Option {
+	return func(p *Proxy) { p.peerUIDs = append([]int(nil), uids...) }
+}
+
 // WithLog sends every request's Entry to log, instead of slog's default
 // logger.
 func WithLog(log func(Entry)) Option { return func(p *Proxy) { p.log = log } }
@@ -146,7 +162,7 @@ const dialTimeout = 30 * time.Second
 // "*.domain:port" (any name below domain). GitHub's hosts are refused even
 // when listed.
 func New(allowed []string, opts ...Option) (*Proxy, error) {
-	p := &Proxy{maxRequest: DefaultMaxRequestBytes, maxTunnel: DefaultMaxTunnelBytes}
+	p := &Proxy{maxRequest: DefaultMaxRequestBytes, maxTunnel: DefaultMaxTunnelBytes, peerUIDs: DefaultPeerUIDs}
 	for _, a := range allowed {
 		h, port, err := net.SplitHostPort(a)
 		name := strings.TrimPrefix(h, "*.")
@@ -160,6 +176,14 @@ func New(allowed []string, opts ...Option) (*Proxy, error) {
 	}
 	if len(p.allowed) == 0 && len(p.models) == 0 {
 		return nil, errors.New("egress proxy: no host is allowed")
+	}
+	if len(p.peerUIDs) == 0 {
+		return nil, errors.New("egress proxy: no uid may connect: name the sandbox's uid (WithPeerUIDs)")
+	}
+	for _, u := range p.peerUIDs {
+		if u < 0 {
+			return nil, fmt.Errorf("egress proxy: peer uid %d: want a uid", u)
+		}
 	}
 	for name, m := range p.models {
 		switch {

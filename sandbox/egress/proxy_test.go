@@ -42,7 +42,7 @@ func (r *recorder) all() []Entry {
 func serve(t *testing.T, allowed []string, opts ...Option) (*http.Client, *Server, *recorder) {
 	t.Helper()
 	rec := &recorder{}
-	p, err := New(allowed, append(opts, WithLog(rec.log))...)
+	p, err := New(allowed, append([]Option{WithPeerUIDs(os.Getuid())}, append(opts, WithLog(rec.log))...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
