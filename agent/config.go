@@ -94,7 +94,11 @@ type Harness struct {
 	// Files is a host directory copied read-only to /agent.
 	Files string
 	// ModelAPI names the model API the harness reaches at
-	// http://127.0.0.1:3128/model/<name>; empty: none.
+	// http://127.0.0.1:3128/model/<name>; empty: none. Only the
+	// endpoints agents use are forwarded there (egress.ModelEndpoints:
+	// POST /v1/messages and count_tokens for x-api-key, POST
+	// /v1/responses and /v1/chat/completions for Bearer, GET /v1/models),
+	// with plain paths; anything else is refused.
 	ModelAPI string
 	// Egress lists further hosts the harness may reach through the proxy
 	// ("host", "host:port" or "*.domain"). GitHub's hosts are refused

@@ -381,3 +381,88 @@ func TestModelStreams(t *testing.T) {
 		t.Fatalf("first event: %q, %v (a proxy that buffers the answer blocks here)", line, err)
 	}
 }
+
+// TestModelRouteRefusesOtherMethodsAndPaths (security review, finding 6):
+// the model route adds the real key, so it forwards only the requests each
+// provider's API needs for an agent: the methods and paths below, written
+// plainly. Anything else, a dot segment, an encoded slash or dot, a double
+// slash, another method, another endpoint of the API, is refused with 403
+// and never reaches the model API.
+func TestModelRouteRefusesOtherMethodsAndPaths(t *testing.T) {
+	anth, open := &keySeen{}, &keySeen{}
+	a := httptest.NewServer(anth)
+	defer a.Close()
+	o := httptest.NewServer(open)
+	defer o.Close()
+	_, s, rec := serve(t, nil,
+		WithModel("anthropic", a.URL+"/v1base", HeaderAPIKey, "sk-real-anthropic"),
+		WithModel("openai", o.URL, HeaderBearer, "sk-real-openai"))
+	send := func(method, target string) (int, string) {
+		resp, body := raw(t, s, method+" "+target+" HTTP/1.1\r\nHost: 127.0.0.1:3128\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+		return resp.StatusCode, body
+	}
+	for _, attack := range []struct{ method, target string }{
+		{"DELETE", "/model/anthropic/../../admin/x"},
+		{"POST", "/model/anthropic/v1/messages/../../admin/x"},
+		{"POST", "/model/anthropic/v1/%2e%2e/admin"},
+		{"POST", "/model/anthropic/v1/messages%2F..%2F..%2Fadmin"},
+		{"POST", "/model/anthropic/v1/messages%2fcount_tokens"},
+		{"POST", "/model/anthropic//v1/messages"},
+		{"POST", "/model/anthropic/v1//messages"},
+		{"POST", "/model/anthropic/v1/messages/"},
+		{"POST", "/model/anthropic/./v1/messages"},
+		{"POST", `/model/anthropic/v1\messages`},
+		{"DELETE", "/model/anthropic/v1/messages"},
+		{"PUT", "/model/anthropic/v1/messages"},
+		{"GET", "/model/anthropic/v1/messages"},
+		{"POST", "/model/anthropic/v1/files"},
+		{"DELETE", "/model/anthropic/v1/files/file_1"},
+		{"GET", "/model/anthropic/v1/organizations/api_keys"},
+		{"POST", "/model/anthropic/v1/responses"},
+		{"POST", "/model/anthropic"},
+		{"POST", "/model/anthropic/"},
+		{"DELETE", "/model/openai/v1/models/ft:gpt-4o:org::abc"},
+		{"POST", "/model/openai/v1/files"},
+		{"POST", "/model/openai/v1/messages"},
+		{"GET", "/model/openai/v1/models/../../dashboard"},
+		{"GET", "/model/openai/v1/models/a%2Fb"},
+		{"DELETE", "http://127.0.0.1:3128/model/openai/../admin"},
+	} {
+		code, body := send(attack.method, attack.target)
+		if code != http.StatusForbidden && code != http.StatusBadRequest {
+			t.Errorf("%s %s: %d %q, want refused", attack.method, attack.target, code, body)
+		} else if code == http.StatusForbidden && !strings.Contains(body, "egress proxy: model API") {
+			t.Errorf("%s %s: refused with %q, want the proxy's reason", attack.method, attack.target, body)
+		}
+	}
+	for _, k := range []*keySeen{anth, open} {
+		k.mu.Lock()
+		for _, r := range k.reqs {
+			t.Errorf("the model API received %s %s with the key", r.Method, r.URL.RequestURI())
+		}
+		k.mu.Unlock()
+	}
+
+	// The honest shape: what the CLIs and SDKs send still goes through.
+	for _, ok := range []struct{ method, target, want string }{
+		{"POST", "/model/anthropic/v1/messages?beta=true", "model saw POST /v1base/v1/messages"},
+		{"POST", "/model/anthropic/v1/messages/count_tokens?beta=true", "model saw POST /v1base/v1/messages/count_tokens"},
+		{"GET", "/model/anthropic/v1/models", "model saw GET /v1base/v1/models"},
+		{"GET", "/model/anthropic/v1/models/claude-sonnet-4-5", "model saw GET /v1base/v1/models/claude-sonnet-4-5"},
+		{"POST", "/model/openai/v1/responses", "model saw POST /v1/responses"},
+		{"POST", "/model/openai/v1/chat/completions", "model saw POST /v1/chat/completions"},
+		{"GET", "/model/openai/v1/models", "model saw GET /v1/models"},
+		{"GET", "/model/openai/v1/models/ft:gpt-4o-mini:org::x1", "model saw GET /v1/models/ft:gpt-4o-mini:org::x1"},
+		{"POST", "http://127.0.0.1:3128/model/openai/v1/responses", "model saw POST /v1/responses"},
+	} {
+		if code, body := send(ok.method, ok.target); code != 200 || body != ok.want {
+			t.Errorf("%s %s: %d %q, want 200 %q", ok.method, ok.target, code, body, ok.want)
+		}
+	}
+	s.Close()
+	for _, e := range rec.all() {
+		if e.Denied != "" && e.Status != http.StatusForbidden && e.Status != http.StatusBadRequest {
+			t.Errorf("refusal logged as %+v", e)
+		}
+	}
+}

@@ -423,6 +423,89 @@ func (p *Proxy) modelRoute(r *http.Request) (name, rest string, ok bool) {
 	return name, "/" + rest, true
 }
 
+// endpoint is one request a model route forwards: a method and a path, in
+// which "*" stands for one segment of modelIDChars.
+type endpoint struct{ method, path string }
+
+// modelEndpoints are the requests a model route forwards, by its key's
+// style, which says whose API it is: what the agents' CLIs and SDKs need
+// of it, nothing else (no files, batches, fine-tuning, admin or key
+// endpoints, which the key would open too).
+var modelEndpoints = map[string][]endpoint{
+	// Anthropic's Messages API.
+	HeaderAPIKey: {
+		{http.MethodPost, "/v1/messages"},
+		{http.MethodPost, "/v1/messages/count_tokens"},
+		{http.MethodGet, "/v1/models"},
+		{http.MethodGet, "/v1/models/*"},
+	},
+	// OpenAI's Responses and Chat Completions APIs.
+	HeaderBearer: {
+		{http.MethodPost, "/v1/responses"},
+		{http.MethodPost, "/v1/chat/completions"},
+		{http.MethodGet, "/v1/models"},
+		{http.MethodGet, "/v1/models/*"},
+	},
+}
+
+// modelIDChars are the bytes a model id in a path may hold.
+const modelIDChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:@"
+
+// ModelEndpoints lists what a model route of header's style forwards, as
+// "METHOD /path" ("<id>" for a model id), for messages and docs.
+func ModelEndpoints(header string) []string {
+	var out []string
+	for _, ep := range modelEndpoints[header] {
+		out = append(out, ep.method+" "+strings.ReplaceAll(ep.path, "*", "<id>"))
+	}
+	return out
+}
+
+// modelEndpoint says why r, whose path below its model API's name is
+// rest, is not a request the model API of header's style forwards; ""
+// when it is. The path must be written plainly (no encoded byte, no
+// backslash, no empty or dot segment) and then be one of modelEndpoints.
+func modelEndpoint(r *http.Request, header, rest string) (denied, msg string) {
+	switch {
+	case strings.Contains(r.URL.EscapedPath(), "%"):
+		return "model path not clean", "a path with an encoded byte (%2F, %2E, ...) is refused: write it plainly"
+	case strings.Contains(r.URL.Path, "\\"):
+		return "model path not clean", "a path with a backslash is refused"
+	case strings.Contains(r.URL.Path, "//"):
+		return "model path not clean", "a path with an empty segment (//) is refused"
+	}
+	for _, seg := range strings.Split(r.URL.Path, "/") {
+		if seg == "." || seg == ".." {
+			return "model path not clean", "a path with a dot segment (. or ..) is refused"
+		}
+	}
+	for _, ep := range modelEndpoints[header] {
+		if ep.method == r.Method && matchEndpoint(ep.path, rest) {
+			return "", ""
+		}
+	}
+	return "model endpoint not allowed", r.Method + " " + rest + " is not forwarded: only " + strings.Join(ModelEndpoints(header), ", ")
+}
+
+// matchEndpoint reports whether path is pattern, each "*" of it one
+// non-empty segment of modelIDChars.
+func matchEndpoint(pattern, path string) bool {
+	ps, xs := strings.Split(pattern, "/"), strings.Split(path, "/")
+	if len(ps) != len(xs) {
+		return false
+	}
+	for i, p := range ps {
+		if p == "*" {
+			if xs[i] == "" || strings.Trim(xs[i], modelIDChars) != "" {
+				return false
+			}
+		} else if p != xs[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // forwardModel sends r to the model API name, at its base URL plus rest,
 // with the API's key in place of whatever key r carried.
 func (p *Proxy) forwardModel(w http.ResponseWriter, r *http.Request, e Entry, name, rest string) {
@@ -431,6 +514,11 @@ func (p *Proxy) forwardModel(w http.ResponseWriter, r *http.Request, e Entry, na
 	if !ok {
 		e.Host, e.Path, e.Status, e.Denied = r.Host, r.URL.RequestURI(), http.StatusForbidden, "model API not allowed"
 		p.refuse(w, e, "egress proxy: no model API "+strconv.Quote(name)+" for this sandbox")
+		return
+	}
+	if denied, msg := modelEndpoint(r, m.header, rest); denied != "" {
+		e.Host, e.Path, e.Status, e.Denied = r.Host, r.URL.RequestURI(), http.StatusForbidden, denied
+		p.refuse(w, e, "egress proxy: model API "+name+": "+msg)
 		return
 	}
 	target := *m.target
