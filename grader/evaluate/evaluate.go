@@ -39,6 +39,10 @@ type Evaluation struct {
 	// importFailed lists the hidden files the report says failed to
 	// import.
 	importFailed []string
+	// rawIDs maps the id of a case reported under a placeholder name
+	// (see reportedName) to the id pytest gave it, which only the
+	// trusted side of a split run's report uses.
+	rawIDs map[string]string
 }
 
 func (e *Evaluation) problemf(format string, args ...any) {
@@ -242,6 +246,12 @@ func evaluatePytest(res *wrapper.Result) *Evaluation {
 				continue
 			}
 			reported[id] = true
+			if name != c.Name {
+				if ev.rawIDs == nil {
+					ev.rawIDs = map[string]string{}
+				}
+				ev.rawIDs[id] = TestID(s.exp.File, s.exp.Class, c.Name)
+			}
 			casesOf[JUnitClass(s.exp.File, "")]++
 			s.results = append(s.results, report.TestResult{ID: id, Outcome: c.Outcome})
 			continue

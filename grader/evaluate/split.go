@@ -38,7 +38,11 @@ func Sealing(ev *Evaluation, res *wrapper.Result) *report.Sealing {
 			continue
 		}
 		s.Passing++
-		decisions, named := res.Split.Tests[t.ID]
+		id := t.ID
+		if raw, ok := ev.rawIDs[id]; ok {
+			id = raw
+		}
+		decisions, named := res.Split.Tests[id]
 		switch {
 		case !named:
 			s.Decided = append(s.Decided, report.DecidedTest{ID: t.ID, By: []string{"the split report does not name it"}})

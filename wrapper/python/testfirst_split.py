@@ -86,7 +86,7 @@ __mul__ __rmul__ __truediv__ __rtruediv__ __floordiv__ __rfloordiv__ __mod__
 __rmod__ __pow__ __rpow__ __and__ __rand__ __or__ __ror__ __xor__ __rxor__
 __lshift__ __rlshift__ __rshift__ __rrshift__ __matmul__ __rmatmul__ __neg__
 __pos__ __abs__ __invert__ __round__ __iadd__ __isub__ __imul__ __ior__
-__iand__
+__iand__ __get__ __set_name__
 """.split())
 
 # Builtins the tree may name ("bt"): classes, and two constants.
@@ -96,9 +96,11 @@ _BUILTINS["NotImplemented"] = NotImplemented
 _VALUE_BASES = {"bool": bool, "int": int, "float": float, "complex": complex, "str": str, "bytes": bytes,
                 "tuple": tuple, "list": list, "dict": dict, "set": set, "frozenset": frozenset}
 
-# Top-level modules of the runner: always this interpreter's own.
-_RUNNER = {"pytest", "_pytest", "pluggy", "iniconfig", "packaging", "attr", "attrs", "py", "exceptiongroup",
-           "tomli", "testfirst_split", "testfirst_syspath", "testfirst_tree"}
+# Top-level modules of the runner: always this interpreter's own. Those
+# that pytest loaded before this plugin are added at start, so a tree named
+# like a dependency pytest does not load here (tomli on Python 3.11) is the
+# tree's.
+_RUNNER = {"pytest", "_pytest", "pluggy", "testfirst_split", "testfirst_syspath", "testfirst_tree"}
 
 _HEX = re.compile(r"-?[0-9a-f]+\Z")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.<>]*\Z")
@@ -228,7 +230,7 @@ class _Channel:
                     raise self.dec_exception(ans.get("v"))
                 if self.side(ans):
                     continue
-                if t in ("cb", "cbget", "cbiter", "cbnext"):
+                if t in ("cb", "cbget", "cbiter", "cbnext", "cbenter", "cbexit", "cbop"):
                     self.callback(ans)
                     continue
                 self.fail("the code under test sent an unknown frame %r" % t)
@@ -279,6 +281,22 @@ class _Channel:
                 result = getattr(obj, name)
             elif t == "cbiter":
                 result = iter(obj)
+            elif t == "cbop":
+                name = msg.get("n")
+                args = self.dec(msg.get("a"))
+                if name not in _HANDLE_OPS or type(args) is not list or not _attributes_allowed(obj):
+                    raise TypeError("an object of the tests gives the code under test no %s" % (str(name)[:40],))
+                result = getattr(type(obj), name)(obj, *args)
+            elif t == "cbenter":
+                result = type(obj).__enter__(obj)
+            elif t == "cbexit":
+                # The tree's exception never crosses: the object is told
+                # one happened, as a RuntimeError.
+                if msg.get("x") is True:
+                    err = RuntimeError("an exception in the code under test")
+                    result = type(obj).__exit__(obj, RuntimeError, err, None)
+                else:
+                    result = type(obj).__exit__(obj, None, None, None)
             else:
                 result = next(obj)
             out = {"t": "cbret", "v": self.enc(result)}
@@ -289,6 +307,10 @@ class _Channel:
                 self.pending = e
             name = type(e).__name__ if _BUILTINS.get(type(e).__name__) is type(e) else None
             out = {"t": "cbexc", "c": name}
+            rid = _rid_of(e)
+            if rid is not None:
+                # An exception of the tree's goes back as itself.
+                out["r"] = rid
         self.write(out)
 
     # Values: this side to the tree.
@@ -406,6 +428,16 @@ class _Channel:
             return self.valued(rid, cls, value)
         if tag == "x" and n == 5:
             return self.dec_exception(v, depth, budget)
+        if tag == "mut" and n == 3:
+            rid = _rid(v[1], self)
+            value = self._dec(v[2], depth + 1, budget)
+            cls = _MUTABLE.get(type(value))
+            if cls is None:
+                self.fail("the code under test sent a mutable value that is not a list, dict or set")
+            p = cls.__new__(cls)
+            type(value).__init__(p, value)
+            p._tf_rid = rid
+            return p
         if tag == "h" and n == 2:
             hid = v[1]
             if type(hid) is not int or hid not in self.handles:
@@ -467,12 +499,14 @@ class _Channel:
             bases.append(base)
         value = _VALUE_BASES.get(desc["value"]) if desc["value"] else None
         ns = {"__module__": desc["module"], "__qualname__": desc["qualname"], "__doc__": None,
-              "_tf_rid": rid, "_tf_value": value, "_tf_attrs": frozenset(desc["attrs"])}
+              "_tf_rid": rid, "_tf_value": value, "_tf_attrs": frozenset(desc["attrs"]), "_tf_is_module": desc["is_module"]}
         for name in desc["dunders"]:
             if name in FORWARDED and not (value is not None and name in VALUE_OPS):
                 ns[name] = _forwarder(name)
         if value is None and "__repr__" not in ns:
             ns["__repr__"] = _forwarder("__repr__")
+        if value is None:
+            ns["__dir__"] = _forwarder("__dir__")
         if value is None and not desc["exception"]:
             ns["__getattr__"] = _getattr
             ns["__setattr__"] = _setattr
@@ -502,7 +536,7 @@ class _Channel:
             self.fail("the code under test sent an object of a class it did not describe")
         if issubclass(cls, BaseException):
             self.fail("the code under test sent an exception as a plain object")
-        if cls.__name__ == "module" and cls.__module__ == "builtins":
+        if cls._tf_is_module:
             p = _RemoteModule("<module of the code under test>")
             object.__setattr__(p, "_tf_rid", rid)
         else:
@@ -553,14 +587,17 @@ def _rid(v, ch):
 
 
 def _rid_of(v):
-    try:
-        d = object.__getattribute__(v, "__dict__")
-    except (AttributeError, TypeError):
-        return getattr(type(v), "_tf_rid", None) if isinstance(v, _RemoteMeta) else None
-    rid = d.get("_tf_rid") if isinstance(v, _RemoteMeta) or isinstance(type(v), _RemoteMeta) or isinstance(v, _RemoteModule) else None
-    if rid is None and isinstance(v, _RemoteMeta):
-        rid = v.__dict__.get("_tf_rid")
-    return rid
+    """The tree's reference of a proxy, a stand-in class or a mutable copy;
+    None for anything of the tests' own."""
+    if isinstance(v, _RemoteMeta):
+        return v.__dict__.get("_tf_rid")
+    t = type(v)
+    if isinstance(t, _RemoteMeta) or t in _MUTABLE_TYPES or isinstance(v, _RemoteModule):
+        try:
+            return object.__getattribute__(v, "_tf_rid")
+        except AttributeError:
+            return None
+    return None
 
 
 def _int(v, ch):
@@ -599,7 +636,8 @@ def _check_desc(desc, ch):
           and type(desc.get("dunders")) is list and all(type(d) is str for d in desc["dunders"])
           and type(desc.get("attrs")) is list and len(desc["attrs"]) <= 10000 and all(type(a) is str for a in desc["attrs"])
           and (desc.get("value") is None or desc.get("value") in _VALUE_BASES) and type(desc.get("exception")) is bool
-          and type(desc.get("meta")) is list and set(desc["meta"]) <= {"__iter__", "__len__", "__getitem__", "__contains__"})
+          and type(desc.get("meta")) is list and set(desc["meta"]) <= {"__iter__", "__len__", "__getitem__", "__contains__"}
+          and type(desc.get("is_module")) is bool)
     if not ok:
         ch.fail("the code under test described a class wrongly")
     for k in ("name", "qualname", "module"):
@@ -619,6 +657,10 @@ def _std_enc(v, t, enc):
         return ["std", "datetime_utc", v.replace(tzinfo=None).isoformat()]
     if t is datetime.time and v.tzinfo is None:
         return ["std", "time", v.isoformat()]
+    if t is datetime.datetime and type(v.tzinfo) is datetime.timezone and v.tzinfo.utcoffset(None).microseconds == 0:
+        return ["std", "datetime_tz", [v.replace(tzinfo=None).isoformat(), int(v.tzinfo.utcoffset(None).total_seconds())]]
+    if t is datetime.timezone and v.utcoffset(None).microseconds == 0:
+        return ["std", "timezone", int(v.utcoffset(None).total_seconds())]
     if t is datetime.timedelta:
         return ["std", "timedelta", [v.days, v.seconds, v.microseconds]]
     if t is decimal.Decimal:
@@ -655,6 +697,14 @@ def _std_dec(kind, v, dec):
         return datetime.datetime.fromisoformat(s(v)).replace(tzinfo=datetime.timezone.utc)
     if kind == "time":
         return datetime.time.fromisoformat(s(v))
+    if kind == "datetime_tz":
+        if type(v) is not list or len(v) != 2 or type(v[1]) is not int or abs(v[1]) >= 86400:
+            raise ValueError(kind)
+        return datetime.datetime.fromisoformat(s(v[0])).replace(tzinfo=datetime.timezone(datetime.timedelta(seconds=v[1])))
+    if kind == "timezone":
+        if type(v) is not int or abs(v) >= 86400:
+            raise ValueError(kind)
+        return datetime.timezone(datetime.timedelta(seconds=v))
     if kind == "timedelta":
         if type(v) is not list or len(v) != 3 or not all(type(x) is int for x in v):
             raise ValueError(kind)
@@ -695,6 +745,12 @@ def _cwd_ok():
         return True
     except OSError:
         return False
+
+
+# What the tree may ask of an object of the tests beside calling it (see
+# testfirst_tree.HANDLE_OPS).
+_HANDLE_OPS = frozenset(("__len__", "__getitem__", "__contains__", "__bool__", "__hash__", "__eq__", "__ne__", "__lt__",
+                         "__le__", "__gt__", "__ge__", "__index__", "__int__", "__float__", "__repr__", "__str__"))
 
 
 def _attributes_allowed(obj):
@@ -813,6 +869,30 @@ def _forwarder(name):
     return op
 
 
+def _mutator(base, name):
+    def m(self, *args, **kwargs):
+        ch = _ch()
+        ch.request({"t": "callm", "r": object.__getattribute__(self, "_tf_rid"), "n": name,
+                    "a": ch.enc(list(args)), "k": ch.enc(kwargs)})
+        return getattr(base, name)(self, *args, **kwargs)
+    m.__name__ = name
+    return m
+
+
+_MUTATORS = {
+    list: "append extend insert remove pop clear sort reverse __setitem__ __delitem__ __iadd__ __imul__",
+    dict: "__setitem__ __delitem__ pop popitem clear update setdefault __ior__",
+    set: "add discard remove pop clear update difference_update intersection_update symmetric_difference_update __ior__ __iand__ __isub__ __ixor__",
+}
+# The local copies of a list, dict or set the tests read as an attribute of
+# the tree: comparisons use the copy; changes go to the tree's too.
+_MUTABLE = {base: type("Remote" + base.__name__.capitalize(), (base,), dict(
+    {name: _mutator(base, name) for name in names.split()},
+    __slots__=("_tf_rid",)))
+    for base, names in _MUTATORS.items()}
+_MUTABLE_TYPES = frozenset(_MUTABLE.values())
+
+
 def _getattr(self, name):
     if name.startswith("_tf_"):
         raise AttributeError(name)
@@ -855,14 +935,19 @@ class _RemoteModule(types.ModuleType):
     def __repr__(self):
         return "<module %r of the code under test>" % (self.__dict__.get("__name__"),)
 
+    def __dir__(self):
+        return _ch().request({"t": "op", "r": object.__getattribute__(self, "_tf_rid"), "n": "__dir__", "a": ["l", []]})
+
 
 # Imports.
 
 def _local(fullname):
     top = fullname.partition(".")[0]
+    mod = sys.modules.get(top)
+    if isinstance(mod, _RemoteModule):
+        return False
     if top in sys.stdlib_module_names or top in _RUNNER:
         return True
-    mod = sys.modules.get(top)
     if mod is not None:
         return not isinstance(mod, _RemoteModule)
     spec = importlib.machinery.PathFinder.find_spec(top)
@@ -910,6 +995,7 @@ def _start():
     fd = os.environ.get(SOCKET_FD_ENV)
     if not fd:
         raise pytest.UsageError("testfirst_split: %s is not set" % SOCKET_FD_ENV)
+    _RUNNER.update(name.partition(".")[0] for name in list(sys.modules))
     sock = socket.socket(fileno=int(fd))
     os.set_inheritable(sock.fileno(), False)
     _channel = _Channel(sock)

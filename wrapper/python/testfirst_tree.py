@@ -54,7 +54,7 @@ __mul__ __rmul__ __truediv__ __rtruediv__ __floordiv__ __rfloordiv__ __mod__
 __rmod__ __pow__ __rpow__ __and__ __rand__ __or__ __ror__ __xor__ __rxor__
 __lshift__ __rlshift__ __rshift__ __rrshift__ __matmul__ __rmatmul__ __neg__
 __pos__ __abs__ __invert__ __round__ __iadd__ __isub__ __imul__ __ior__
-__iand__
+__iand__ __get__ __set_name__
 """.split())
 
 _BUILTIN_NAMES = {name: obj for name, obj in vars(builtins).items()
@@ -70,11 +70,22 @@ def _crossing_builtin(cls):
         cls in _VALUE_BASES or cls in (object, type, bytearray) or issubclass(cls, BaseException))
 
 
+class _Mutable:
+    """A list, dict or set the tests read as an attribute (a module's
+    registry, say): it crosses with its value and a reference, so the
+    tests' changes to it reach the tree's."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
 class TrustedHandle:
     """An object of the trusted side: it can be called, iterated and asked
     for public attributes, as far as that side allows."""
 
-    __slots__ = ("_hid", "_server")
+    __slots__ = ("_hid", "_server", "__weakref__")
 
     def __init__(self, server, hid):
         self._server, self._hid = server, hid
@@ -94,8 +105,37 @@ class TrustedHandle:
     def __next__(self):
         return self._server.ask({"t": "cbnext", "h": self._hid})
 
+    def __enter__(self):
+        return self._server.ask({"t": "cbenter", "h": self._hid})
+
+    def __exit__(self, *exc):
+        # What was raised stays here: the tests' object hears only
+        # whether something was.
+        return bool(self._server.ask({"t": "cbexit", "h": self._hid, "x": exc[0] is not None}))
+
     def __repr__(self):
-        return "<object of the tests>"
+        return self._op("__repr__")
+
+    def __str__(self):
+        return self._op("__str__")
+
+    def _op(self, name, *args):
+        return self._server.ask({"t": "cbop", "h": self._hid, "n": name, "a": self._server.enc(list(args))})
+
+
+def _handle_op(name):
+    def op(self, *args):
+        return self._op(name, *args)
+    op.__name__ = name
+    return op
+
+
+# The operations an object of the tests answers for the tree (a sequence,
+# a mapping, an ordering); the other side checks each again.
+HANDLE_OPS = ("__len__", "__getitem__", "__contains__", "__bool__", "__hash__", "__eq__", "__ne__", "__lt__",
+              "__le__", "__gt__", "__ge__", "__index__", "__int__", "__float__")
+for _name in HANDLE_OPS:
+    setattr(TrustedHandle, _name, _handle_op(_name))
 
 
 class Server:
@@ -145,17 +185,20 @@ class Server:
             self.objs[rid], self.rids[key] = obj, rid
         return rid
 
-    def klass(self, cls):
-        if _crossing_builtin(cls):
+    def klass(self, cls, instance=False):
+        """The class value of cls; instance is set when it is the class of
+        an object crossing by reference (a bare object(), say), which
+        the other side needs described, not named."""
+        if _crossing_builtin(cls) and not (instance and cls is object):
             return ["bt", cls.__name__]
         rid = self.ref(cls)
         if rid not in self.described:
             self.described.add(rid)
-            bases = [self.klass(b) for b in cls.__bases__]
+            bases = [self.klass(b) for b in cls.__bases__ if b is not object or cls is not object]
             own = set()
             attrs = []
             for c in cls.__mro__:
-                if _crossing_builtin(c):
+                if _crossing_builtin(c) and c is not cls:
                     continue
                 for name in vars(c):
                     if name in FORWARDED:
@@ -170,6 +213,7 @@ class Server:
                 "module": str(getattr(cls, "__module__", "")), "bases": bases,
                 "dunders": sorted(own), "attrs": sorted(set(attrs)), "value": value,
                 "exception": issubclass(cls, BaseException), "meta": meta,
+                "is_module": issubclass(cls, types.ModuleType),
             }
         return ["k", rid]
 
@@ -198,6 +242,9 @@ class Server:
             return ["d", [[self.enc(k, depth + 1), self.enc(x, depth + 1)] for k, x in v.items()]]
         if t is TrustedHandle:
             return ["h", v._hid]
+        if t is _Mutable:
+            value = v.value
+            return ["mut", self.ref(value), self.enc(value, depth)]
         if v is Ellipsis or v is NotImplemented or (isinstance(v, type) and _BUILTIN_NAMES.get(getattr(v, "__name__", None)) is v):
             return ["bt", "Ellipsis" if v is Ellipsis else "NotImplemented" if v is NotImplemented else v.__name__]
         std = self.std(v, t, depth)
@@ -210,7 +257,7 @@ class Server:
         for base in _VALUE_BASES:
             if isinstance(v, base):
                 return ["sub", self.ref(v), self.klass(t), self.enc(base(v) if base not in (str, bytes) else base.__str__(v) if base is str else bytes(v), depth + 1)]
-        return ["r", self.ref(v), self.klass(t)]
+        return ["r", self.ref(v), self.klass(t, instance=True)]
 
     def std(self, v, t, depth):
         if t is datetime.date:
@@ -219,6 +266,10 @@ class Server:
             return ["std", "datetime", v.isoformat()]
         if t is datetime.datetime and v.tzinfo is datetime.timezone.utc:
             return ["std", "datetime_utc", v.replace(tzinfo=None).isoformat()]
+        if t is datetime.datetime and type(v.tzinfo) is datetime.timezone and v.tzinfo.utcoffset(None).microseconds == 0:
+            return ["std", "datetime_tz", [v.replace(tzinfo=None).isoformat(), int(v.tzinfo.utcoffset(None).total_seconds())]]
+        if t is datetime.timezone and v.utcoffset(None).microseconds == 0:
+            return ["std", "timezone", int(v.utcoffset(None).total_seconds())]
         if t is datetime.time and v.tzinfo is None:
             return ["std", "time", v.isoformat()]
         if t is datetime.timedelta:
@@ -300,6 +351,9 @@ class Server:
                 raise SystemExit("testfirst_tree: answer without a question")
             if t == "cbexc":
                 if until_answer:
+                    own = self.objs.get(req.get("r")) if type(req.get("r")) is int else None
+                    if isinstance(own, BaseException):
+                        raise own
                     raise _rebuild(req)
                 raise SystemExit("testfirst_tree: answer without a question")
             self.context(req)
@@ -333,7 +387,12 @@ class Server:
         if t == "import":
             return importlib.import_module(req["n"])
         if t == "getattr":
-            return getattr(self.objs[req["r"]], req["n"])
+            value = getattr(self.objs[req["r"]], req["n"])
+            if type(value) in (list, dict, set):
+                return _Mutable(value)
+            return value
+        if t == "callm":
+            return getattr(self.objs[req["r"]], req["n"])(*self.dec(req["a"]), **self.dec(req["k"]))
         if t == "setattr":
             setattr(self.objs[req["r"]], req["n"], self.dec(req["v"]))
             return None
@@ -344,7 +403,7 @@ class Server:
             return self.objs[req["r"]](*self.dec(req["a"]), **self.dec(req["k"]))
         if t == "op":
             name = req["n"]
-            if name not in FORWARDED:
+            if name not in FORWARDED and name != "__dir__":
                 raise TypeError("operation %s is not forwarded" % name)
             obj = self.objs[req["r"]]
             args = self.dec(req["a"])
@@ -362,6 +421,8 @@ class Server:
                 return str(obj)
             if name == "__repr__":
                 return repr(obj)
+            if name == "__dir__":
+                return [str(n) for n in dir(obj)]
             if name == "__format__":
                 return format(obj, *args)
             return getattr(type(obj), name)(obj, *args)
@@ -453,6 +514,10 @@ def _std(kind, v, dec):
         return datetime.datetime.fromisoformat(v).replace(tzinfo=datetime.timezone.utc)
     if kind == "time":
         return datetime.time.fromisoformat(v)
+    if kind == "datetime_tz":
+        return datetime.datetime.fromisoformat(v[0]).replace(tzinfo=datetime.timezone(datetime.timedelta(seconds=v[1])))
+    if kind == "timezone":
+        return datetime.timezone(datetime.timedelta(seconds=v))
     if kind == "timedelta":
         return datetime.timedelta(days=v[0], seconds=v[1], microseconds=v[2])
     if kind == "decimal":
