@@ -102,7 +102,11 @@ type Harness struct {
 	ModelAPI string
 	// Egress lists further hosts the harness may reach through the proxy
 	// ("host", "host:port" or "*.domain"). GitHub's hosts are refused
-	// whatever it says, and naming one marks every run's Result.
+	// whatever it says, and naming one marks every run's Result. A name
+	// is reached only at the public addresses it resolves to: a service on
+	// loopback or a private network is named by its address
+	// ("127.0.0.1:8080", "10.1.2.3:443"), as a name that resolves there
+	// ("localhost") is refused.
 	Egress []string
 }
 

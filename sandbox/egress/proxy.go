@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -50,17 +51,25 @@ type Entry struct {
 // refused whatever is allowed. It is an http.Handler; Listen serves it on
 // a unix socket.
 type Proxy struct {
-	allowed    []allowedHost
-	readOnly   bool
-	log        func(Entry)
-	dial       func(ctx context.Context, network, addr string) (net.Conn, error)
-	rt         http.RoundTripper
-	models     map[string]model
-	githubHost string
-	maxRequest int64
-	maxTunnel  int64
-	bodyKept   int
-	peerUIDs   []int
+	allowed  []allowedHost
+	readOnly bool
+	log      func(Entry)
+	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
+	dialer   *net.Dialer
+	resolve  func(ctx context.Context, host string) ([]netip.Addr, error)
+	// internal are the internal addresses an allowed name may resolve to
+	// (WithInternal), named the addresses written in the allowlist and
+	// the model APIs' URLs, with their ports.
+	internalSpec []string
+	internal     []netip.Prefix
+	named        map[netip.AddrPort]bool
+	rt           http.RoundTripper
+	models       map[string]model
+	githubHost   string
+	maxRequest   int64
+	maxTunnel    int64
+	bodyKept     int
+	peerUIDs     []int
 	// inflight counts requests being served, so that Close returns once
 	// each is logged.
 	inflight sync.WaitGroup
@@ -160,7 +169,13 @@ const dialTimeout = 30 * time.Second
 
 // New returns a proxy to the hosts allowed lists, each "host:port" or
 // "*.domain:port" (any name below domain). GitHub's hosts are refused even
-// when listed.
+// when listed. A name is reached at the addresses it resolves to that are
+// public: loopback, private, link-local, metadata and the like are refused
+// unless the operator names them, by writing the address itself
+// ("127.0.0.1:8080", as tests name their loopback upstreams) or with
+// WithInternal; the same holds for a model API's URL. A CONNECT tunnel's
+// TLS must name its host (the ClientHello's server name, when it carries
+// one), or the tunnel is cut.
 func New(allowed []string, opts ...Option) (*Proxy, error) {
 	p := &Proxy{maxRequest: DefaultMaxRequestBytes, maxTunnel: DefaultMaxTunnelBytes, peerUIDs: DefaultPeerUIDs}
 	for _, a := range allowed {
@@ -199,13 +214,42 @@ func New(allowed []string, opts ...Option) (*Proxy, error) {
 			return nil, fmt.Errorf("egress proxy: model API %s: %s is GitHub's, never reachable", name, m.target.Host)
 		}
 	}
+	p.named = map[netip.AddrPort]bool{}
+	for _, a := range p.allowed {
+		if ap, err := netip.ParseAddrPort(a.host + ":" + a.port); err == nil {
+			p.named[netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())] = true
+		} else if ap, err := netip.ParseAddrPort("[" + a.host + "]:" + a.port); err == nil {
+			p.named[netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())] = true
+		}
+	}
+	for _, m := range p.models {
+		if ap, err := netip.ParseAddrPort(hostPort(m.target)); err == nil {
+			p.named[netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())] = true
+		}
+	}
+	for _, a := range p.internalSpec {
+		pre, err := netip.ParsePrefix(a)
+		if err != nil {
+			addr, aerr := netip.ParseAddr(a)
+			if aerr != nil {
+				return nil, fmt.Errorf("egress proxy: internal address %q: want an address (10.1.2.3) or a prefix (10.0.0.0/8)", a)
+			}
+			pre = netip.PrefixFrom(addr.Unmap(), addr.Unmap().BitLen())
+		}
+		p.internal = append(p.internal, pre.Masked())
+	}
 	if p.log == nil {
 		p.log = func(e Entry) {
 			slog.Info("egress", "host", e.Host, "method", e.Method, "path", e.Path, "status", e.Status, "bytes_in", e.BytesIn, "bytes_out", e.BytesOut, "denied", e.Denied, "model", e.Model)
 		}
 	}
-	d := &net.Dialer{Timeout: dialTimeout}
-	p.dial = d.DialContext
+	p.dialer = &net.Dialer{Timeout: dialTimeout}
+	if p.resolve == nil {
+		p.resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
+	}
+	p.dial = p.dialChecked
 	p.rt = &http.Transport{
 		Proxy:                 nil, // never another proxy
 		DialContext:           p.dial,
@@ -372,6 +416,11 @@ func (p *Proxy) readBody(w http.ResponseWriter, r, out *http.Request, e *Entry) 
 // comes (model APIs stream their answers).
 func (p *Proxy) roundTrip(w http.ResponseWriter, out *http.Request, e Entry) {
 	resp, err := p.rt.RoundTrip(out)
+	if ie := (*InternalError)(nil); errors.As(err, &ie) {
+		e.Status, e.Denied = http.StatusForbidden, "internal address"
+		p.refuse(w, e, "egress proxy: "+ie.Error())
+		return
+	}
 	if err != nil {
 		e.Status, e.Denied = http.StatusBadGateway, "upstream: "+err.Error()
 		p.refuse(w, e, "egress proxy: "+err.Error())
@@ -565,6 +614,11 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	up, err := p.dial(r.Context(), "tcp", e.Host)
+	if ie := (*InternalError)(nil); errors.As(err, &ie) {
+		e.Status, e.Denied = http.StatusForbidden, "internal address"
+		p.refuse(w, e, "egress proxy: "+ie.Error())
+		return
+	}
 	if err != nil {
 		e.Status, e.Denied = http.StatusBadGateway, "upstream: "+err.Error()
 		p.refuse(w, e, "egress proxy: "+err.Error())
@@ -591,9 +645,33 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	var wg sync.WaitGroup
 	var in, outN int64
 	wg.Add(1)
+	var denied string
 	go func() {
 		defer wg.Done()
-		in, _ = io.Copy(up, io.LimitReader(buf, p.maxTunnel+1))
+		// TLS goes up only for the host the tunnel was opened to: the
+		// ClientHello's server name, when it has one, must be it.
+		name, hello, isTLS, err := sniffHello(conn, buf.Reader)
+		switch {
+		case isTLS && err != nil:
+			denied = "tls client hello unreadable: " + err.Error()
+		case name != "" && !sameHost(name, e.Host):
+			denied = "tls server name " + strconv.Quote(name) + " is not the tunnel's host"
+		}
+		if denied != "" {
+			in = int64(len(hello))
+			up.Close()
+			conn.Close()
+			return
+		}
+		if len(hello) > 0 {
+			n, err := up.Write(hello)
+			in += int64(n)
+			if err != nil {
+				return
+			}
+		}
+		n, _ := io.Copy(up, io.LimitReader(buf, p.maxTunnel+1-in))
+		in += n
 		if in > p.maxTunnel {
 			// Past the bound: the tunnel is cut both ways.
 			up.Close()
@@ -610,6 +688,9 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	e.Bytes, e.BytesIn, e.BytesOut = in+outN, in, outN
 	if in > p.maxTunnel {
 		e.Denied = "tunnel too large"
+	}
+	if denied != "" {
+		e.Status, e.Denied = http.StatusForbidden, denied
 	}
 	p.log(e)
 }
