@@ -1,0 +1,3 @@
+"""What this hostile tree does to the split's trusted side."""
+
+"""Nothing but sizes is computed."""
