@@ -19,8 +19,9 @@ def server():
 def current_q():
     f = sys._getframe(1)
     while f is not None:
-        if f.f_code.co_name == "serve" and "req" in f.f_locals:
-            return f.f_locals["req"].get("q")
+        req = f.f_locals.get("req")
+        if type(req) is dict and "q" in req:
+            return req.get("q")
         f = f.f_back
     return None
 
