@@ -346,11 +346,13 @@ func TestSampleCasesSplit(t *testing.T) {
 	t.Cleanup(func() { testenv.CheckSandboxes(t) })
 }
 
-// TestAttacksSplit grades the adversarial corpus split: no attack may
+// TestAttacksSplit grades the adversarial corpus split, and the attacks on
+// split grading itself (attacks-split: the in-process attack classes of
+// issue 22 and hostile tree processes against the protocol): no attack may
 // pass. The flags each expects in-process are not asked for: under the
 // split an attack that reads nothing of the tests simply fails.
 func TestAttacksSplit(t *testing.T) {
-	for _, dir := range caseDirs(t, "attacks") {
+	for _, dir := range slices.Concat(caseDirs(t, "attacks"), caseDirs(t, "attacks-split")) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			t.Parallel()
 			_, rep := gradeCase(t, dir, split)

@@ -40,6 +40,10 @@ var (
 	TreeServer []byte
 )
 
+// splitReportMargin is the part of a split run's time kept for pytest to
+// finish its report once the tree stopped answering.
+const splitReportMargin = 20 * time.Second
+
 // distPackages is where the grader image keeps the runner and its plugins.
 const distPackages = "/usr/lib/python3/dist-packages"
 
@@ -149,6 +153,12 @@ func runSplit(rp *reaper, id identity, job Job, targets []string, deadline time.
 	junit := newBoundedScanner(job.JUnitLimit, nil)
 	report := newBoundedScanner(16<<20, nil)
 	genv := append(baseEnv(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1", "TESTFIRST_SPLIT_FD=5", "TESTFIRST_SPLIT_REPORT_FD=4")
+	// A tree that stops answering breaks the channel while pytest still
+	// has time to write its report: the tests left fail closed and the
+	// grade says why, instead of the run ending at its deadline unheard.
+	if wait := time.Until(deadline) - splitReportMargin; wait > 0 {
+		genv = append(genv, fmt.Sprintf("TESTFIRST_SPLIT_TIMEOUT=%d", int(wait.Seconds())))
+	}
 	if source != "" {
 		genv = append(genv, SourceDirEnv+"="+source)
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/wrapper"
@@ -55,13 +54,13 @@ func Sealing(ev *Evaluation, res *wrapper.Result) *report.Sealing {
 	return s
 }
 
-// describeDecisions turns the trusted side's "__eq__ Point" counts into
-// "__eq__ of Point (2 times)", sorted.
+// describeDecisions turns the trusted side's counts of what decided a test
+// ("__eq__ of wordstats.Point, a class of the code under test") into lines
+// with the count, sorted.
 func describeDecisions(d map[string]int) []string {
 	var out []string
 	for k, n := range d {
-		op, class, _ := strings.Cut(k, " ")
-		s := fmt.Sprintf("%s of %s", op, class)
+		s := k
 		if n > 1 {
 			s += fmt.Sprintf(" (%d times)", n)
 		}

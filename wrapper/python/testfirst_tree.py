@@ -27,6 +27,7 @@ import logging
 import math
 import os
 import pathlib
+import queue
 import socket
 import struct
 import sys
@@ -148,6 +149,9 @@ class Server:
         self.classes = {}
         self.handles = {}
         self.lock = threading.RLock()
+        self.mail = {0: queue.SimpleQueue()}
+        self.read_lock = threading.Lock()
+        self.next_conversation = 1
 
     # Framing.
 
@@ -177,6 +181,10 @@ class Server:
     # Values.
 
     def ref(self, obj):
+        with self.lock:
+            return self._ref(obj)
+
+    def _ref(self, obj):
         key = id(obj)
         rid = self.rids.get(key)
         if rid is None or self.objs.get(rid) is not obj:
@@ -191,7 +199,11 @@ class Server:
         the other side needs described, not named."""
         if _crossing_builtin(cls) and not (instance and cls is object):
             return ["bt", cls.__name__]
-        rid = self.ref(cls)
+        with self.lock:
+            return self._klass(cls)
+
+    def _klass(self, cls):
+        rid = self._ref(cls)
         if rid not in self.described:
             self.described.add(rid)
             bases = [self.klass(b) for b in cls.__bases__ if b is not object or cls is not object]
@@ -336,39 +348,84 @@ class Server:
     # Requests.
 
     def ask(self, msg):
-        """Send a request to the trusted side and serve its requests until
-        it answers."""
-        self.send(msg)
-        return self.serve(until_answer=True)
+        """Sends a request of this thread to the trusted side (a callback)
+        and runs the requests that side nests in it, on this thread, until
+        it answers. Any thread may ask: each has its own conversation."""
+        with self.lock:
+            c = self.next_conversation
+            self.next_conversation += 1
+            box = self.mail[c] = queue.SimpleQueue()
+        try:
+            msg["c"] = c
+            self.send(msg)
+            return self.loop(box)
+        finally:
+            with self.lock:
+                del self.mail[c]
 
-    def serve(self, until_answer=False):
+    def wait(self, box):
+        """The next frame of box's conversation. Whichever waiting thread
+        holds the read lock reads the socket and hands the frames of other
+        conversations to their threads, so a tree of one thread reads its
+        own frames with no hand-off."""
         while True:
-            req = self.recv()
+            try:
+                return box.get_nowait()
+            except queue.Empty:
+                pass
+            if self.read_lock.acquire(blocking=False):
+                try:
+                    try:
+                        return box.get_nowait()
+                    except queue.Empty:
+                        pass
+                    try:
+                        msg = self.recv()
+                    except BaseException:
+                        # The trusted side is gone (pytest ended) or broke
+                        # the protocol: the tree's process ends with it.
+                        os._exit(0)
+                finally:
+                    self.read_lock.release()
+                key = msg.get("c") if msg.get("t") in ("cbret", "cbexc") else msg.get("in", 0)
+                with self.lock:
+                    target = self.mail.get(key)
+                if target is None:
+                    os._exit(0)
+                if target is box:
+                    return msg
+                target.put(msg)
+            else:
+                try:
+                    return box.get(timeout=0.002)
+                except queue.Empty:
+                    pass
+
+    def loop(self, box):
+        while True:
+            req = self.wait(box)
             t = req.get("t")
             if t == "cbret":
-                if until_answer:
-                    return self.dec(req["v"])
-                raise SystemExit("testfirst_tree: answer without a question")
+                return self.dec(req["v"])
             if t == "cbexc":
-                if until_answer:
-                    own = self.objs.get(req.get("r")) if type(req.get("r")) is int else None
-                    if isinstance(own, BaseException):
-                        raise own
-                    raise _rebuild(req)
-                raise SystemExit("testfirst_tree: answer without a question")
-            self.context(req)
+                own = self.objs.get(req.get("r")) if type(req.get("r")) is int else None
+                if isinstance(own, BaseException):
+                    raise own
+                raise _rebuild(req)
+            self.run(req)
+
+    def run(self, req):
+        t = req.get("t")
+        self.context(req)
+        try:
+            value = self.handle(t, req)
+            out = {"t": "ret", "q": req.get("q"), "v": self.enc(value)}
+        except BaseException as e:
             try:
-                with _capture(self):
-                    value = self.handle(t, req)
-                out = {"t": "ret", "q": req.get("q"), "v": self.enc(value)}
-            except BaseException as e:
-                if isinstance(e, SystemExit) and getattr(e, "_testfirst", False):
-                    raise
-                try:
-                    out = {"t": "exc", "q": req.get("q"), "v": self.exc(e, 0)}
-                except BaseException as e2:
-                    out = {"t": "exc", "q": req.get("q"), "v": ["x", ["bt", "RuntimeError"], ["t", ["the code under test raised an exception that could not cross: %s" % type(e2).__name__]], self.ref(e2), ""]}
-            self.send(out)
+                out = {"t": "exc", "q": req.get("q"), "v": self.exc(e, 0)}
+            except BaseException as e2:
+                out = {"t": "exc", "q": req.get("q"), "v": ["x", ["bt", "RuntimeError"], ["t", ["the code under test raised an exception that could not cross: %s" % type(e2).__name__]], self.ref(e2), ""]}
+        self.send(out)
 
     def context(self, req):
         cwd = req.get("cwd")
@@ -431,35 +488,11 @@ class Server:
         raise ValueError("unknown request %r" % (t,))
 
 
-class _capture:
-    """Sends what the code under test prints during a request to the
-    trusted side, which prints it where its own output goes (so pytest's
-    capsys sees it), and its log records and warnings likewise."""
-
-    def __init__(self, server):
-        self.server = server
-
-    def __enter__(self):
-        self.saved = sys.stdout, sys.stderr
-        sys.stdout = _Forward(self.server, "stdout")
-        sys.stderr = _Forward(self.server, "stderr")
-        self.warnings = warnings.catch_warnings(record=True)
-        self.caught = self.warnings.__enter__()
-        warnings.simplefilter("always")
-        return self
-
-    def __exit__(self, *exc):
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            sys.stdout, sys.stderr = self.saved
-            self.warnings.__exit__(*exc)
-        for w in self.caught[:100]:
-            cat = w.category
-            self.server.send({"t": "warn", "c": self.server.klass(cat), "m": str(w.message)[:10000],
-                              "f": str(w.filename), "l": int(w.lineno or 0)})
-        return False
+def _forward_warning(server):
+    def showwarning(message, category, filename, lineno, file=None, line=None):
+        server.send({"t": "warn", "c": server.klass(category), "m": str(message)[:10000],
+                     "f": str(filename), "l": int(lineno or 0)})
+    return showwarning
 
 
 class _Forward(io.TextIOBase):
@@ -499,7 +532,7 @@ def _rebuild(req):
     """The exception a callback of the tests raised, as far as the tree may
     know it: its class when a builtin one, never its message (an
     assertion's message holds its expected value)."""
-    cls = _BUILTIN_NAMES.get(req.get("c")) if isinstance(req.get("c"), str) else None
+    cls = _BUILTIN_NAMES.get(req.get("x")) if isinstance(req.get("x"), str) else None
     if isinstance(cls, type) and issubclass(cls, Exception):
         return cls()
     return RuntimeError("a callback of the tests raised")
@@ -552,16 +585,28 @@ def main(argv):
         if entry not in sys.path:
             sys.path.insert(_insert_position(sys.path), entry)
     server = Server(sock)
+    # What the tree prints, logs and warns, from any thread, goes to the
+    # trusted side, which prints it where pytest captures its own.
+    real = sys.stdout, sys.stderr
+    sys.stdout = _Forward(server, "stdout")
+    sys.stderr = _Forward(server, "stderr")
     logging.getLogger().addHandler(_LogForward(server))
     logging.getLogger().setLevel(logging.NOTSET)
+    warnings.simplefilter("always")
+    warnings.showwarning = _forward_warning(server)
+
+    def child():
+        # A forked child of the tree must not speak on the parent's
+        # socket: its output goes where the process's own does.
+        sys.stdout, sys.stderr = real
+        server.send = _gone
+    os.register_at_fork(after_in_child=child)
     server.send({"t": "hello", "pid": os.getpid()})
-    try:
-        server.serve()
-    except SystemExit:
-        raise
-    except BaseException:
-        traceback.print_exc()
-        raise SystemExit(1)
+    server.loop(server.mail[0])
+
+
+def _gone(msg):
+    raise OSError("a forked child of the code under test cannot reach the tests")
 
 
 if __name__ == "__main__":
