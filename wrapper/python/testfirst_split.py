@@ -102,7 +102,8 @@ _VALUE_BASES = {"bool": bool, "int": int, "float": float, "complex": complex, "s
 # that pytest loaded before this plugin are added at start, so a tree named
 # like a dependency pytest does not load here (tomli on Python 3.11) is the
 # tree's.
-_RUNNER = {"pytest", "_pytest", "pluggy", "testfirst_split", "testfirst_syspath", "testfirst_tree"}
+_RUNNER_OWN = frozenset(("pytest", "_pytest", "pluggy", "testfirst_split", "testfirst_syspath", "testfirst_tree", "unittest"))
+_RUNNER = set(_RUNNER_OWN)
 
 _HEX = re.compile(r"-?[0-9a-f]+\Z")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.<>]*\Z")
@@ -416,7 +417,11 @@ class _Channel:
             hid = len(self.handles) + 1
             self.handles[hid] = v
             self.handle_ids[id(v)] = hid
-        return ["h", hid]
+        # The operations its type has: the tree's handle has those alone,
+        # so hasattr(x, "__len__") and callable(x) there say what they
+        # would say of the object itself.
+        t = type(v)
+        return ["h", hid, sorted(n for n in _HANDLE_TYPE_OPS if getattr(t, n, None) is not None)]
 
     # Values: the tree to this side. The peer is hostile: every part is
     # checked, and anything unexpected breaks the channel.
@@ -500,7 +505,7 @@ class _Channel:
             type(value).__init__(p, value)
             p._tf_rid = rid
             return p
-        if tag == "h" and n == 2:
+        if tag == "h" and n in (2, 3):
             hid = v[1]
             if type(hid) is not int or hid not in self.handles:
                 self.fail("the code under test forged a reference to an object of the tests")
@@ -835,6 +840,9 @@ _HANDLE_OPS = frozenset(("__len__", "__getitem__", "__contains__", "__bool__", "
                          "__le__", "__gt__", "__ge__", "__index__", "__int__", "__float__", "__repr__", "__str__"))
 
 
+_HANDLE_TYPE_OPS = _HANDLE_OPS | {"__call__", "__iter__", "__next__", "__enter__", "__exit__"}
+
+
 def _attributes_allowed(obj):
     """Whether the tree may read public attributes of an object of the
     tests: never of modules, classes, functions' innards, frames, code,
@@ -845,7 +853,7 @@ def _attributes_allowed(obj):
         return False
     mod = getattr(type(obj), "__module__", "") or ""
     top = mod.partition(".")[0]
-    return top not in _RUNNER
+    return top not in _RUNNER_OWN
 
 
 def _log(msg, ch):

@@ -82,23 +82,39 @@ class _Mutable:
         self.value = value
 
 
-class TrustedHandle:
-    """An object of the trusted side: it can be called, iterated and asked
-    for public attributes, as far as that side allows."""
+class _HandleBase:
+    """An object of the trusted side: it can be asked for public
+    attributes, its text, and the operations its type has (see
+    _handle_class), as far as that side allows."""
 
     __slots__ = ("_hid", "_server", "__weakref__")
 
     def __init__(self, server, hid):
         self._server, self._hid = server, hid
 
-    def __call__(self, *args, **kwargs):
-        return self._server.ask({"t": "cb", "h": self._hid, "a": self._server.enc(list(args)),
-                                 "k": self._server.enc(kwargs)})
-
     def __getattr__(self, name):
         if name.startswith("_"):
             raise AttributeError(name)
         return self._server.ask({"t": "cbget", "h": self._hid, "n": name})
+
+    def __repr__(self):
+        return self._op("__repr__")
+
+    def __str__(self):
+        return self._op("__str__")
+
+    def _op(self, name, *args):
+        return self._server.ask({"t": "cbop", "h": self._hid, "n": name, "a": self._server.enc(list(args))})
+
+
+class TrustedHandle(_HandleBase):
+    """The operations a handle may have, for _handle_class to pick."""
+
+    __slots__ = ()
+
+    def __call__(self, *args, **kwargs):
+        return self._server.ask({"t": "cb", "h": self._hid, "a": self._server.enc(list(args)),
+                                 "k": self._server.enc(kwargs)})
 
     def __iter__(self):
         return self._server.ask({"t": "cbiter", "h": self._hid})
@@ -114,15 +130,6 @@ class TrustedHandle:
         # whether something was.
         return bool(self._server.ask({"t": "cbexit", "h": self._hid, "x": exc[0] is not None}))
 
-    def __repr__(self):
-        return self._op("__repr__")
-
-    def __str__(self):
-        return self._op("__str__")
-
-    def _op(self, name, *args):
-        return self._server.ask({"t": "cbop", "h": self._hid, "n": name, "a": self._server.enc(list(args))})
-
 
 def _handle_op(name):
     def op(self, *args):
@@ -135,8 +142,26 @@ def _handle_op(name):
 # a mapping, an ordering); the other side checks each again.
 HANDLE_OPS = ("__len__", "__getitem__", "__contains__", "__bool__", "__hash__", "__eq__", "__ne__", "__lt__",
               "__le__", "__gt__", "__ge__", "__index__", "__int__", "__float__")
-for _name in HANDLE_OPS:
-    setattr(TrustedHandle, _name, _handle_op(_name))
+_handle_classes = {}
+
+
+def _handle_class(ops):
+    """The class of a handle whose object's type has ops: only those of
+    the operations a handle can forward."""
+    ops = frozenset(o for o in ops if isinstance(o, str))
+    cls = _handle_classes.get(ops)
+    if cls is None:
+        ns = {"__slots__": ()}
+        for name in HANDLE_OPS:
+            if name in ops:
+                ns[name] = _handle_op(name)
+        if "__hash__" not in ops:
+            ns["__hash__"] = None
+        for name in ("__call__", "__iter__", "__next__", "__enter__", "__exit__"):
+            if name in ops:
+                ns[name] = getattr(TrustedHandle, name)
+        cls = _handle_classes[ops] = type("TrustedHandle", (_HandleBase,), ns)
+    return cls
 
 
 class Server:
@@ -252,7 +277,7 @@ class Server:
             return [tag, [self.enc(x, depth + 1) for x in v]]
         if t is dict:
             return ["d", [[self.enc(k, depth + 1), self.enc(x, depth + 1)] for k, x in v.items()]]
-        if t is TrustedHandle:
+        if isinstance(v, _HandleBase):
             return ["h", v._hid]
         if t is _Mutable:
             value = v.value
@@ -337,7 +362,7 @@ class Server:
         if tag == "h":
             h = self.handles.get(v[1])
             if h is None:
-                h = self.handles[v[1]] = TrustedHandle(self, v[1])
+                h = self.handles[v[1]] = _handle_class(v[2] if len(v) > 2 else ())(self, v[1])
             return h
         if tag == "bt":
             return _BUILTIN_NAMES[v[1]] if v[1] not in ("Ellipsis", "NotImplemented") else getattr(builtins, v[1])

@@ -1,0 +1,112 @@
+import pytest, unittest, logging
+from wordstats import slugify, Counter2, ParseError, parse, Color, Point, shout, Word, apply, log_it, warn_it, read_file, Tagged
+import wordstats.stats as st
+
+def test_slug():
+    assert slugify("Hello World") == "hello-world"
+
+@pytest.mark.parametrize("s,want", [("A b", "a-b"), ("x", "x")])
+def test_param(s, want):
+    assert slugify(s) == want
+
+def test_raises():
+    with pytest.raises(ParseError) as ei:
+        parse("x")
+    assert ei.value.pos == 3
+    assert isinstance(ei.value, ValueError)
+    assert "not a number" in str(ei.value)
+
+def test_objects():
+    c = Counter2().add().add(2)
+    assert len(c) == 3
+    assert list(c) == [0, 1, 2]
+    assert c.n == 3
+    assert type(c).__name__ == "Counter2"
+    assert isinstance(c, Counter2)
+
+def test_enum():
+    assert Color.RED is Color.RED
+    assert Color(1) is Color.RED
+    assert Color.RED != Color.BLUE
+    assert Color.RED.value == 1
+
+def test_dataclass():
+    assert Point(1, 2) == Point(1, 2)
+
+def test_capsys(capsys):
+    assert shout("hi") == 2
+    assert capsys.readouterr().out == "HI\n"
+
+def test_str_subclass():
+    w = Word("abc")
+    assert w == "abc"
+    assert w.shout() == "ABC!"
+    assert isinstance(w, str)
+    assert Tagged(3) + 1 == 4
+
+def test_callback():
+    assert apply(lambda x: x * 2, [1, 2]) == [2, 4]
+
+def test_callback_assert_fails():
+    def check(x):
+        assert x == 99
+    apply(check, [1])
+
+def test_monkeypatch(monkeypatch):
+    monkeypatch.setattr(st, "slugify", lambda s: "patched")
+    assert st.slugify("x") == "patched"
+
+def test_caplog(caplog):
+    with caplog.at_level(logging.WARNING):
+        log_it("x")
+    assert "saw x" in caplog.text
+
+def test_warns():
+    with pytest.warns(DeprecationWarning):
+        assert warn_it() == 1
+
+def test_tmp(tmp_path):
+    p = tmp_path / "a.txt"
+    p.write_text("hello")
+    assert read_file(p) == "hello"
+
+def test_wrong():
+    assert slugify("A B") == "A-B"
+
+class TestUnit(unittest.TestCase):
+    def test_eq(self):
+        self.assertEqual(slugify("A B"), "a-b")
+    @unittest.skip("not now")
+    def test_skip(self):
+        pass
+    def test_raises(self):
+        with self.assertRaises(ParseError):
+            parse("q")
+
+def test_enum_class_ops():
+    assert list(Color) == [Color.RED, Color.BLUE]
+    assert Color["RED"] is Color.RED
+    assert len(Color) == 2
+
+from wordstats.stats import in_thread, pool_map, background, forked, noisy_thread
+
+def test_threads():
+    assert in_thread(lambda n: n + 1, 1) == 2
+    assert pool_map(lambda x: x * x, range(10)) == [x * x for x in range(10)]
+    assert background(lambda i: i * 10) == [0, 10, 20]
+
+def test_pool_calls_tree():
+    assert pool_map(slugify, ["A B", "C D"]) == ["a-b", "c-d"]
+
+def test_fork():
+    assert forked() == 7
+
+def test_noisy(capsys):
+    assert noisy_thread() == 1
+    assert "from thread" in capsys.readouterr().out
+
+from wordstats.stats import results, cheat
+def test_results_eq_list():
+    assert results("a b") == ["a", "b"]
+def test_cheat_is_caught():
+    assert cheat("x") == "expected"

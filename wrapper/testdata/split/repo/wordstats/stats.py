@@ -1,0 +1,102 @@
+import enum, dataclasses, logging, warnings, re
+log = logging.getLogger("wordstats")
+
+def slugify(s):
+    return re.sub(r"[^a-z0-9]+", "-", s.lower()).strip("-")
+
+class ParseError(ValueError):
+    def __init__(self, msg, pos):
+        super().__init__(msg)
+        self.pos = pos
+
+def parse(s):
+    if not s.isdigit():
+        raise ParseError("not a number: %r" % s, 3)
+    return int(s)
+
+class Counter2:
+    def __init__(self): self.n = 0
+    def add(self, k=1): self.n += k; return self
+    def __len__(self): return self.n
+    def __iter__(self): return iter(range(self.n))
+
+class Color(enum.Enum):
+    RED = 1
+    BLUE = 2
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int
+
+def shout(s):
+    print(s.upper())
+    return len(s)
+
+class Word(str):
+    def shout(self): return self.upper() + "!"
+
+class Tagged(int):
+    pass
+
+def apply(f, xs):
+    return [f(x) for x in xs]
+
+def log_it(msg):
+    log.warning("saw %s", msg)
+
+def warn_it():
+    warnings.warn("old", DeprecationWarning)
+    return 1
+
+def collect(acc):
+    acc.append(1)
+    return acc
+
+def read_file(p):
+    with open(p) as f:
+        return f.read()
+
+import threading, queue as _q, concurrent.futures, os as _os
+def in_thread(cb, n):
+    out = []
+    t = threading.Thread(target=lambda: out.append(cb(n)))
+    t.start(); t.join()
+    return out[0]
+
+def pool_map(f, xs):
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        return list(ex.map(f, xs))
+
+def background(cb):
+    q = _q.Queue()
+    def work():
+        for i in range(3):
+            q.put(cb(i))
+    threading.Thread(target=work).start()
+    return [q.get() for _ in range(3)]
+
+def forked():
+    pid = _os.fork()
+    if pid == 0:
+        print("child")
+        _os._exit(0)
+    _os.waitpid(pid, 0)
+    return 7
+
+def noisy_thread():
+    t = threading.Thread(target=lambda: print("from thread"))
+    t.start(); t.join()
+    return 1
+
+class Results:
+    def __init__(self, items): self.items = list(items)
+    def __eq__(self, other):
+        if isinstance(other, list): return self.items == other
+        return isinstance(other, Results) and self.items == other.items
+    __hash__ = None
+def results(s): return Results(s.split())
+
+class Any:
+    def __eq__(self, other): return True
+def cheat(s): return Any()
