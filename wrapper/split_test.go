@@ -100,7 +100,6 @@ func runSplitLocally(t *testing.T, hidden, repo string) (map[string]string, Spli
 	return outcomes, sr, out.String()
 }
 
-
 // TestSplitHonestShapes runs honest tests of the shapes real suites use
 // split, and checks each gets the outcome it gets in-process: pytest.raises
 // of a tree exception with its attributes, isinstance and len of tree
