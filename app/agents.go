@@ -34,9 +34,12 @@ func openAgents(ctx context.Context, svc Config, g *Grading, log *slog.Logger) (
 	if err != nil {
 		return nil, err
 	}
+	// The settings' peer uids and internal addresses hold for every run's
+	// proxy: an index on a private network named by its name, or a
+	// harness's egress entry, is reached only within egress_internal.
 	proxies := egressproxy.New(svc.EgressDir, func(e egress.Entry) {
 		log.InfoContext(ctx, "agent egress", "host", e.Host, "method", e.Method, "path", e.Path, "status", e.Status, "bytes", e.Bytes, "denied", e.Denied)
-	})
+	}, svc.EgressOptions()...)
 	var extraCA []byte
 	if svc.AgentBuildCAFile != "" {
 		if extraCA, err = os.ReadFile(svc.AgentBuildCAFile); err != nil {

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/testfirst-app/testfirst/card"
 	"github.com/testfirst-app/testfirst/github"
 	"github.com/testfirst-app/testfirst/jobs"
+	"github.com/testfirst-app/testfirst/sandbox/egress"
 )
 
 // Defaults of the embedded, one-machine setup.
@@ -129,6 +132,19 @@ type Config struct {
 	// them by path: when testfirst runs in a container beside the host's
 	// engine, this must be a host directory mounted at the same path.
 	EgressDir string `yaml:"egress_dir"`
+	// EgressPeerUIDs are the uids, as the host's kernel sees them, that
+	// may connect to the egress proxies' sockets (the grading
+	// environments' and the agents'): the sandbox container's root as the
+	// host sees it. egress.DefaultPeerUIDs (0, Docker without user
+	// namespace remapping) by default; under userns-remap, the
+	// subordinate uid the container's root maps to.
+	EgressPeerUIDs []int `yaml:"egress_peer_uids"`
+	// EgressInternal are the internal addresses (loopback, private,
+	// link-local, ...) the egress proxies may reach when an allowed name
+	// resolves to them, each an address or a CIDR prefix: a package index
+	// on a private network named by its name. Empty: only an address
+	// written as such in the allowlist (the index's URL) is reached.
+	EgressInternal []string `yaml:"egress_internal"`
 	// AgentBuildCAFile is a PEM file of certificate authorities the agent
 	// images' npm install trusts besides Debian's, for a network that
 	// intercepts TLS to the npm registry; empty for none.
@@ -181,6 +197,18 @@ var envKeys = []struct {
 	{"TESTFIRST_SESSION_KEY_FILE", func(c *Config, v string) error { c.SessionKeyFile = v; return nil }},
 	{"TESTFIRST_PACKAGE_INDEX", func(c *Config, v string) error { c.PackageIndex = strings.TrimSpace(v); return nil }},
 	{"TESTFIRST_EGRESS_DIR", func(c *Config, v string) error { c.EgressDir = v; return nil }},
+	{"TESTFIRST_EGRESS_PEER_UIDS", func(c *Config, v string) error {
+		c.EgressPeerUIDs = nil
+		for _, f := range listItems(v) {
+			uid, err := strconv.Atoi(f)
+			if err != nil {
+				return fmt.Errorf("TESTFIRST_EGRESS_PEER_UIDS=%q: %q is not a uid: want the host uids the sandboxes' root runs as, comma-separated, e.g. 0, or 100000 under Docker's userns-remap", v, f)
+			}
+			c.EgressPeerUIDs = append(c.EgressPeerUIDs, uid)
+		}
+		return nil
+	}},
+	{"TESTFIRST_EGRESS_INTERNAL", func(c *Config, v string) error { c.EgressInternal = listItems(v); return nil }},
 	{"TESTFIRST_AGENT_BUILD_CA_FILE", func(c *Config, v string) error { c.AgentBuildCAFile = v; return nil }},
 	{"TESTFIRST_SANDBOX_RUNTIME", func(c *Config, v string) error { c.Sandbox.Runtime = strings.TrimSpace(v); return nil }},
 	{"TESTFIRST_UID_SPLIT", func(c *Config, v string) error { c.UIDSplit = strings.TrimSpace(v); return nil }},
@@ -199,6 +227,12 @@ func durationSetting(env string, field func(*Config) *time.Duration) func(*Confi
 	}
 }
 
+// listItems splits a list setting given in the environment at commas and
+// spaces.
+func listItems(v string) []string {
+	return strings.FieldsFunc(v, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+}
+
 // DefaultConfig is the configuration with nothing set.
 func DefaultConfig() Config {
 	return Config{
@@ -210,6 +244,7 @@ func DefaultConfig() Config {
 		SyncInterval:   DefaultSyncInterval,
 		JobRescueAfter: DefaultJobRescueAfter,
 		GitHubAppFile:  DefaultGitHubAppFile,
+		EgressPeerUIDs: append([]int(nil), egress.DefaultPeerUIDs...),
 
 		SandboxSweepInterval: DefaultSandboxSweepInterval,
 		Agents:               agent.DefaultConfig(),
@@ -292,7 +327,7 @@ func ParseConfigYAML(data []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, sandbox_sweep_interval, package_index, egress_dir, agent_build_ca_file, role, uid_split, sandbox: provider, runtime, kubernetes: namespace, runtime_class, kubeconfig, image, model_apis, harnesses, agents)", err)
+		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, sandbox_sweep_interval, package_index, egress_dir, egress_peer_uids, egress_internal, agent_build_ca_file, role, uid_split, sandbox: provider, runtime, kubernetes: namespace, runtime_class, kubeconfig, image, model_apis, harnesses, agents)", err)
 	}
 	agents, err := agent.Parse(data)
 	if err != nil {
@@ -352,6 +387,7 @@ func (c *Config) validate() []error {
 	if c.EgressDir != "" && !filepath.IsAbs(c.EgressDir) {
 		bad("egress_dir %q: want an absolute path, the same on this machine and the engine's", c.EgressDir)
 	}
+	errs = append(errs, c.validateEgress()...)
 	if c.UIDSplit != "" && c.UIDSplit != "allowed" && c.UIDSplit != "required" {
 		bad("uid_split %q: want allowed (the default: a grade without the uid split is posted with trust best_effort) or required (such a grade is refused), e.g. TESTFIRST_UID_SPLIT=required", c.UIDSplit)
 	}
@@ -387,6 +423,82 @@ func (c *Config) validate() []error {
 		bad("github_client_secret_file is set but github_client_id is not: set TESTFIRST_GITHUB_CLIENT_ID to the app's client id (App settings, About)")
 	}
 	return errs
+}
+
+// maxUID is the largest uid a process can have (2^32-2; 2^32-1 is
+// "no uid").
+const maxUID = 1<<32 - 2
+
+// validateEgress checks the egress proxies' peer uids and internal
+// addresses, as egress.New would, but saying which setting to fix.
+func (c *Config) validateEgress() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if len(c.EgressPeerUIDs) == 0 {
+		bad("egress_peer_uids is empty: no sandbox could use the egress proxies; name the host uid the sandboxes' root runs as, e.g. TESTFIRST_EGRESS_PEER_UIDS=0 (the default), or the subordinate uid under Docker's userns-remap")
+	}
+	for _, u := range c.EgressPeerUIDs {
+		if u < 0 || u > maxUID {
+			bad("egress_peer_uids: %d is not a uid: want numbers from 0 to %d, the host uids the sandboxes' root runs as, e.g. TESTFIRST_EGRESS_PEER_UIDS=0", u, maxUID)
+		}
+	}
+	for _, a := range c.EgressInternal {
+		pre, err := netip.ParsePrefix(a)
+		if err != nil {
+			addr, aerr := netip.ParseAddr(a)
+			if aerr != nil {
+				bad("egress_internal %q: want an address (10.1.2.3, fd00::5) or a CIDR prefix (10.0.0.0/8), with no port or name, e.g. TESTFIRST_EGRESS_INTERNAL=10.0.0.5,192.168.1.0/24", a)
+				continue
+			}
+			pre = netip.PrefixFrom(addr, addr.BitLen())
+		}
+		if pre.Bits() == 0 {
+			bad("egress_internal %q: every address, the cloud's metadata service and the host's loopback with them; name the package index's own address or network, e.g. 10.0.0.5 or 10.0.0.0/24", a)
+		}
+	}
+	return errs
+}
+
+// EgressFromEnv reads the egress proxies' peer uids and internal
+// addresses from TESTFIRST_EGRESS_PEER_UIDS and TESTFIRST_EGRESS_INTERNAL
+// alone, defaulted and checked as LoadConfig does: for commands that
+// serve egress proxies without the service's configuration (testfirst
+// grade).
+func EgressFromEnv(getenv func(string) string) (peerUIDs []int, internal []string, err error) {
+	c := DefaultConfig()
+	var errs []error
+	for _, k := range envKeys {
+		if k.env != "TESTFIRST_EGRESS_PEER_UIDS" && k.env != "TESTFIRST_EGRESS_INTERNAL" {
+			continue
+		}
+		if v, ok := lookup(getenv, k.env); ok {
+			if err := k.set(&c, v); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	errs = append(errs, c.validateEgress()...)
+	return c.EgressPeerUIDs, c.EgressInternal, errors.Join(errs...)
+}
+
+// EgressOptions are the egress proxies' options the settings give: the
+// peer uids and the internal addresses allowed. The grading environments'
+// proxies and the agents' take them.
+func (c *Config) EgressOptions() []egress.Option {
+	return egressOptions(c.EgressPeerUIDs, c.EgressInternal)
+}
+
+// egressOptions are the options that allow peers and internal, each when
+// set (an empty peers keeps egress.DefaultPeerUIDs).
+func egressOptions(peers []int, internal []string) []egress.Option {
+	var opts []egress.Option
+	if len(peers) > 0 {
+		opts = append(opts, egress.WithPeerUIDs(peers...))
+	}
+	if len(internal) > 0 {
+		opts = append(opts, egress.WithInternal(internal...))
+	}
+	return opts
 }
 
 // HasApp reports whether app credentials are configured.

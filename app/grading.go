@@ -45,6 +45,13 @@ type GradingConfig struct {
 	// EgressDir is where the proxies' sockets are made; the system's
 	// temporary directory when empty.
 	EgressDir string
+	// EgressPeerUIDs are the uids that may connect to the proxies'
+	// sockets (egress.WithPeerUIDs); egress.DefaultPeerUIDs when empty.
+	EgressPeerUIDs []int
+	// EgressInternal are the internal addresses and prefixes the proxies
+	// may reach when the index's name resolves to them
+	// (egress.WithInternal); none when empty.
+	EgressInternal []string
 	// Runtime is the engine's OCI runtime every grade's sandboxes run
 	// under (runsc: gVisor); the engine's default when empty. Dependency
 	// environments are built under the default runtime.
@@ -129,23 +136,7 @@ func OpenGrading(ctx context.Context, cfg GradingConfig) (*Grading, error) {
 // for builds, one read-only for network: mirror) and the environments that
 // build through them.
 func (g *Grading) openEnvironments(cfg GradingConfig, wrapperBinary []byte) error {
-	index := cfg.PackageIndex
-	if index == "" {
-		index = environment.DefaultIndex
-	}
-	allowed, err := egress.AllowedFor(index)
-	if err != nil {
-		return err
-	}
-	var opts []egress.Option
-	if cfg.EgressLog != nil {
-		opts = append(opts, egress.WithLog(cfg.EgressLog))
-	}
-	build, err := egress.New(allowed, opts...)
-	if err != nil {
-		return err
-	}
-	mirror, err := egress.New(allowed, append(opts, egress.ReadOnly())...)
+	index, build, mirror, err := environmentProxies(cfg)
 	if err != nil {
 		return err
 	}
@@ -163,6 +154,32 @@ func (g *Grading) openEnvironments(cfg GradingConfig, wrapperBinary []byte) erro
 	g.Environments, err = environment.New(g.Docker, wrapperBinary, index, g.proxies[0].Socket,
 		environment.WithMirror(g.proxies[1].Socket), environment.WithProgress(cfg.Progress))
 	return err
+}
+
+// environmentProxies are the package index cfg names (the default one when
+// empty) and the two egress proxies to it: one for builds, one read-only
+// for network: mirror; the settings' peer uids and internal addresses
+// apply to both.
+func environmentProxies(cfg GradingConfig) (index string, build, mirror *egress.Proxy, err error) {
+	index = cfg.PackageIndex
+	if index == "" {
+		index = environment.DefaultIndex
+	}
+	allowed, err := egress.AllowedFor(index)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	opts := egressOptions(cfg.EgressPeerUIDs, cfg.EgressInternal)
+	if cfg.EgressLog != nil {
+		opts = append(opts, egress.WithLog(cfg.EgressLog))
+	}
+	if build, err = egress.New(allowed, opts...); err != nil {
+		return "", nil, nil, err
+	}
+	if mirror, err = egress.New(allowed, append(opts, egress.ReadOnly())...); err != nil {
+		return "", nil, nil, err
+	}
+	return index, build, mirror, nil
 }
 
 // The engine adapter is what environments are built with.

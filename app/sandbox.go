@@ -169,6 +169,7 @@ func openSealedGrading(ctx context.Context, svc Config, log *slog.Logger) (*seal
 		return &sealedGrading{Grader: kg.Grader, Sandboxes: kg.Engine, Close: func() {}}, nil
 	}
 	g, err := OpenGrading(ctx, GradingConfig{Progress: io.Discard, Environments: true, PackageIndex: svc.PackageIndex, EgressDir: svc.EgressDir, Runtime: svc.Sandbox.Runtime,
+		EgressPeerUIDs: svc.EgressPeerUIDs, EgressInternal: svc.EgressInternal,
 		EgressLog: func(e egress.Entry) {
 			log.InfoContext(ctx, "egress", "host", e.Host, "method", e.Method, "path", e.Path, "status", e.Status, "bytes", e.Bytes, "denied", e.Denied)
 		}})

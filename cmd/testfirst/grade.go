@@ -222,7 +222,15 @@ func gradeCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if runtime == "" {
 		runtime = os.Getenv("TESTFIRST_SANDBOX_RUNTIME")
 	}
+	// An index on loopback or a private network named by its name is
+	// reached only with its address in TESTFIRST_EGRESS_INTERNAL, as in
+	// the service.
+	peerUIDs, internal, err := app.EgressFromEnv(os.Getenv)
+	if err != nil {
+		return exitUsage, err
+	}
 	g, err := app.OpenGrading(ctx, app.GradingConfig{Wrapper: f.wrapper, BaseImage: f.image, Progress: stderr, Runtime: runtime,
+		EgressPeerUIDs: peerUIDs, EgressInternal: internal,
 		Environments: f.image == "", PackageIndex: index, EgressLog: func(e egress.Entry) {
 			fmt.Fprintf(stderr, "egress: %s %s%s %d %d bytes%s\n", e.Method, e.Host, e.Path, e.Status, e.Bytes, deniedNote(e.Denied))
 		}})
