@@ -23,6 +23,14 @@ type BenchResult struct {
 	// Alt holds the sealed grades under the other runtime, when the
 	// benchmark was given one.
 	Alt []time.Duration
+	// Split holds the split grades (grader.Request.Split), when the
+	// benchmark was asked for them.
+	Split []time.Duration
+}
+
+// SplitRatio is the median split grade over the median bare run.
+func (r BenchResult) SplitRatio() float64 {
+	return Median(r.Split).Seconds() / Median(r.Bare).Seconds()
 }
 
 // AltRatio is the other runtime's median sealed grade over the default's.
@@ -64,7 +72,10 @@ func (r BenchResult) Overhead() time.Duration {
 // also grades sealed with alt (the same grader under another runtime)
 // between the two. A sealed grade must pass: the benchmark measures a
 // working grade, not a failing one.
-func BenchGrade(ctx context.Context, g, alt *grader.Grader, repoDir, hiddenDir string, runs int, progress io.Writer) (BenchResult, error) {
+//
+// With split, each round also grades split (the code under test in a
+// process of its own), which must pass with trust sealed or split.
+func BenchGrade(ctx context.Context, g, alt *grader.Grader, split bool, repoDir, hiddenDir string, runs int, progress io.Writer) (BenchResult, error) {
 	var res BenchResult
 	if _, err := exec.LookPath(BareInterpreter); err != nil {
 		return res, fmt.Errorf("bare runs need %s with pytest: apt-get install python3-pytest", BareInterpreter)
@@ -79,14 +90,22 @@ func BenchGrade(ctx context.Context, g, alt *grader.Grader, repoDir, hiddenDir s
 		if err != nil {
 			return res, err
 		}
-		sealed, err := gradeOnce(ctx, g, repoDir, hiddenDir, repo, hidden, began, i)
+		sealed, err := gradeOnce(ctx, g, false, repoDir, hiddenDir, repo, hidden, began, i)
 		if err != nil {
 			return res, err
+		}
+		var splitTime time.Duration
+		if split {
+			began = time.Now()
+			if splitTime, err = gradeOnce(ctx, g, true, repoDir, hiddenDir, nil, nil, began, i); err != nil {
+				return res, err
+			}
+			res.Split = append(res.Split, splitTime)
 		}
 		var altTime time.Duration
 		if alt != nil {
 			began = time.Now()
-			if altTime, err = gradeOnce(ctx, alt, repoDir, hiddenDir, nil, nil, began, i); err != nil {
+			if altTime, err = gradeOnce(ctx, alt, false, repoDir, hiddenDir, nil, nil, began, i); err != nil {
 				return res, err
 			}
 			res.Alt = append(res.Alt, altTime)
@@ -102,6 +121,10 @@ func BenchGrade(ctx context.Context, g, alt *grader.Grader, repoDir, hiddenDir s
 		bare := time.Since(began)
 		res.Sealed = append(res.Sealed, sealed)
 		res.Bare = append(res.Bare, bare)
+		if split {
+			fmt.Fprintf(progress, "run %2d  sealed %6.3fs  split %6.3fs  bare %6.3fs\n", i+1, sealed.Seconds(), splitTime.Seconds(), bare.Seconds())
+			continue
+		}
 		if alt != nil {
 			fmt.Fprintf(progress, "run %2d  sealed %6.3fs  other runtime %6.3fs  bare %6.3fs\n", i+1, sealed.Seconds(), altTime.Seconds(), bare.Seconds())
 			continue
@@ -114,7 +137,7 @@ func BenchGrade(ctx context.Context, g, alt *grader.Grader, repoDir, hiddenDir s
 // gradeOnce grades the trees (loaded from their directories when nil)
 // with g and returns the time since began; the grade must pass and, when
 // the grader names a runtime, run under it.
-func gradeOnce(ctx context.Context, g *grader.Grader, repoDir, hiddenDir string, repo, hidden *tree.Tree, began time.Time, i int) (time.Duration, error) {
+func gradeOnce(ctx context.Context, g *grader.Grader, split bool, repoDir, hiddenDir string, repo, hidden *tree.Tree, began time.Time, i int) (time.Duration, error) {
 	var err error
 	if repo == nil {
 		if repo, err = tree.Load(repoDir); err != nil {
@@ -124,14 +147,17 @@ func gradeOnce(ctx context.Context, g *grader.Grader, repoDir, hiddenDir string,
 			return 0, err
 		}
 	}
-	rep, err := g.Grade(ctx, grader.Request{Repo: repo, Hidden: hidden})
+	rep, err := g.Grade(ctx, grader.Request{Repo: repo, Hidden: hidden, Split: split})
 	if err != nil {
 		return 0, err
 	}
 	if rep.Verdict != report.VerdictPass {
 		return 0, fmt.Errorf("sealed run %d (runtime %s): verdict %s (%v): the benchmark needs a passing suite", i+1, rep.Runtime, rep.Verdict, rep.Reasons)
 	}
-	if rep.Trust != report.TrustIsolated {
+	if split && rep.Trust != report.TrustSealed && rep.Trust != report.TrustSplit {
+		return 0, fmt.Errorf("split run %d: trust %s (isolation %+v): the benchmark measures split grades", i+1, rep.Trust, rep.Isolation)
+	}
+	if !split && rep.Trust != report.TrustIsolated {
 		return 0, fmt.Errorf("sealed run %d (runtime %s): trust %s (isolation %+v): the benchmark measures isolated grades", i+1, rep.Runtime, rep.Trust, rep.Isolation)
 	}
 	return time.Since(began), nil

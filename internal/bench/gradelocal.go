@@ -26,7 +26,7 @@ type GradeBench struct {
 // With altRuntime, every round also grades sealed under that runtime of
 // the engine (runsc: gVisor), so the two runtimes and bare are measured in
 // one run, alternated.
-func BenchGradeLocal(ctx context.Context, cfg app.GradingConfig, altRuntime, repoDir, hiddenDir string, runs int, progress io.Writer) (GradeBench, error) {
+func BenchGradeLocal(ctx context.Context, cfg app.GradingConfig, altRuntime string, split bool, repoDir, hiddenDir string, runs int, progress io.Writer) (GradeBench, error) {
 	repoAbs, err := filepath.Abs(repoDir)
 	if err != nil {
 		return GradeBench{}, err
@@ -53,7 +53,7 @@ func BenchGradeLocal(ctx context.Context, cfg app.GradingConfig, altRuntime, rep
 		defer alt.Close()
 		out.AltRuntime, altGrader = alt.Runtime, alt.Grader
 	}
-	if out.BenchResult, err = BenchGrade(ctx, g.Grader, altGrader, repoAbs, hiddenAbs, runs, progress); err != nil {
+	if out.BenchResult, err = BenchGrade(ctx, g.Grader, altGrader, split, repoAbs, hiddenAbs, runs, progress); err != nil {
 		return GradeBench{}, err
 	}
 	return out, nil
