@@ -45,6 +45,8 @@ TEST_POSTGRES_URL ?= postgres://testfirst:testfirst@127.0.0.1:5432/testfirst?ssl
 # when it ends. TestDockerfile, which compiles every dependency inside a
 # container, is make test-docker's.
 FAULT_TESTS   := TestFaultsGrading|TestFaultsWebhookBurst|TestFaultsDiskFullSQLite
+# The corpus graded split runs beside the fault cases, which mostly wait.
+SPLIT_TESTS   := TestAttacksSplit|TestSampleCasesSplit
 SERVICE_TESTS := TestServeReplicasOnPostgres|TestServeScenarioOneTicket|TestServeAgents|TestServeRolesOnPostgres|TestUIDSplitRequired|TestServeTicketLifecycle|TestServeQueueAndTwoTickets
 OWN_TARGET    := TestDockerfile
 TEST_ENV := TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_TEST_POSTGRES_URL='$(TEST_POSTGRES_URL)'
@@ -60,13 +62,14 @@ test: image vet
 	@$(MAKE) --no-print-directory -j2 --output-sync=target $(if $(filter 1,$(FAULTS_DISRUPTIVE)),suite-disruptive) fuzz
 
 suite-rest:
-	$(TEST_ENV) $(GO) test -count=1 -timeout 45m -skip '^($(FAULT_TESTS)|$(SERVICE_TESTS)|$(OWN_TARGET))$$' ./...
+	$(TEST_ENV) $(GO) test -count=1 -timeout 45m -skip '^($(FAULT_TESTS)|$(SERVICE_TESTS)|$(SPLIT_TESTS)|$(OWN_TARGET))$$' ./...
 
 suite-services:
 	$(TEST_ENV) $(GO) test -count=1 -timeout 45m -run '^($(SERVICE_TESTS))$$' ./test/
 
 suite-faults:
 	$(TEST_ENV) $(GO) test -count=1 -timeout 45m -run '^($(FAULT_TESTS))$$' ./test/
+	$(TEST_ENV) $(GO) test -count=1 -timeout 30m -run '^($(SPLIT_TESTS))$$' ./test/
 	$(TEST_ENV) TESTFIRST_AGENT_PRESETS=1 $(GO) test -count=1 -timeout 20m -run '^TestPresetCLIs$$/^claude-code$$' ./test/
 
 suite-disruptive:
