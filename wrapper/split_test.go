@@ -109,8 +109,10 @@ func runSplitLocally(t *testing.T, hidden, repo string) (map[string]string, Spli
 // pool), an assertion inside a callback, monkeypatch of a tree module,
 // caplog and pytest.warns of the tree's logging and warnings, tmp_path
 // files the tree reads, a forking tree, unittest classes with a skipped
-// method, and an object whose honest __eq__ takes a list. Two wrong
-// answers and an __eq__ that says True to anything fail.
+// method, an object whose honest __eq__ takes a list, and a unittest
+// class of the tests on an assertion mixin of the tree's (recorded as the
+// tree's say). Two wrong answers, an __eq__ that says True to anything and
+// a wrong answer through the mixin fail.
 func TestSplitHonestShapes(t *testing.T) {
 	hidden, _ := filepath.Abs("testdata/split/hidden")
 	repoSrc, _ := filepath.Abs("testdata/split/repo")
@@ -122,6 +124,7 @@ func TestSplitHonestShapes(t *testing.T) {
 		"test_honest::test_callback_assert_fails": true,
 		"test_honest::test_wrong":                 true,
 		"test_honest::test_cheat_is_caught":       true,
+		"test_honest.TestMixin::test_mixin_fails": true,
 	}
 	if len(outcomes) < 25 {
 		t.Fatalf("%d test cases reported, want the 27 of test_honest.py:\n%s", len(outcomes), out)
@@ -149,6 +152,9 @@ func TestSplitHonestShapes(t *testing.T) {
 	}
 	if d := sr.Tests["test_honest.py::test_cheat_is_caught"]; d["__eq__ accepts values other than the expected one"] != 1 {
 		t.Errorf("an __eq__ that says True to anything is not named: %v", d)
+	}
+	if d := sr.Tests["test_honest.py::TestMixin::test_mixin"]; d["used assertSlug, inherited from wordstats.stats.Asserts, a class of the code under test"] != 1 {
+		t.Errorf("an assertion helper the test inherits from the tree is not recorded as the tree's say: %v", d)
 	}
 	if t.Failed() {
 		t.Logf("output:\n%s", out)

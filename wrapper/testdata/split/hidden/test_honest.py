@@ -110,3 +110,13 @@ def test_results_eq_list():
     assert results("a b") == ["a", "b"]
 def test_cheat_is_caught():
     assert cheat("x") == "expected"
+
+from wordstats.stats import Asserts
+class TestMixin(Asserts, unittest.TestCase):
+    def setUp(self):
+        self.n = 3
+    def test_mixin(self):
+        self.assertSlug("A B", "a-b")
+        assert self.n == 3
+    def test_mixin_fails(self):
+        self.assertSlug("A B", "A-B")
