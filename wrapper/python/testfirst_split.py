@@ -347,7 +347,7 @@ class _Channel:
             elif t == "cbop":
                 name = msg.get("n")
                 args = self.dec(msg.get("a"))
-                if name not in _HANDLE_OPS or type(args) is not list or not _attributes_allowed(obj):
+                if name not in _HANDLE_OPS or type(args) is not list or not (_attributes_allowed(obj) or name in _IDENTITY_OPS and _identity_allowed(obj)):
                     raise TypeError("an object of the tests gives the code under test no %s" % (str(name)[:40],))
                 result = getattr(type(obj), name)(obj, *args)
             elif t == "cbenter":
@@ -838,6 +838,16 @@ _HANDLE_OPS = frozenset(("__len__", "__getitem__", "__contains__", "__bool__", "
 
 
 _HANDLE_TYPE_OPS = _HANDLE_OPS | {"__call__", "__iter__", "__next__", "__enter__", "__exit__"}
+
+
+# What the tree may ask of any object of the tests it holds but a module,
+# frame, code, traceback or cell: identity (a function in a set of
+# functions) and its text.
+_IDENTITY_OPS = frozenset(("__hash__", "__eq__", "__ne__", "__repr__", "__str__"))
+
+
+def _identity_allowed(obj):
+    return not isinstance(obj, (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType, types.CellType))
 
 
 def _attributes_allowed(obj):
