@@ -356,18 +356,15 @@ func startSplit(rp *reaper, id identity, argv, env []string, dir string, out, er
 	p := &process{rp: rp, id: id}
 	var writers []*os.File
 	for _, dst := range []io.Writer{out, errOut} {
-		var r, w *os.File
-		if err := id.as(func() (err error) { r, w, err = os.Pipe(); return err }); err != nil {
+		w, err := p.pipe(dst)
+		if err != nil {
 			for _, w := range writers {
 				w.Close()
 			}
 			p.closeReaders()
-			return nil, fmt.Errorf("create pipe: %w", err)
+			return nil, err
 		}
-		p.readers = append(p.readers, r)
 		writers = append(writers, w)
-		p.wg.Add(1)
-		go func() { defer p.wg.Done(); io.Copy(dst, r) }()
 	}
 	p.pid, err = spawn(argv, env, dir, []*os.File{devnull, writers[0], writers[1]}, id)
 	for _, w := range writers {

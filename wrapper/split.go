@@ -54,9 +54,10 @@ type SplitReport struct {
 	// Broken, when set, says how the tree broke the protocol: every test
 	// from then on failed closed.
 	Broken string `json:"broken,omitempty"`
-	// Tests maps each hidden test's pytest node id to the decisions the
-	// tree made for it: "<operation> <class>" (say "__eq__ Point") to how
-	// many times. A test without any was decided outside the tree.
+	// Tests maps each hidden test's pytest node id to what the tree
+	// decided for it, in a sentence ("__eq__ of wordstats.Point, a class
+	// of the code under test"), to how many times. A test without any was
+	// decided outside the tree.
 	Tests map[string]map[string]int `json:"tests"`
 }
 
@@ -213,18 +214,15 @@ func startWithSocket(rp *reaper, id identity, argv, env []string, dir string, ou
 		}
 	}
 	for _, dst := range append([]io.Writer{out}, pipes...) {
-		// Created as id, so the child may reopen them through
-		// /proc/self/fd (pytest's --junitxml=/dev/fd/3 does).
-		var r, w *os.File
-		if err := id.as(func() (err error) { r, w, err = os.Pipe(); return err }); err != nil {
+		// pytest's --junitxml=/dev/fd/3 reopens its pipe through
+		// /proc/self/fd, which p.pipe allows.
+		w, err := p.pipe(dst)
+		if err != nil {
 			closeWriters()
 			p.closeReaders()
-			return nil, fmt.Errorf("create pipe: %w", err)
+			return nil, err
 		}
-		p.readers = append(p.readers, r)
 		writers = append(writers, w)
-		p.wg.Add(1)
-		go func(dst io.Writer, r *os.File) { defer p.wg.Done(); io.Copy(dst, r) }(dst, r)
 	}
 	files := []*os.File{devnull, writers[0], writers[0]}
 	files = append(files, writers[1:]...)

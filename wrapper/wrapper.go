@@ -385,14 +385,11 @@ func start(rp *reaper, id identity, argv, env []string, dir string, out, junit i
 	files := []*os.File{devnull}
 	var writers []*os.File
 	pipe := func(dst io.Writer) error {
-		var r, w *os.File
-		if err := id.as(func() (err error) { r, w, err = os.Pipe(); return err }); err != nil {
-			return fmt.Errorf("create pipe: %w", err)
+		w, err := p.pipe(dst)
+		if err != nil {
+			return err
 		}
-		p.readers = append(p.readers, r)
 		writers = append(writers, w)
-		p.wg.Add(1)
-		go func() { defer p.wg.Done(); io.Copy(dst, r) }()
 		return nil
 	}
 	fail := func(err error) (*process, error) {
@@ -481,6 +478,20 @@ func (p *process) finish(timeout time.Duration) finished {
 	}
 	p.closeReaders()
 	return f
+}
+
+// pipe makes a pipe as p's identity (so the child may reopen its end
+// through /proc/self/fd), copies what the child writes to it to dst, and
+// returns the end the child gets; finish waits for the copy.
+func (p *process) pipe(dst io.Writer) (*os.File, error) {
+	var r, w *os.File
+	if err := p.id.as(func() (err error) { r, w, err = os.Pipe(); return err }); err != nil {
+		return nil, fmt.Errorf("create pipe: %w", err)
+	}
+	p.readers = append(p.readers, r)
+	p.wg.Add(1)
+	go func() { defer p.wg.Done(); io.Copy(dst, r) }()
+	return w, nil
 }
 
 func (p *process) closeReaders() {

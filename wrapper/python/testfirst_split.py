@@ -910,9 +910,6 @@ class _RemoteMeta(type):
             return type.__delattr__(cls, name)
         _ch().request({"t": "delattr", "r": rid, "n": name})
 
-    def __instancecheck__(cls, obj):
-        return type.__instancecheck__(cls, obj)
-
     def __repr__(cls):
         return "<class '%s.%s' of the code under test>" % (cls.__module__, cls.__qualname__)
 
