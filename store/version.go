@@ -121,6 +121,11 @@ func (d *Draft) validate() error {
 		if bytes.Contains(f.Data, []byte(canaryPrefix)) {
 			return fmt.Errorf("file %q already has a %q line: the store adds the canary itself", p, strings.TrimSpace(canaryPrefix))
 		}
+		if importedByPytest(p) {
+			if e := detect.CheckPythonSyntax(f.Data); e != nil {
+				return fmt.Errorf("file %q line %d: %s: Python cannot compile it, so none of its tests could run; nothing was stored: correct the file and try again", p, e.Line, e.Msg)
+			}
+		}
 	}
 	if total > maxTotal {
 		return fmt.Errorf("a version holds at most %d bytes, this one has %d", maxTotal, total)
@@ -137,6 +142,16 @@ func (d *Draft) validate() error {
 		}
 	}
 	return d.criteriaNameTests()
+}
+
+// importedByPytest reports whether the grader's pytest imports the file at
+// p: a test module by pytest's default names, a conftest.py, a package's
+// __init__.py. Other Python files may be data a test reads (a linter's
+// deliberately broken fixture) and are not checked.
+func importedByPytest(p string) bool {
+	name := path.Base(p)
+	return name == "conftest.py" || name == "__init__.py" ||
+		strings.HasSuffix(name, ".py") && (strings.HasPrefix(name, "test_") || strings.HasSuffix(name, "_test.py"))
 }
 
 // criteriaNameTests checks that each test id of the criteria map names a

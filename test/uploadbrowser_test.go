@@ -44,7 +44,8 @@ func writeZip(t *testing.T, path string, files map[string][]byte) string {
 // the issue's criteria and the reference patch; the version is stored as
 // tests push stores it, and the service's base check announces it ready.
 // An archive whose paths leave it, and one without a test file, are
-// refused with what to fix, the criteria typed kept, nothing stored. A
+// refused with what to fix, the criteria typed kept, nothing stored; so
+// are a test module with a syntax error and a mistyped test id. A
 // collaborator with write access is not offered the upload.
 func TestCardUploadInBrowser(t *testing.T) {
 	browser := browserContext(t)
@@ -72,6 +73,12 @@ func TestCardUploadInBrowser(t *testing.T) {
 	evilZip := writeZip(t, filepath.Join(dir, "evil.zip"), map[string][]byte{"../evil/test_x.py": []byte("def test_x(): pass\n")})
 	readme := filepath.Join(dir, "README.md")
 	os.WriteFile(readme, []byte("no tests here\n"), 0o644)
+	broken := map[string][]byte{}
+	for p, data := range good {
+		broken[p] = data
+	}
+	broken["tests/test_more.py"] = []byte("from wordstats import bigrams\n\n\ndef test_empty()\n    assert bigrams('') == []\n")
+	brokenZip := writeZip(t, filepath.Join(dir, "broken.zip"), broken)
 	reference := filepath.Join(sampleDir, "reference.patch")
 	reference, err := filepath.Abs(reference)
 	if err != nil {
@@ -97,7 +104,9 @@ func TestCardUploadInBrowser(t *testing.T) {
 	for _, bad := range []struct{ file, criterion, want string }{
 		{evilZip, wordstatsIDs[8], `"../evil/test_x.py" is not a clean relative path`},
 		{readme, wordstatsIDs[8], "None of the files is a pytest test file"},
-		// A mistyped test id is refused before a version number is used.
+		// A test module Python cannot compile, and a mistyped test id, are
+		// refused before a version number is used.
+		{brokenZip, wordstatsIDs[8], `file "tests/test_more.py" line 4: expected ':'`},
 		{goodZip, wordstatsIDs[8] + "s", `AC4 names "` + wordstatsIDs[8] + `s", but`},
 	} {
 		// The page before the click is marked, so the wait is for the
