@@ -163,8 +163,9 @@ func (s *pyScanner) lineStart() (done bool, err error) {
 			s.line++
 			continue
 		case '\\':
-			// A continuation before any token: Python reads on.
-			return false, nil
+			// A continuation before any token: where Python takes such a
+			// line's indentation from is not followed here.
+			return true, errUnsure
 		}
 		return false, s.indent(cur)
 	}
@@ -384,7 +385,7 @@ func (s *pyScanner) name() error {
 		s.pos += n
 	}
 	word := s.text[start:s.pos]
-	if s.pos < len(s.text) && (s.text[s.pos] == '"' || s.text[s.pos] == '\'') && isStringPrefix(word) {
+	if s.pos < len(s.text) && (s.text[s.pos] == '"' || s.text[s.pos] == '\'') && isLiteralPrefix(word) {
 		if err := s.str(word, 0); err != nil {
 			return err
 		}
@@ -395,12 +396,19 @@ func (s *pyScanner) name() error {
 	return nil
 }
 
+// isLiteralPrefix reports whether w is a string literal's prefix: r, b,
+// u, f and t (Python 3.14's template strings, read as f-strings are), and
+// their pairs, any case.
+func isLiteralPrefix(w string) bool {
+	return len(w) <= 2 && strings.Trim(strings.ToLower(w), "rbuft") == ""
+}
+
 // str reads a string literal whose quote is at s.pos, with its prefix.
 // depth is how many f-string replacement fields it is inside: an error
 // there is unsure, since Python's versions differ on what those may hold.
 func (s *pyScanner) str(prefix string, depth int) error {
 	p := strings.ToLower(prefix)
-	fstring := strings.Contains(p, "f")
+	fstring := strings.ContainsAny(p, "ft")
 	q := s.text[s.pos]
 	quote := string(q)
 	if strings.HasPrefix(s.text[s.pos:], strings.Repeat(quote, 3)) {
@@ -438,8 +446,10 @@ func (s *pyScanner) str(prefix string, depth int) error {
 			s.line++
 			s.pos++
 		case c == '\\':
+			// A backslash escapes a quote, itself and a newline, never an
+			// f-string's brace: rf"\{c}" is a field.
 			s.pos++
-			if s.pos < len(s.text) {
+			if s.pos < len(s.text) && !(fstring && (s.text[s.pos] == '{' || s.text[s.pos] == '}')) {
 				if s.text[s.pos] == '\n' {
 					s.line++
 				}
@@ -491,7 +501,7 @@ func (s *pyScanner) field(depth int) error {
 			for s.pos < len(s.text) && (s.text[s.pos] == '_' || isDigit(s.text[s.pos]) || s.text[s.pos] >= 'a' && s.text[s.pos] <= 'z' || s.text[s.pos] >= 'A' && s.text[s.pos] <= 'Z') {
 				s.pos++
 			}
-			if s.pos < len(s.text) && (s.text[s.pos] == '"' || s.text[s.pos] == '\'') && isStringPrefix(s.text[start:s.pos]) {
+			if s.pos < len(s.text) && (s.text[s.pos] == '"' || s.text[s.pos] == '\'') && isLiteralPrefix(s.text[start:s.pos]) {
 				if err := s.str(s.text[start:s.pos], depth); err != nil {
 					return err
 				}
