@@ -177,7 +177,12 @@ func caseDirs(t *testing.T, parent string) []string {
 // report must hold whatever the case.
 func gradeCase(t *testing.T, dir string, opts ...func(*grader.Request)) (caseSpec, *report.Report) {
 	t.Helper()
-	g := testenv.Grading(t)
+	return gradeCaseOn(t, testenv.Grading(t).Grader, dir, opts...)
+}
+
+// gradeCaseOn grades one case with g, as gradeCase does on Docker.
+func gradeCaseOn(t *testing.T, g *grader.Grader, dir string, opts ...func(*grader.Request)) (caseSpec, *report.Report) {
+	t.Helper()
 	c, pr, base := loadCase(t, dir)
 	hidden, err := tree.Load(filepath.Join(sampleDir, "hidden"))
 	if err != nil {
@@ -197,7 +202,7 @@ func gradeCase(t *testing.T, dir string, opts ...func(*grader.Request)) (caseSpe
 	for _, o := range opts {
 		o(&req)
 	}
-	rep, err := g.Grader.Grade(context.Background(), req)
+	rep, err := g.Grade(context.Background(), req)
 	if err != nil {
 		t.Fatalf("grade: %v", err)
 	}
