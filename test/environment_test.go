@@ -74,6 +74,15 @@ func buildWheel(t *testing.T, name, version string) (string, []byte) {
 // returns its URL.
 func packageIndex(t *testing.T, wheels map[string][]byte) string {
 	t.Helper()
+	return serveIndex(t, wheels, indexAddr, nil)
+}
+
+// serveIndex serves files (wheels and sdists, each listed under the
+// project its name starts with) as a PEP 503 simple index on addr, or on a
+// random loopback port when addr is taken, each request passed through
+// wrap when it is set, and returns the index's URL.
+func serveIndex(t *testing.T, wheels map[string][]byte, addr string, wrap func(http.Handler) http.Handler) string {
+	t.Helper()
 	projects := map[string][]string{}
 	for name := range wheels {
 		project := strings.ToLower(strings.SplitN(name, "-", 2)[0])
@@ -119,14 +128,18 @@ func packageIndex(t *testing.T, wheels map[string][]byte) string {
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Write(data)
 	})
-	l, err := net.Listen("tcp", indexAddr)
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		t.Logf("package index: %s is taken (%v): a random port, so environments are built afresh", indexAddr, err)
+		t.Logf("package index: %s is taken (%v): a random port, so environments are built afresh", addr, err)
 		if l, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	srv := &http.Server{Handler: mux}
+	var h http.Handler = mux
+	if wrap != nil {
+		h = wrap(mux)
+	}
+	srv := &http.Server{Handler: h}
 	go srv.Serve(l)
 	t.Cleanup(func() { srv.Close() })
 	return "http://" + l.Addr().String() + "/simple/"
@@ -518,7 +531,7 @@ func buildsOn(t *testing.T, index string, timeout time.Duration) (*environment.E
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := egress.New(allowed)
+	p, err := egress.New(allowed, egress.WithIndexCredentials(index))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/url"
 	"regexp"
 	"slices"
@@ -79,7 +80,10 @@ type Environments struct {
 	wrapper []byte
 	index   string
 	// shown is the index as reports say it: without credentials.
-	shown    string
+	shown string
+	// secrets are the index URL's credentials, as they may appear in a
+	// tool's output: never shown.
+	secrets  []string
 	socket   string
 	timeout  time.Duration
 	limits   sandbox.Limits
@@ -125,7 +129,7 @@ func New(eng Engine, wrapperBinary []byte, indexURL, proxySocket string, opts ..
 	}
 	limits := sandbox.DefaultLimits
 	limits.TmpSize = 1 << 30
-	e := &Environments{eng: eng, wrapper: wrapperBinary, index: indexURL, shown: withoutCredentials(u), socket: proxySocket, timeout: DefaultTimeout, limits: limits, progress: io.Discard}
+	e := &Environments{eng: eng, wrapper: wrapperBinary, index: sandboxIndexURL(u), shown: withoutCredentials(u), secrets: secretsOf(u), socket: proxySocket, timeout: DefaultTimeout, limits: limits, progress: io.Discard}
 	for _, o := range opts {
 		o(e)
 	}
@@ -140,6 +144,58 @@ func withoutCredentials(u *url.URL) string {
 		shown.User = url.User("redacted")
 	}
 	return shown.String()
+}
+
+// sandboxIndexURL is the index as the build sandbox asks for it: without
+// credentials, which the egress proxy adds (egress.WithIndexCredentials);
+// an https index with credentials is asked for as plain http at its port
+// (http://host:443/...), so that the proxy, which goes upstream over TLS,
+// can add them to what it forwards. pip never holds them: no build script
+// can print them.
+func sandboxIndexURL(u *url.URL) string {
+	if u.User == nil {
+		return u.String()
+	}
+	s := *u
+	s.User = nil
+	if s.Scheme == "https" {
+		s.Scheme = "http"
+		if s.Port() == "" {
+			s.Host = net.JoinHostPort(s.Hostname(), "443")
+		}
+	}
+	return s.String()
+}
+
+// secretsOf are the credentials of u as they may be written: the password
+// (or the user name when it stands alone, as a token does), plain and
+// URL-escaped.
+func secretsOf(u *url.URL) []string {
+	if u.User == nil {
+		return nil
+	}
+	secret, ok := u.User.Password()
+	if !ok {
+		secret = u.User.Username()
+	}
+	if secret == "" {
+		return nil
+	}
+	out := []string{secret}
+	for _, esc := range []string{url.QueryEscape(secret), url.PathEscape(secret), url.UserPassword("", secret).String()[1:]} {
+		if !slices.Contains(out, esc) {
+			out = append(out, esc)
+		}
+	}
+	return out
+}
+
+// redact replaces every secret in s.
+func (e *Environments) redact(s string) string {
+	for _, x := range e.secrets {
+		s = strings.ReplaceAll(s, x, "[redacted]")
+	}
+	return s
 }
 
 // IndexURL is the package index environments are built from, its
@@ -288,6 +344,8 @@ func (e *Environments) build(ctx context.Context, builderID, ref string, decl De
 		Environment:   &wrapper.EnvironmentJob{IndexURL: e.index, Requirements: decl.Requirements},
 	}
 	if u, _ := url.Parse(e.index); u.Scheme == "http" {
+		// Plain http, the index's own or the proxy's for an https index
+		// with credentials.
 		job.Environment.TrustedHost = u.Hostname()
 	}
 	input, err := jobArchive(job)
@@ -325,7 +383,15 @@ func (e *Environments) build(ctx context.Context, builderID, ref string, decl De
 		fmt.Fprintf(e.progress, "built environment %s: %s\n", ref, strings.Join(wres.Packages, " "))
 		return image{id: id, packages: slices.Clone(wres.Packages)}, nil
 	}
-	return image{}, e.failure(res, parsed, &wres)
+	be := e.failure(res, parsed, &wres)
+	// What a build printed is the build's: no credential of the index
+	// reaches a reason or the output kept for the requester, whatever
+	// printed it.
+	be.Reason, be.Output = e.redact(be.Reason), e.redact(be.Output)
+	for i, m := range be.Missing {
+		be.Missing[i] = e.redact(m)
+	}
+	return image{}, be
 }
 
 // failure says why a build committed nothing.
