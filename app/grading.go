@@ -152,7 +152,8 @@ func (g *Grading) openEnvironments(cfg GradingConfig, wrapperBinary []byte) erro
 		g.proxies = append(g.proxies, s)
 	}
 	g.Environments, err = environment.New(g.Docker, wrapperBinary, index, g.proxies[0].Socket,
-		environment.WithMirror(g.proxies[1].Socket), environment.WithProgress(cfg.Progress))
+		environment.WithMirror(g.proxies[1].Socket), environment.WithProgress(cfg.Progress),
+		environment.WithUpstreamFailures(build.Failures))
 	return err
 }
 

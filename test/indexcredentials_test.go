@@ -6,7 +6,10 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -156,4 +159,42 @@ func TestIndexCredentialsNeverShown(t *testing.T) {
 		t.Errorf("the index saw no request with its credentials (%d without)", refused)
 	}
 	t.Logf("the index answered %d requests with its credentials, refused %d without", authed, refused)
+}
+
+// TestUnreachableIndexSaysSo: an index that refuses every connection is
+// said to, in the egress proxy's words, not taken for an index without
+// the package; the grade goes on, and errs only because the hidden tests
+// cannot import what could not be installed, naming that import.
+func TestUnreachableIndexSaysSo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds dependency environments")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	g, _, _ := envGrading(t, "http://"+addr+"/simple/")
+	base := treeOf(t, map[string]string{
+		"app.py":           "import greetlib\n\ndef hello():\n    return greetlib.greet()\n",
+		"requirements.txt": fmt.Sprintf("greetlib==1.0  # %d\n", time.Now().UnixNano()),
+	})
+	hidden := treeOf(t, map[string]string{"test_hello.py": "from app import hello\n\n\ndef test_hello():\n    assert hello()\n"})
+	rep, err := g.Grader.Grade(context.Background(), grader.Request{Repo: base, Hidden: hidden, Timeout: 5 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := addr + " refused the connection"
+	if rep.Verdict != report.VerdictError || rep.Environment == nil || len(rep.Environment.Unavailable) != 1 ||
+		!strings.Contains(rep.Environment.Unavailable[0], want) ||
+		!slices.ContainsFunc(rep.Reasons, func(r string) bool { return strings.Contains(r, `for want of the import "greetlib"`) }) {
+		t.Fatalf("verdict %s %q, environment %+v: want an error naming the import greetlib, and %q said\n%s", rep.Verdict, rep.Reasons, rep.Environment, want, rep.Output)
+	}
+	for _, r := range rep.Reasons {
+		if strings.Contains(r, "has no distribution") {
+			t.Errorf("reason %q: the index was never reached", r)
+		}
+	}
+	t.Logf("reasons: %q", rep.Reasons)
 }

@@ -73,6 +73,9 @@ type Proxy struct {
 	// index is the package index whose credentials the proxy adds
 	// (WithIndexCredentials); nil when it adds none.
 	index *indexCredentials
+	// failures are what went wrong upstream, newest last (Failures).
+	failMu   sync.Mutex
+	failures []failure
 	// inflight counts requests being served, so that Close returns once
 	// each is logged.
 	inflight sync.WaitGroup
@@ -464,16 +467,21 @@ func (p *Proxy) readBody(w http.ResponseWriter, r, out *http.Request, e *Entry) 
 func (p *Proxy) roundTrip(w http.ResponseWriter, out *http.Request, e Entry) {
 	resp, err := p.rt.RoundTrip(out)
 	if ie := (*InternalError)(nil); errors.As(err, &ie) {
+		p.noteFailure(e.Host, ie, 0)
 		e.Status, e.Denied = http.StatusForbidden, "internal address"
 		p.refuse(w, e, "egress proxy: "+ie.Error())
 		return
 	}
 	if err != nil {
+		p.noteFailure(e.Host, err, 0)
 		e.Status, e.Denied = http.StatusBadGateway, "upstream: "+err.Error()
 		p.refuse(w, e, "egress proxy: "+err.Error())
 		return
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode >= 500 {
+		p.noteFailure(e.Host, nil, resp.StatusCode)
+	}
 	for _, h := range hopHeaders {
 		resp.Header.Del(h)
 	}
@@ -662,11 +670,13 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	up, err := p.dial(r.Context(), "tcp", e.Host)
 	if ie := (*InternalError)(nil); errors.As(err, &ie) {
+		p.noteFailure(e.Host, ie, 0)
 		e.Status, e.Denied = http.StatusForbidden, "internal address"
 		p.refuse(w, e, "egress proxy: "+ie.Error())
 		return
 	}
 	if err != nil {
+		p.noteFailure(e.Host, err, 0)
 		e.Status, e.Denied = http.StatusBadGateway, "upstream: "+err.Error()
 		p.refuse(w, e, "egress proxy: "+err.Error())
 		return
