@@ -140,11 +140,10 @@ func TestIndexCredentialsNeverShown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Verdict != report.VerdictError || len(rep.Reasons) == 0 {
-			t.Fatalf("verdict %s %q: want an error, the build failed", rep.Verdict, rep.Reasons)
-		}
-		if !strings.Contains(rep.Output, "my index is") {
-			t.Errorf("the sdist's build did not run: its output is not in the report's\n%s", rep.Output)
+		// The build of leaky fails; the grade goes on without it, and
+		// says why in pip's last words, which the build wrote.
+		if rep.Environment == nil || len(rep.Environment.Unavailable) != 1 || !strings.HasPrefix(rep.Environment.Unavailable[0], "leaky==1.0: pip could not install it: ERROR: my index is") {
+			t.Fatalf("verdict %s %q, environment %+v: want leaky named as not installed, in the words its build wrote", rep.Verdict, rep.Reasons, rep.Environment)
 		}
 		t.Logf("reasons: %q", rep.Reasons)
 		shows("the report", rep)

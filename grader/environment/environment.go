@@ -442,7 +442,7 @@ func (e *Environments) upstreamSince(t time.Time) []string {
 func (e *Environments) unavailable(us []wrapper.Unavailable, upstream []string) []string {
 	var out []string
 	for _, u := range us {
-		why := "pip could not install it (see the build's output)"
+		why := "pip could not install it: " + truncateLine(u.Error, 300)
 		switch {
 		case len(upstream) > 0:
 			why = "the package index could not be reached: " + strings.Join(upstream, "; ")
@@ -454,6 +454,14 @@ func (e *Environments) unavailable(us []wrapper.Unavailable, upstream []string) 
 		out = append(out, e.redact(u.Requirement)+": "+why)
 	}
 	return out
+}
+
+// truncateLine is s cut to n bytes at most, "…" marking the cut.
+func truncateLine(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
 // failure says why a build committed nothing.
