@@ -13,6 +13,10 @@ type Environment struct {
 	Image string `json:"image"`
 	// Python is the Python version ("3.11").
 	Python string `json:"python"`
+	// PythonFrom says why Python was chosen when the grade asked for
+	// none: the base's requires-python ("pyproject.toml requires-python
+	// \">=3.12\""), or why it could not be followed.
+	PythonFrom string `json:"python_from,omitempty"`
 	// Packages are what pip installed, as "name==version".
 	Packages []string `json:"packages"`
 	// BuiltFrom are the base tree's declaration files it was built from.
@@ -65,7 +69,11 @@ func ErrorReport(trust Trust, reason, output string) *Report {
 func EnvironmentLine(env *Environment, network string) string {
 	var parts []string
 	if env != nil {
-		parts = append(parts, "python "+env.Python)
+		py := "python " + env.Python
+		if env.PythonFrom != "" {
+			py += " (" + env.PythonFrom + ")"
+		}
+		parts = append(parts, py)
 		img := "image " + env.Image
 		switch {
 		case env.Error != "":

@@ -613,12 +613,15 @@ func (e *Environments) Prepare(ctx context.Context, req Request) (Prepared, erro
 		}
 		p.ProxySocket = e.mirror
 	}
-	python := cmpOr(req.Python, sandbox.DefaultPython)
+	python, pythonFrom := req.Python, ""
+	if python == "" {
+		python, pythonFrom = ChoosePython(decl)
+	}
 	if _, err := Declarations(decl); err != nil {
 		// The base's own files are wrong: the grade says so, and a retry
 		// would not help.
 		p.Failure = "the dependency declarations of the base tree do not parse: " + err.Error()
-		p.Environment = &report.Environment{Python: python, Packages: []string{}, BuiltFrom: []string{}, IndexURL: e.shown, Error: p.Failure}
+		p.Environment = &report.Environment{Python: python, PythonFrom: pythonFrom, Packages: []string{}, BuiltFrom: []string{}, IndexURL: e.shown, Error: p.Failure}
 		return p, nil
 	}
 	built, err := e.Ensure(ctx, decl, python, req.Labels)
@@ -626,7 +629,7 @@ func (e *Environments) Prepare(ctx context.Context, req Request) (Prepared, erro
 	if errors.As(err, &be) {
 		d, _ := Declarations(decl)
 		p.Failure, p.FailureOutput = be.Error(), be.Output
-		p.Environment = &report.Environment{Image: be.Image, Python: python, Packages: []string{}, BuiltFrom: d.Files, SetAside: d.SetAside, IndexURL: e.shown, Error: be.Error()}
+		p.Environment = &report.Environment{Image: be.Image, Python: python, PythonFrom: pythonFrom, Packages: []string{}, BuiltFrom: d.Files, SetAside: d.SetAside, IndexURL: e.shown, Error: be.Error()}
 		return p, nil
 	}
 	if err != nil {
@@ -636,6 +639,7 @@ func (e *Environments) Prepare(ctx context.Context, req Request) (Prepared, erro
 		return p, fmt.Errorf("grader image on %s: %w", built.Report.Image, err)
 	}
 	env := built.Report
+	env.PythonFrom = pythonFrom
 	if req.Base != nil {
 		env.IgnoredChanges = ChangedDeclarations(req.Base, req.Repo)
 	}
