@@ -21,12 +21,14 @@ var debianPython = map[string]string{"3.11": "3.11.2", "3.13": "3.13.5"}
 // ChoosePython picks the Python a grade of base runs when none was asked
 // for: sandbox.DefaultPython when the base's requires-python
 // (pyproject.toml's [project], else setup.cfg's python_requires) allows
-// it or says nothing, else the first of the grader's Pythons it allows.
-// why says so for the report; "" when the base says nothing.
+// it or says nothing, else the first of the grader's Pythons it allows;
+// without requires-python, the Python versions its classifiers name
+// decide alike. why says so for the report; "" when the base says
+// nothing that moves the choice from the default.
 func ChoosePython(base *tree.Tree) (python, why string) {
 	spec, from := requiresPython(base)
 	if spec == "" {
-		return sandbox.DefaultPython, ""
+		return fromClassifiers(base)
 	}
 	versions := sandbox.PythonVersions()
 	slices.SortStableFunc(versions, func(a, b string) int {
@@ -48,6 +50,49 @@ func ChoosePython(base *tree.Tree) (python, why string) {
 		}
 	}
 	return sandbox.DefaultPython, fmt.Sprintf("%s %q allows none of the grader's Pythons (%s): graded with %s", from, spec, strings.Join(sandbox.PythonVersions(), ", "), sandbox.DefaultPython)
+}
+
+// classifierPrefix starts the trove classifiers that name a Python
+// version.
+const classifierPrefix = "Programming Language :: Python :: "
+
+// fromClassifiers picks, for a base without requires-python, among the
+// Python versions its classifiers (pyproject.toml's [project], else
+// setup.cfg's [metadata]) name: the default when it is named or none is,
+// else the first of the grader's that is.
+func fromClassifiers(base *tree.Tree) (python, why string) {
+	var named []string
+	from := ""
+	if f, ok := base.Lookup("pyproject.toml"); ok && !f.IsSymlink() {
+		var doc struct {
+			Project struct {
+				Classifiers []string `toml:"classifiers"`
+			} `toml:"project"`
+		}
+		if _, err := toml.Decode(string(f.Data), &doc); err == nil {
+			for _, c := range doc.Project.Classifiers {
+				if v, ok := strings.CutPrefix(strings.TrimSpace(c), classifierPrefix); ok && strings.Count(v, ".") == 1 {
+					named, from = append(named, v), "pyproject.toml classifiers"
+				}
+			}
+		}
+	}
+	if f, ok := base.Lookup("setup.cfg"); ok && !f.IsSymlink() && len(named) == 0 {
+		for _, v := range detect.SetupCfgValues(string(f.Data)) {
+			if ver, ok := strings.CutPrefix(v.Line, classifierPrefix); ok && v.Section == "metadata" && v.Key == "classifiers" && strings.Count(ver, ".") == 1 {
+				named, from = append(named, strings.TrimSpace(ver)), "setup.cfg classifiers"
+			}
+		}
+	}
+	if len(named) == 0 || slices.Contains(named, sandbox.DefaultPython) {
+		return sandbox.DefaultPython, ""
+	}
+	for _, v := range sandbox.PythonVersions() {
+		if slices.Contains(named, v) {
+			return v, fmt.Sprintf("%s name Python %s", from, strings.Join(named, ", "))
+		}
+	}
+	return sandbox.DefaultPython, fmt.Sprintf("%s name Python %s, none of the grader's (%s): graded with %s", from, strings.Join(named, ", "), strings.Join(sandbox.PythonVersions(), ", "), sandbox.DefaultPython)
 }
 
 // requiresPython is the base's Python requirement and where it says so.

@@ -19,6 +19,9 @@ func TestChoosePython(t *testing.T) {
 		{map[string]string{"setup.cfg": "[options]\npython_requires = >=3.13\n"}, "3.13", `setup.cfg python_requires ">=3.13"`},
 		{map[string]string{"pyproject.toml": "[project]\nrequires-python = \">=3.14\"\n"}, "3.11", `pyproject.toml requires-python ">=3.14" allows none of the grader's Pythons (3.11, 3.13): graded with 3.11`},
 		{map[string]string{"pyproject.toml": "[project]\nrequires-python = \"python3\"\n"}, "3.11", `pyproject.toml requires-python "python3" does not parse (clause "python3": unknown operator "python"): graded with 3.11`},
+		{map[string]string{"pyproject.toml": "[project]\nclassifiers = [\"Programming Language :: Python :: 3\", \"Programming Language :: Python :: 3.12\", \"Programming Language :: Python :: 3.13\"]\n"}, "3.13", "pyproject.toml classifiers name Python 3.12, 3.13"},
+		{map[string]string{"setup.cfg": "[metadata]\nclassifiers =\n    Programming Language :: Python :: 3.10\n    Programming Language :: Python :: 3.11\n"}, "3.11", ""},
+		{map[string]string{"setup.cfg": "[metadata]\nclassifiers =\n    Programming Language :: Python :: 3.8\n"}, "3.11", "setup.cfg classifiers name Python 3.8, none of the grader's (3.11, 3.13): graded with 3.11"},
 	} {
 		got, why := ChoosePython(treeOf(t, tt.files))
 		if got != tt.want || why != tt.why {
