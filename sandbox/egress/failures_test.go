@@ -54,3 +54,30 @@ func upstream503(t *testing.T) string {
 	t.Cleanup(func() { srv.Close() })
 	return l.Addr().String()
 }
+
+// TestDescribeUpstream: each kind of upstream error in the proxy's words.
+func TestDescribeUpstream(t *testing.T) {
+	timeout := &net.OpError{Op: "dial", Net: "tcp", Err: &timeoutErr{}}
+	for _, tt := range []struct {
+		err    error
+		status int
+		want   string
+	}{
+		{&net.DNSError{Err: "no such host", Name: "x", IsNotFound: true}, 0, "could not be resolved (no such host)"},
+		{&net.DNSError{Err: "i/o timeout", Name: "x", IsTimeout: true}, 0, "could not be resolved (the lookup timed out)"},
+		{timeout, 0, "timed out"},
+		{context.DeadlineExceeded, 0, "timed out"},
+		{&InternalError{Host: "x:80", Addr: netip.MustParseAddr("10.0.0.1"), Kind: "private"}, 0, "was refused by the proxy: "},
+		{nil, 503, "answered 503"},
+	} {
+		if got := describeUpstream(tt.err, tt.status); !strings.HasPrefix(got, tt.want) {
+			t.Errorf("describeUpstream(%v, %d) = %q, want %q", tt.err, tt.status, got, tt.want)
+		}
+	}
+}
+
+type timeoutErr struct{}
+
+func (*timeoutErr) Error() string   { return "i/o timeout" }
+func (*timeoutErr) Timeout() bool   { return true }
+func (*timeoutErr) Temporary() bool { return true }
