@@ -381,7 +381,12 @@ func (c *Config) validate() []error {
 	}
 	if c.PackageIndex != "" {
 		if u, err := url.Parse(c.PackageIndex); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("package_index %q: want the absolute http(s) URL of a PEP 503 simple index, e.g. https://pypi.org/simple or https://mirror.example/simple", c.PackageIndex)
+			shown := c.PackageIndex
+			if u != nil && u.User != nil {
+				// The index's password is never in a message.
+				shown = u.Redacted()
+			}
+			bad("package_index %q: want the absolute http(s) URL of a PEP 503 simple index, e.g. https://pypi.org/simple or https://mirror.example/simple", shown)
 		}
 	}
 	if c.EgressDir != "" && !filepath.IsAbs(c.EgressDir) {

@@ -154,6 +154,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"s3 store", "", map[string]string{"TESTFIRST_STORE_URL": "s3://b"}, []string{"want file:///path or gs://bucket/prefix"}},
 		{"relative egress dir", "", map[string]string{"TESTFIRST_EGRESS_DIR": "var/egress"}, []string{`egress_dir "var/egress": want an absolute path`}},
 		{"package index not a URL", "", map[string]string{"TESTFIRST_PACKAGE_INDEX": "pypi.org/simple"}, []string{`package_index "pypi.org/simple": want the absolute http(s) URL of a PEP 503 simple index`}},
+		{"package index with a password, not http", "", map[string]string{"TESTFIRST_PACKAGE_INDEX": "ftp://ci:S3CRET@mirror/simple"}, []string{`package_index "ftp://ci:xxxxx@mirror/simple": want the absolute http(s) URL`}},
 		{"sync interval not a duration", "", map[string]string{"TESTFIRST_STORE_SYNC_INTERVAL": "15"}, []string{`TESTFIRST_STORE_SYNC_INTERVAL="15": want a duration such as 15s`}},
 		{"sync interval too short", "", map[string]string{"TESTFIRST_STORE_SYNC_INTERVAL": "10ms"}, []string{"store_sync_interval 10ms: want at least 1s"}},
 		{"sandbox sweep interval not a duration", "", map[string]string{"TESTFIRST_SANDBOX_SWEEP_INTERVAL": "60"}, []string{`TESTFIRST_SANDBOX_SWEEP_INTERVAL="60": want a duration such as 15s`}},

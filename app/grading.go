@@ -152,7 +152,8 @@ func (g *Grading) openEnvironments(cfg GradingConfig, wrapperBinary []byte) erro
 		g.proxies = append(g.proxies, s)
 	}
 	g.Environments, err = environment.New(g.Docker, wrapperBinary, index, g.proxies[0].Socket,
-		environment.WithMirror(g.proxies[1].Socket), environment.WithProgress(cfg.Progress))
+		environment.WithMirror(g.proxies[1].Socket), environment.WithProgress(cfg.Progress),
+		environment.WithUpstreamFailures(build.Failures))
 	return err
 }
 
@@ -173,7 +174,10 @@ func environmentProxies(cfg GradingConfig) (index string, build, mirror *egress.
 	if cfg.EgressLog != nil {
 		opts = append(opts, egress.WithLog(cfg.EgressLog))
 	}
-	if build, err = egress.New(allowed, opts...); err != nil {
+	// Only builds get the index's credentials: pip is given the index
+	// without them, and a grade's read-only mirror reaches only what needs
+	// none.
+	if build, err = egress.New(allowed, append(opts, egress.WithIndexCredentials(index))...); err != nil {
 		return "", nil, nil, err
 	}
 	if mirror, err = egress.New(allowed, append(opts, egress.ReadOnly())...); err != nil {

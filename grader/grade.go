@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -227,6 +228,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*report.Report, error)
 		return nil, err
 	}
 	rep.Environment = p.Environment
+	wantOfUnavailable(rep)
 	if env := rep.Environment; env != nil && len(env.IgnoredChanges) > 0 {
 		rep.Reasons = append(rep.Reasons, fmt.Sprintf("the pull request changes %s: graded with the base's environment", strings.Join(env.IgnoredChanges, ", ")))
 	}
@@ -792,4 +794,35 @@ func (g *Grader) runWrapper(ctx context.Context, job wrapper.Job, hidden, tree *
 		return sandbox.Result{}, fmt.Errorf("write the sandbox's input: %w", err)
 	}
 	return sres, nil
+}
+
+// noModule is Python's word for an import that found nothing.
+var noModule = regexp.MustCompile(`No module named '([A-Za-z0-9_.]+)'`)
+
+// wantOfUnavailable says on rep which requirements its environment could
+// not install, and turns a grade whose hidden tests failed for want of a
+// module (fail, invalid_task) into an error naming that import: the
+// tests could not judge the code, which is not the code's failure.
+// Anything else about a package that could not be had leaves the grade as
+// it was.
+func wantOfUnavailable(rep *report.Report) {
+	env := rep.Environment
+	if env == nil || len(env.Unavailable) == 0 {
+		return
+	}
+	rep.Reasons = append(rep.Reasons, "the environment lacks what could not be installed: "+strings.Join(env.Unavailable, "; "))
+	if rep.Verdict != report.VerdictFail && rep.Verdict != report.VerdictInvalidTask {
+		return
+	}
+	var mods []string
+	for _, m := range noModule.FindAllStringSubmatch(rep.Output, -1) {
+		if q := strconv.Quote(m[1]); !slices.Contains(mods, q) {
+			mods = append(mods, q)
+		}
+	}
+	if len(mods) == 0 {
+		return
+	}
+	rep.Verdict = report.VerdictError
+	rep.Reasons = append(rep.Reasons, fmt.Sprintf("hidden tests failed for want of the import %s, which the environment could not install: not a judgement of the code", strings.Join(mods, ", ")))
 }

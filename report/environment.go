@@ -13,6 +13,10 @@ type Environment struct {
 	Image string `json:"image"`
 	// Python is the Python version ("3.11").
 	Python string `json:"python"`
+	// PythonFrom says why Python was chosen when the grade asked for
+	// none: the base's requires-python ("pyproject.toml requires-python
+	// \">=3.12\""), or why it could not be followed.
+	PythonFrom string `json:"python_from,omitempty"`
 	// Packages are what pip installed, as "name==version".
 	Packages []string `json:"packages"`
 	// BuiltFrom are the base tree's declaration files it was built from.
@@ -23,6 +27,14 @@ type Environment struct {
 	BuildSeconds float64 `json:"build_seconds"`
 	// IndexURL is the package index it was built from.
 	IndexURL string `json:"index_url,omitempty"`
+	// SetAside are requirements the base declares that were not
+	// installed, each "requirement (why)": a pin on the grader's own
+	// pytest or pluggy, a development group's lint, docs or packaging
+	// tool.
+	SetAside []string `json:"set_aside,omitempty"`
+	// Unavailable are requirements that could not be installed, each
+	// "requirement: why"; the rest were, and the grade went on.
+	Unavailable []string `json:"unavailable,omitempty"`
 	// IgnoredChanges are declaration files the tree under test changed
 	// against the base: the grade used the base's environment regardless.
 	IgnoredChanges []string `json:"ignored_changes,omitempty"`
@@ -57,7 +69,11 @@ func ErrorReport(trust Trust, reason, output string) *Report {
 func EnvironmentLine(env *Environment, network string) string {
 	var parts []string
 	if env != nil {
-		parts = append(parts, "python "+env.Python)
+		py := "python " + env.Python
+		if env.PythonFrom != "" {
+			py += " (" + env.PythonFrom + ")"
+		}
+		parts = append(parts, py)
 		img := "image " + env.Image
 		switch {
 		case env.Error != "":
@@ -78,6 +94,12 @@ func EnvironmentLine(env *Environment, network string) string {
 		}
 		if len(env.BuiltFrom) > 0 {
 			parts = append(parts, "built from "+strings.Join(env.BuiltFrom, ", ")+" of the base")
+		}
+		if len(env.Unavailable) > 0 {
+			parts = append(parts, "not installed: "+strings.Join(env.Unavailable, ", "))
+		}
+		if len(env.SetAside) > 0 {
+			parts = append(parts, "set aside: "+strings.Join(env.SetAside, ", "))
 		}
 		if len(env.IgnoredChanges) > 0 {
 			parts = append(parts, "changes to "+strings.Join(env.IgnoredChanges, ", ")+" not used")

@@ -173,6 +173,8 @@ func TestEnvironmentLine(t *testing.T) {
 		{&Environment{Image: "testfirst-env:cd", Python: "3.13", BuildSeconds: 12.34, IgnoredChanges: []string{"setup.cfg"}}, NetworkMirror,
 			"python 3.13 · image testfirst-env:cd (built in 12.3s) · no packages · changes to setup.cfg not used · network: mirror"},
 		{&Environment{Image: "testfirst-env:ef", Python: "3.11", Error: "x"}, NetworkNone, "python 3.11 · image testfirst-env:ef (not built) · no packages · network: none"},
+		{&Environment{Image: "testfirst-env:ab", Python: "3.11", Cached: true, SetAside: []string{"pytest>=8 (the grader's own pytest runs the hidden tests)"}}, NetworkNone,
+			"python 3.11 · image testfirst-env:ab (cached) · no packages · set aside: pytest>=8 (the grader's own pytest runs the hidden tests) · network: none"},
 	} {
 		if got := EnvironmentLine(tt.env, tt.network); got != tt.want {
 			t.Errorf("EnvironmentLine = %q\nwant %q", got, tt.want)

@@ -84,3 +84,24 @@ func TestPython313(t *testing.T) {
 		})
 	}
 }
+
+// TestPythonFromRequiresPython: a grade that asks for no Python runs the
+// one the base's requires-python allows (3.13 for ">=3.12", which
+// bookworm's 3.11 does not meet), and the report says why.
+func TestPythonFromRequiresPython(t *testing.T) {
+	g, _, _ := envGrading(t, "http://127.0.0.1:9/simple/")
+	base := treeOf(t, map[string]string{
+		"pyproject.toml": "[project]\nname = \"x\"\nrequires-python = \">=3.12\"\n",
+		"app.py":         "def f():\n    return 1\n",
+	})
+	hidden := treeOf(t, map[string]string{"test_py.py": "import sys\n\nfrom app import f\n\n\ndef test_version():\n    assert sys.version_info[:2] >= (3, 12) and f() == 1\n"})
+	rep, err := g.Grader.Grade(context.Background(), grader.Request{Repo: base, Hidden: hidden, Timeout: 3 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `pyproject.toml requires-python ">=3.12"`
+	if rep.Verdict != report.VerdictPass || rep.Environment == nil || rep.Environment.Python != "3.13" || rep.Environment.PythonFrom != want ||
+		!strings.Contains(report.EnvironmentLine(rep.Environment, rep.Network), "python 3.13 ("+want+")") {
+		t.Fatalf("verdict %s %q, environment %+v: want a pass on python 3.13, said to come from %s\n%s", rep.Verdict, rep.Reasons, rep.Environment, want, rep.Output)
+	}
+}

@@ -207,8 +207,22 @@ type Result struct {
 	// Packages lists, as "name==version", what an environment job
 	// installed.
 	Packages []string `json:"packages,omitempty"`
+	// Unavailable are the requirements an environment job could not
+	// install, each alone after pip failed on them all together; the rest
+	// are installed.
+	Unavailable []Unavailable `json:"unavailable,omitempty"`
 	// Agent is what an agent job handed back.
 	Agent *AgentResult `json:"agent,omitempty"`
 	// Split is what the trusted side of a split run reported.
 	Split *SplitReport `json:"split,omitempty"`
+}
+
+// Unavailable is a requirement an environment job could not install.
+type Unavailable struct {
+	Requirement string `json:"requirement"`
+	// Error is pip's last ERROR: line for it (the build's own words,
+	// which the grader redacts and does not post as they are).
+	Error string `json:"error"`
+	// Missing is true when pip found no distribution for it.
+	Missing bool `json:"missing,omitempty"`
 }

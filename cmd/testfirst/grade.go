@@ -69,7 +69,7 @@ func (f *gradeFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.reproduce, "reproduce", 0, "grade a recorded grade (by id) again from the same trees, tests and image, and show both reports; reads the service's configuration")
 	fs.StringVar(&f.config, "config", "", "with --reproduce: the service's YAML configuration file (also $TESTFIRST_CONFIG)")
 	fs.StringVar(&f.indexURL, "index-url", "", "package index the dependency environment is built from (default "+environment.DefaultIndex+", also $TESTFIRST_PACKAGE_INDEX)")
-	fs.StringVar(&f.python, "python", sandbox.DefaultPython, "Python version of the grade: "+strings.Join(sandbox.PythonVersions(), " or ")+" (Debian's)")
+	fs.StringVar(&f.python, "python", "", "Python version of the grade: "+strings.Join(sandbox.PythonVersions(), " or ")+" (Debian's; default: the one the base's requires-python allows, "+sandbox.DefaultPython+" first)")
 	fs.StringVar(&f.network, "network", report.NetworkNone, "none, or mirror: the grade may read the package index (GET, HEAD), and nothing else")
 }
 
@@ -129,13 +129,13 @@ func (f *gradeFlags) readRequest() (grader.Request, error) {
 	if f.pids < 16 {
 		return req, usageError{"--pids must be at least 16"}
 	}
-	if _, err := sandbox.PythonRecipeFor(f.python); err != nil {
+	if _, err := sandbox.PythonRecipeFor(f.python); f.python != "" && err != nil {
 		return req, usageError{"--python: " + err.Error()}
 	}
 	if f.network != report.NetworkNone && f.network != report.NetworkMirror {
 		return req, usageError{fmt.Sprintf("--network %q: want none or mirror", f.network)}
 	}
-	if f.image != "" && (f.python != sandbox.DefaultPython || f.indexURL != "" || f.network != report.NetworkNone) {
+	if f.image != "" && (f.python != "" || f.indexURL != "" || f.network != report.NetworkNone) {
 		return req, usageError{"--image is an image of one's own, without dependency environments: drop --python, --index-url and --network, or --image"}
 	}
 	req = grader.Request{Timeout: f.timeout, Limits: sandbox.LimitsOf(mem, f.cpus, f.pids), NoUIDSplit: f.noUIDSplit, Split: f.split,

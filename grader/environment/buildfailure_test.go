@@ -45,12 +45,33 @@ func TestBuildErrorMessages(t *testing.T) {
 	}
 }
 
-// TestIndexShownWithoutCredentials: an index URL with credentials is used
-// as it is, and shown without them.
+// TestIndexShownWithoutCredentials: an index URL with credentials is
+// shown without them, given to the sandbox without them (plain http at
+// its port for https, the egress proxy adding them), and every way of
+// writing its secret is redacted from what a build printed.
 func TestIndexShownWithoutCredentials(t *testing.T) {
-	u, _ := url.Parse("https://ci:s3cret@mirror.example/simple")
+	u, _ := url.Parse("https://ci:s3c%2Fret@mirror.example/simple")
 	if got := withoutCredentials(u); got != "https://redacted@mirror.example/simple" {
 		t.Errorf("withoutCredentials = %q", got)
+	}
+	for in, want := range map[string]string{
+		"https://ci:s3cret@mirror.example/simple":  "http://mirror.example:443/simple",
+		"http://ci:s3cret@10.0.0.5:8080/simple/":   "http://10.0.0.5:8080/simple/",
+		"https://TOKEN@mirror.example:8443/simple": "http://mirror.example:8443/simple",
+		"https://mirror.example/simple":            "https://mirror.example/simple",
+	} {
+		v, _ := url.Parse(in)
+		if got := sandboxIndexURL(v); got != want {
+			t.Errorf("sandboxIndexURL(%s) = %q, want %q", in, got, want)
+		}
+	}
+	e := &Environments{secrets: secretsOf(u)}
+	if got := e.redact("index http://ci:s3c%2Fret@mirror, s3c/ret, s3c%2Fret"); strings.Contains(got, "s3c") {
+		t.Errorf("redact left the secret: %q", got)
+	}
+	tok, _ := url.Parse("https://TOKEN@mirror.example/simple")
+	if got := (&Environments{secrets: secretsOf(tok)}).redact("https://TOKEN@mirror.example"); got != "https://[redacted]@mirror.example" {
+		t.Errorf("a token as user name: %q", got)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -25,39 +26,176 @@ type Declared struct {
 	// (options such as --index-url or -e, which the operator's settings
 	// decide), each as "file: line".
 	Ignored []string
+	// SetAside are requirements declared and not installed, each as
+	// "requirement (why)": a pin on the grader's runner (pytest, pluggy),
+	// or a development group's tooling.
+	SetAside []string
 }
 
-// testGroups are the optional dependency groups of pyproject.toml and the
-// extras of setup.cfg that a grade installs.
-var testGroups = []string{"test", "tests", "testing", "dev"}
+// testGroups are the optional dependency groups of pyproject.toml, its
+// PEP 735 dependency groups and the extras of setup.cfg that a grade
+// installs as declared.
+var testGroups = []string{"test", "tests", "testing"}
 
-// IsDeclaration reports whether p, a path in a tree, is a file the
-// environment is built from.
-func IsDeclaration(p string) bool {
-	dir, name := path.Split(p)
-	switch {
-	case dir == "" && strings.HasPrefix(name, "requirements") && strings.HasSuffix(name, ".txt"):
+// devGroup is the group, and requirements-dev.txt the file, a grade
+// installs without its tooling (isTooling): projects keep test
+// dependencies there as often as linters, so dropping it would lose
+// what the tests import, and installing all of it would sink grades on
+// tools nobody's tests import (flit, mypy, sphinx).
+const devGroup = "dev"
+
+// runnerDists are the distributions that are the grader's runner: a
+// requirement on them is set aside, never installed over it.
+var runnerDists = []string{"pytest", "pluggy"}
+
+// toolingNames are the lint, type-checking, docs, packaging and release
+// tools a development group's entries are set aside for; toolingPrefixes
+// the families of them. coverage and pytest-cov are not among them: a
+// repository's pytest options (addopts = --cov) need pytest-cov to start.
+var toolingNames = map[string]bool{
+	"mypy": true, "ruff": true, "flake8": true, "black": true, "isort": true, "pre-commit": true,
+	"pylint": true, "pyright": true, "basedpyright": true, "pytype": true, "pyre-check": true,
+	"pydocstyle": true, "pycodestyle": true, "pyflakes": true, "autopep8": true, "yapf": true,
+	"autoflake": true, "pyupgrade": true, "codespell": true, "bandit": true, "vulture": true,
+	"blacken-docs": true, "docformatter": true, "doc8": true, "furo": true, "myst-parser": true,
+	"build": true, "twine": true, "flit": true, "flit-core": true, "hatch": true, "hatchling": true,
+	"poetry": true, "pdm": true, "setuptools-scm": true, "wheel": true, "check-manifest": true,
+	"readme-renderer": true, "pyroma": true, "bump2version": true, "bumpversion": true,
+	"bump-my-version": true, "bumpver": true, "towncrier": true, "commitizen": true, "tox": true,
+	"nox": true, "pip-tools": true, "uv": true, "ipython": true, "ipdb": true, "pdbpp": true,
+	"jupyter": true,
+}
+
+var toolingPrefixes = []string{"sphinx", "mkdocs", "flake8-", "pylint-", "types-", "mypy-boto3"}
+
+// requirementName is the normalized distribution name of a requirement
+// specifier (PEP 503: lower case, runs of -_. as -), "" when the line is
+// no requirement by name (a URL, a path).
+func requirementName(req string) string {
+	i := strings.IndexFunc(req, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
+	})
+	if i < 0 {
+		i = len(req)
+	}
+	name := strings.ToLower(req[:i])
+	if name == "" || (i < len(req) && (req[i] == '/' || req[i] == ':')) {
+		return ""
+	}
+	var b strings.Builder
+	dash := false
+	for _, r := range name {
+		if r == '-' || r == '_' || r == '.' {
+			dash = true
+			continue
+		}
+		if dash && b.Len() > 0 {
+			b.WriteByte('-')
+		}
+		dash = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// isTooling reports whether the distribution name (normalized) is a
+// lint, type-checking, docs, packaging or release tool.
+func isTooling(name string) bool {
+	if toolingNames[name] || strings.HasSuffix(name, "-stubs") {
 		return true
-	case dir == "requirements/" && strings.HasSuffix(name, ".txt"):
-		return true
-	case dir == "" && (name == "pyproject.toml" || name == "setup.cfg"):
-		return true
+	}
+	for _, p := range toolingPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
 	}
 	return false
 }
 
-// Declarations reads what t declares: requirements*.txt and
-// requirements/*.txt; pyproject.toml's [project] dependencies, its optional
-// dependencies named test, tests, testing or dev, and its PEP 735
-// [dependency-groups] of those names; setup.cfg's install_requires and
-// those extras. A file that does not parse is an error that names it.
+// IsDeclaration reports whether p, a path in a tree, is a file the
+// environment is built from: requirements.txt, the test requirements
+// files (requirements*test*.txt, test-requirements.txt,
+// test_requirements.txt, tests/requirements.txt, requirements/*test*.txt
+// and the runtime ones requirements/ holds), the development ones
+// (requirements-dev.txt, dev-requirements.txt, requirements/dev.txt),
+// pyproject.toml, setup.cfg and tox.ini. Docs, lint and typing
+// requirements files are not.
+func IsDeclaration(p string) bool {
+	_, ok := declKind(p)
+	return ok
+}
+
+// kinds of requirements files.
+const (
+	kindRuntime = iota
+	kindTest
+	kindDev
+)
+
+// declKind says what kind of requirements p is, ok false when it is no
+// declaration file.
+func declKind(p string) (kind int, ok bool) {
+	dir, name := path.Split(p)
+	if dir == "" && (name == "pyproject.toml" || name == "setup.cfg" || name == "tox.ini") {
+		return kindRuntime, true
+	}
+	if !strings.HasSuffix(name, ".txt") {
+		return 0, false
+	}
+	stem := strings.TrimSuffix(name, ".txt")
+	switch dir {
+	case "":
+		switch {
+		case stem == "requirements":
+			return kindRuntime, true
+		case slices.Contains([]string{"requirements-dev", "requirements_dev", "dev-requirements", "dev_requirements"}, stem):
+			return kindDev, true
+		case strings.HasPrefix(stem, "requirements") && strings.Contains(stem, "test"),
+			slices.Contains([]string{"test-requirements", "test_requirements", "tests-requirements", "tests_requirements"}, stem):
+			return kindTest, true
+		}
+	case "tests/", "test/", "testing/":
+		if stem == "requirements" {
+			return kindTest, true
+		}
+	case "requirements/":
+		switch {
+		case strings.Contains(stem, "test"):
+			return kindTest, true
+		case slices.Contains([]string{"dev", "develop", "development"}, stem):
+			return kindDev, true
+		case slices.Contains([]string{"base", "main", "prod", "production", "runtime", "install", "common", "requirements"}, stem):
+			return kindRuntime, true
+		}
+	}
+	return 0, false
+}
+
+// Declarations reads what t declares: requirements.txt, the test and
+// development requirements files (IsDeclaration) and the files their -r
+// lines name; pyproject.toml's [project] dependencies, its optional
+// dependencies and PEP 735 [dependency-groups] named test, tests or
+// testing, and dev's without its tooling; setup.cfg's install_requires
+// and those extras; tox.ini's [testenv] deps, extras and
+// dependency_groups. Requirements on the grader's runner (pytest,
+// pluggy) are set aside. A file that does not parse is an error that
+// names it.
 func Declarations(t *tree.Tree) (Declared, error) {
 	var d Declared
 	seen := map[string]bool{}
-	add := func(req string) {
+	add := func(req string, kind int, from string) {
 		req = strings.TrimSpace(req)
-		if req != "" && !seen[req] {
-			seen[req] = true
+		if req == "" || seen[req] {
+			return
+		}
+		seen[req] = true
+		name := requirementName(req)
+		switch {
+		case slices.Contains(runnerDists, name):
+			d.SetAside = append(d.SetAside, req+" (the grader's own "+name+" runs the hidden tests)")
+		case kind == kindDev && isTooling(name):
+			d.SetAside = append(d.SetAside, req+" (tooling in "+from+")")
+		default:
 			d.Requirements = append(d.Requirements, req)
 		}
 	}
@@ -73,41 +211,152 @@ func Declarations(t *tree.Tree) (Declared, error) {
 		}
 		return strings.Compare(a, b)
 	})
-	for _, name := range names {
-		f, _ := t.Lookup(name)
-		var reqs []string
-		var err error
-		switch {
-		case name == "pyproject.toml":
-			reqs, err = pyprojectRequirements(f.Data)
-		case name == "setup.cfg":
-			reqs = setupCfgRequirements(f.Data)
-		default:
-			var ignored []string
-			reqs, ignored = requirementsLines(f.Data)
-			for _, l := range ignored {
-				d.Ignored = append(d.Ignored, name+": "+l)
+	read := map[string]bool{}
+	// readReqs reads a requirements file and those its -r lines name, in
+	// the tree, each once.
+	var readReqs func(name string, kind int, depth int)
+	readReqs = func(name string, kind int, depth int) {
+		f, ok := t.Lookup(name)
+		if !ok || f.IsSymlink() || read[name] || depth > 8 {
+			return
+		}
+		read[name] = true
+		d.Files = append(d.Files, name)
+		reqs, ignored := requirementsLines(f.Data)
+		for _, r := range reqs {
+			add(r, kind, name)
+		}
+		for _, l := range ignored {
+			if inc, ok := includedFile(l); ok {
+				readReqs(path.Join(path.Dir(name), inc), kind, depth+1)
+				continue
+			}
+			d.Ignored = append(d.Ignored, name+": "+l)
+		}
+	}
+	// extras are the extras and dependency groups tox.ini's test env
+	// names, read from pyproject.toml and setup.cfg as test groups.
+	extras := slices.Clone(testGroups)
+	if f, ok := t.Lookup("tox.ini"); ok && !f.IsSymlink() {
+		deps, reqFiles, more := toxTestEnv(f.Data)
+		read["tox.ini"] = true
+		d.Files = append(d.Files, "tox.ini")
+		for _, r := range deps {
+			add(r, kindTest, "tox.ini")
+		}
+		for _, rf := range reqFiles {
+			readReqs(path.Clean(rf), kindTest, 1)
+		}
+		for _, x := range more {
+			if !slices.Contains(extras, x) && x != devGroup {
+				extras = append(extras, x)
 			}
 		}
-		if err != nil {
-			return d, fmt.Errorf("%s: %w", name, err)
+	}
+	for _, name := range names {
+		if read[name] {
+			continue
 		}
-		d.Files = append(d.Files, name)
-		for _, r := range reqs {
-			add(r)
+		f, _ := t.Lookup(name)
+		switch name {
+		case "pyproject.toml":
+			reqs, dev, err := pyprojectRequirements(f.Data, extras)
+			if err != nil {
+				return d, fmt.Errorf("%s: %w", name, err)
+			}
+			read[name] = true
+			d.Files = append(d.Files, name)
+			for _, r := range reqs {
+				add(r, kindTest, name)
+			}
+			for _, r := range dev {
+				add(r, kindDev, name+" ["+devGroup+"]")
+			}
+		case "setup.cfg":
+			reqs, dev := setupCfgRequirements(f.Data, extras)
+			read[name] = true
+			d.Files = append(d.Files, name)
+			for _, r := range reqs {
+				add(r, kindTest, name)
+			}
+			for _, r := range dev {
+				add(r, kindDev, name+" ["+devGroup+"]")
+			}
+		default:
+			kind, _ := declKind(name)
+			readReqs(name, kind, 0)
 		}
 	}
 	return d, nil
 }
 
-// cmpDecl orders declaration files: requirements files, then
-// pyproject.toml, then setup.cfg.
+// includedFile returns the file a requirements file's -r (--requirement)
+// line names.
+func includedFile(line string) (string, bool) {
+	for _, opt := range []string{"--requirement=", "--requirement ", "-r ", "-r"} {
+		if rest, ok := strings.CutPrefix(line, opt); ok {
+			rest = strings.TrimSpace(rest)
+			return rest, rest != "" && !strings.Contains(rest, "://")
+		}
+	}
+	return "", false
+}
+
+// toxFactor is a tox.ini deps line that holds for some factors only
+// ("py38: mock").
+var toxFactor = regexp.MustCompile(`^[A-Za-z0-9_.,!-]+:\s`)
+
+// toxTestEnv reads tox.ini's [testenv] (the default test environment):
+// its deps (without factor-conditional lines and {[section]key}
+// references, which other environments choose), the requirements files
+// its -r lines name (relative to the tree's root, {toxinidir} dropped), and
+// the extras and dependency groups it installs the project with.
+func toxTestEnv(data []byte) (deps, reqFiles, extras []string) {
+	for _, v := range detect.SetupCfgValues(string(data)) {
+		if v.Section != "testenv" {
+			continue
+		}
+		line := strings.TrimSpace(strings.ReplaceAll(v.Line, "{toxinidir}/", ""))
+		switch v.Key {
+		case "extras", "dependency_groups":
+			for _, x := range strings.FieldsFunc(line, func(r rune) bool { return r == ',' || r == ' ' }) {
+				extras = append(extras, strings.ToLower(x))
+			}
+		case "deps":
+			if i := strings.Index(line, " #"); i >= 0 {
+				line = strings.TrimSpace(line[:i])
+			}
+			switch {
+			case line == "" || strings.HasPrefix(line, "#") || toxFactor.MatchString(line) || strings.Contains(line, "{"):
+			case strings.HasPrefix(line, "-"):
+				if f, ok := includedFile(line); ok {
+					reqFiles = append(reqFiles, f)
+				}
+			case strings.HasPrefix(line, ".["):
+				// The project itself with extras: read as test groups.
+				in, _, _ := strings.Cut(strings.TrimPrefix(line, ".["), "]")
+				for _, x := range strings.Split(in, ",") {
+					extras = append(extras, strings.ToLower(strings.TrimSpace(x)))
+				}
+			case line == "." || strings.HasPrefix(line, "./") || strings.Contains(line, "/"):
+			default:
+				deps = append(deps, line)
+			}
+		}
+	}
+	return deps, reqFiles, extras
+}
+
+// cmpDecl orders declaration files: requirements files, then tox.ini,
+// pyproject.toml and setup.cfg.
 func cmpDecl(p string) int {
 	switch p {
-	case "pyproject.toml":
+	case "tox.ini":
 		return 1
-	case "setup.cfg":
+	case "pyproject.toml":
 		return 2
+	case "setup.cfg":
+		return 3
 	}
 	return 0
 }
@@ -141,9 +390,10 @@ func requirementsLines(data []byte) (reqs, ignored []string) {
 	return reqs, ignored
 }
 
-// pyprojectRequirements reads pyproject.toml's dependencies and test
-// groups.
-func pyprojectRequirements(data []byte) ([]string, error) {
+// pyprojectRequirements reads pyproject.toml's dependencies and the
+// optional dependencies and dependency groups named in groups, and apart
+// from them the dev group's.
+func pyprojectRequirements(data []byte, groups []string) (reqs, dev []string, err error) {
 	var doc struct {
 		Project struct {
 			Dependencies         []string            `toml:"dependencies"`
@@ -152,27 +402,28 @@ func pyprojectRequirements(data []byte) ([]string, error) {
 		DependencyGroups map[string][]any `toml:"dependency-groups"`
 	}
 	if _, err := toml.Decode(string(data), &doc); err != nil {
-		return nil, fmt.Errorf("does not parse as TOML: %w", err)
+		return nil, nil, fmt.Errorf("does not parse as TOML: %w", err)
 	}
-	reqs := slices.Clone(doc.Project.Dependencies)
-	for _, g := range testGroups {
+	reqs = slices.Clone(doc.Project.Dependencies)
+	for _, g := range groups {
 		reqs = append(reqs, doc.Project.OptionalDependencies[g]...)
 	}
-	var group func(name string, depth int) error
-	group = func(name string, depth int) error {
+	dev = slices.Clone(doc.Project.OptionalDependencies[devGroup])
+	var group func(to *[]string, name string, depth int) error
+	group = func(to *[]string, name string, depth int) error {
 		if depth > 8 {
 			return fmt.Errorf("[dependency-groups] %s: include-group nests too deep", name)
 		}
 		for _, e := range doc.DependencyGroups[name] {
 			switch v := e.(type) {
 			case string:
-				reqs = append(reqs, v)
+				*to = append(*to, v)
 			case map[string]any:
 				inc, ok := v["include-group"].(string)
 				if !ok {
 					return fmt.Errorf("[dependency-groups] %s: a table entry needs include-group", name)
 				}
-				if err := group(inc, depth+1); err != nil {
+				if err := group(to, inc, depth+1); err != nil {
 					return err
 				}
 			default:
@@ -181,26 +432,32 @@ func pyprojectRequirements(data []byte) ([]string, error) {
 		}
 		return nil
 	}
-	for _, g := range testGroups {
-		if err := group(g, 0); err != nil {
-			return nil, err
+	for _, g := range groups {
+		if err := group(&reqs, g, 0); err != nil {
+			return nil, nil, err
 		}
 	}
-	return reqs, nil
+	if err := group(&dev, devGroup, 0); err != nil {
+		return nil, nil, err
+	}
+	return reqs, dev, nil
 }
 
 // setupCfgRequirements reads setup.cfg's [options] install_requires and
-// [options.extras_require] test groups: INI values, one requirement per
-// line (a semicolon starts an environment marker, as in any requirement).
-func setupCfgRequirements(data []byte) []string {
-	var reqs []string
+// [options.extras_require] groups, and apart from them the dev extra:
+// INI values, one requirement per line (a semicolon starts an
+// environment marker, as in any requirement).
+func setupCfgRequirements(data []byte, groups []string) (reqs, dev []string) {
 	for _, v := range detect.SetupCfgValues(string(data)) {
-		if (v.Section == "options" && v.Key == "install_requires") ||
-			(v.Section == "options.extras_require" && slices.Contains(testGroups, v.Key)) {
+		switch {
+		case (v.Section == "options" && v.Key == "install_requires") ||
+			(v.Section == "options.extras_require" && slices.Contains(groups, v.Key)):
 			reqs = append(reqs, v.Line)
+		case v.Section == "options.extras_require" && v.Key == devGroup:
+			dev = append(dev, v.Line)
 		}
 	}
-	return reqs
+	return reqs, dev
 }
 
 // ChangedDeclarations lists the declaration files that differ between base

@@ -24,34 +24,53 @@ func treeOf(t *testing.T, files map[string]string) *tree.Tree {
 
 func TestDeclarations(t *testing.T) {
 	tr := treeOf(t, map[string]string{
-		"requirements.txt":      "# pinned\nattrs==23.1 # for tests\n--index-url https://elsewhere.example/simple\n-e .\nsix\\\n>=1.16\n",
-		"requirements-dev.txt":  "attrs==23.1\nhypothesis\n",
-		"requirements/test.txt": "pytest-timeout\n",
-		"docs/requirements.txt": "sphinx\n",
+		"requirements.txt":       "# pinned\nattrs==23.1 # for tests\n--index-url https://elsewhere.example/simple\n-e .\nsix\\\n>=1.16\n",
+		"requirements-dev.txt":   "attrs==23.1\nhypothesis\nmypy==1.8\nflake8-bugbear\ntypes-requests\n",
+		"requirements/test.txt":  "-r base.txt\npytest-timeout\npytest>=8\n",
+		"requirements/base.txt":  "idna\n",
+		"requirements/docs.txt":  "sphinx\n",
+		"requirements/lint.txt":  "ruff\n",
+		"docs/requirements.txt":  "sphinx\n",
+		"test-requirements.txt":  "freezegun\n",
+		"tests/requirements.txt": "responses\n",
 		"pyproject.toml": `[project]
 name = "x"
 dependencies = ["idna>=3"]
 [project.optional-dependencies]
 test = ["coverage"]
 docs = ["mkdocs"]
+typing = ["mypy"]
+integration = ["requests-mock"]
 [dependency-groups]
 base = ["packaging"]
-dev = [{include-group = "base"}, "tomli; python_version < '3.11'"]
+dev = [{include-group = "base"}, "tomli; python_version < '3.11'", "Flit_Core>=3", "pre-commit"]
+lint = ["ruff"]
 `,
-		"setup.cfg": "[metadata]\nname = x\n[options]\ninstall_requires =\n    certifi\n    charset-normalizer>=2\n[options.extras_require]\ntesting =\n    mock\nspeedups = cchardet\n",
-		"src/x.py":  "",
+		"setup.cfg":           "[metadata]\nname = x\n[options]\ninstall_requires =\n    certifi\n    charset-normalizer>=2\n[options.extras_require]\ntesting =\n    mock\n    pluggy>=1.5\nspeedups = cchardet\n",
+		"tox.ini":             "[tox]\nenvlist = py3\n[testenv]\nextras = integration\ndeps =\n    -r{toxinidir}/requirements-ci.txt\n    trustme\n    py38: backports.zoneinfo\n    {[base]deps}\ncommands = pytest\n[testenv:lint]\ndeps = black\n",
+		"requirements-ci.txt": "pytest-xdist\n",
+		"src/x.py":            "",
 	})
 	d, err := Declarations(tr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Declared{
-		Files:        []string{"requirements-dev.txt", "requirements.txt", "requirements/test.txt", "pyproject.toml", "setup.cfg"},
-		Requirements: []string{"attrs==23.1", "hypothesis", "six>=1.16", "pytest-timeout", "idna>=3", "coverage", "packaging", "tomli; python_version < '3.11'", "certifi", "charset-normalizer>=2", "mock"},
-		Ignored:      []string{"requirements.txt: --index-url https://elsewhere.example/simple", "requirements.txt: -e ."},
+		Files: []string{"tox.ini", "requirements-ci.txt", "requirements-dev.txt", "requirements.txt", "requirements/base.txt", "requirements/test.txt", "test-requirements.txt", "tests/requirements.txt", "pyproject.toml", "setup.cfg"},
+		Requirements: []string{"trustme", "pytest-xdist", "attrs==23.1", "hypothesis", "six>=1.16", "idna", "pytest-timeout", "freezegun", "responses",
+			"idna>=3", "coverage", "requests-mock", "packaging", "tomli; python_version < '3.11'", "certifi", "charset-normalizer>=2", "mock"},
+		Ignored: []string{"requirements.txt: --index-url https://elsewhere.example/simple", "requirements.txt: -e ."},
+		SetAside: []string{"mypy==1.8 (tooling in requirements-dev.txt)", "flake8-bugbear (tooling in requirements-dev.txt)", "types-requests (tooling in requirements-dev.txt)",
+			"pytest>=8 (the grader's own pytest runs the hidden tests)", "Flit_Core>=3 (tooling in pyproject.toml [dev])", "pre-commit (tooling in pyproject.toml [dev])",
+			"pluggy>=1.5 (the grader's own pluggy runs the hidden tests)"},
 	}
 	if diff := cmp.Diff(want, d); diff != "" {
 		t.Errorf("Declarations (-want +got):\n%s", diff)
+	}
+	for _, p := range []string{"requirements/docs.txt", "requirements/lint.txt", "docs/requirements.txt", "requirements-docs.txt"} {
+		if IsDeclaration(p) {
+			t.Errorf("%s is read: docs and lint requirements are not installed", p)
+		}
 	}
 }
 

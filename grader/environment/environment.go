@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/url"
 	"regexp"
 	"slices"
@@ -39,6 +40,10 @@ const DefaultTimeout = 10 * time.Minute
 const (
 	labelPackages = "app.testfirst.packages"
 	labelFiles    = "app.testfirst.built_from"
+	// labelUnavailable holds, as a JSON list, the requirements a build
+	// could not install: such an image serves the grade that built it and
+	// is built again by the next.
+	labelUnavailable = "app.testfirst.unavailable"
 )
 
 // outputLimit bounds the pip output kept of a build.
@@ -79,13 +84,27 @@ type Environments struct {
 	wrapper []byte
 	index   string
 	// shown is the index as reports say it: without credentials.
-	shown    string
+	shown string
+	// secrets are the index URL's credentials, as they may appear in a
+	// tool's output: never shown.
+	secrets  []string
 	socket   string
 	timeout  time.Duration
 	limits   sandbox.Limits
 	progress io.Writer
 	mirror   string
 	flight   singleflight.Group
+	// upstream says what went wrong between the build's egress proxy and
+	// the index since a time, in the proxy's words (WithUpstreamFailures).
+	upstream func(since time.Time) []string
+}
+
+// WithUpstreamFailures lets a build that could not install something say
+// what really happened upstream, as the build's egress proxy saw it
+// (egress.Proxy.Failures): the index's host could not be resolved,
+// refused, timed out.
+func WithUpstreamFailures(f func(since time.Time) []string) Option {
+	return func(e *Environments) { e.upstream = f }
 }
 
 // WithMirror lets grades with network mirror read the index through the
@@ -125,7 +144,7 @@ func New(eng Engine, wrapperBinary []byte, indexURL, proxySocket string, opts ..
 	}
 	limits := sandbox.DefaultLimits
 	limits.TmpSize = 1 << 30
-	e := &Environments{eng: eng, wrapper: wrapperBinary, index: indexURL, shown: withoutCredentials(u), socket: proxySocket, timeout: DefaultTimeout, limits: limits, progress: io.Discard}
+	e := &Environments{eng: eng, wrapper: wrapperBinary, index: sandboxIndexURL(u), shown: withoutCredentials(u), secrets: secretsOf(u), socket: proxySocket, timeout: DefaultTimeout, limits: limits, progress: io.Discard}
 	for _, o := range opts {
 		o(e)
 	}
@@ -142,6 +161,58 @@ func withoutCredentials(u *url.URL) string {
 	return shown.String()
 }
 
+// sandboxIndexURL is the index as the build sandbox asks for it: without
+// credentials, which the egress proxy adds (egress.WithIndexCredentials);
+// an https index with credentials is asked for as plain http at its port
+// (http://host:443/...), so that the proxy, which goes upstream over TLS,
+// can add them to what it forwards. pip never holds them: no build script
+// can print them.
+func sandboxIndexURL(u *url.URL) string {
+	if u.User == nil {
+		return u.String()
+	}
+	s := *u
+	s.User = nil
+	if s.Scheme == "https" {
+		s.Scheme = "http"
+		if s.Port() == "" {
+			s.Host = net.JoinHostPort(s.Hostname(), "443")
+		}
+	}
+	return s.String()
+}
+
+// secretsOf are the credentials of u as they may be written: the password
+// (or the user name when it stands alone, as a token does), plain and
+// URL-escaped.
+func secretsOf(u *url.URL) []string {
+	if u.User == nil {
+		return nil
+	}
+	secret, ok := u.User.Password()
+	if !ok {
+		secret = u.User.Username()
+	}
+	if secret == "" {
+		return nil
+	}
+	out := []string{secret}
+	for _, esc := range []string{url.QueryEscape(secret), url.PathEscape(secret), url.UserPassword("", secret).String()[1:]} {
+		if !slices.Contains(out, esc) {
+			out = append(out, esc)
+		}
+	}
+	return out
+}
+
+// redact replaces every secret in s.
+func (e *Environments) redact(s string) string {
+	for _, x := range e.secrets {
+		s = strings.ReplaceAll(s, x, "[redacted]")
+	}
+	return s
+}
+
 // IndexURL is the package index environments are built from, its
 // credentials, if any, left out.
 func (e *Environments) IndexURL() string { return e.shown }
@@ -155,11 +226,15 @@ type Built struct {
 }
 
 // Key is the tag of an environment image: a hash of the builder image, the
-// declaration files, the Python version, the package index and how the
-// build runs pip (wrapper.EnvironmentRecipe).
-func Key(builderImageID string, files []tree.File, python, indexURL string) string {
+// declaration files, the requirements read from them (so a change to what
+// is read of the same files names a new image), the Python version, the
+// package index and how the build runs pip (wrapper.EnvironmentRecipe).
+func Key(builderImageID string, files []tree.File, requirements []string, python, indexURL string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "testfirst-env\x00%s\x00%s\x00%s\x00%s\x00", builderImageID, python, indexURL, wrapper.EnvironmentRecipe())
+	for _, r := range requirements {
+		fmt.Fprintf(h, "%s\x00", r)
+	}
 	for _, f := range files {
 		sum := sha256.Sum256(f.Data)
 		fmt.Fprintf(h, "%s\x00%x\x00", f.Path, sum)
@@ -184,7 +259,7 @@ func (e *Environments) Ensure(ctx context.Context, base *tree.Tree, python strin
 		return nil, fmt.Errorf("dependency declarations of the base tree: %w", err)
 	}
 	began := time.Now()
-	rep := report.Environment{Python: python, BuiltFrom: decl.Files, IndexURL: e.shown, Packages: []string{}}
+	rep := report.Environment{Python: python, BuiltFrom: decl.Files, IndexURL: e.shown, Packages: []string{}, SetAside: decl.SetAside}
 	if len(decl.Requirements) == 0 {
 		recipe, err := sandbox.PythonRecipeFor(python)
 		if err != nil {
@@ -213,7 +288,7 @@ func (e *Environments) Ensure(ctx context.Context, base *tree.Tree, python strin
 		f, _ := base.Lookup(name)
 		files = append(files, *f)
 	}
-	ref := ImageName + ":" + Key(builderID, files, python, e.index)
+	ref := ImageName + ":" + Key(builderID, files, decl.Requirements, python, e.index)
 	rep.Image = ref
 	built := false
 	// One build serves every grade that waits for it, so it runs on a
@@ -223,7 +298,7 @@ func (e *Environments) Ensure(ctx context.Context, base *tree.Tree, python strin
 	ch := e.flight.DoChan(ref, func() (any, error) {
 		bctx := context.WithoutCancel(ctx)
 		id, imageLabels, found, err := e.eng.FindImage(bctx, ref)
-		if err != nil || found {
+		if err != nil || (found && imageLabels[labelUnavailable] == "") {
 			return imageOf(id, imageLabels), err
 		}
 		built = true
@@ -244,7 +319,7 @@ func (e *Environments) Ensure(ctx context.Context, base *tree.Tree, python strin
 		return nil, err
 	}
 	img := v.(image)
-	rep.Packages, rep.Cached = img.packages, !built
+	rep.Packages, rep.Cached, rep.Unavailable = img.packages, !built, img.unavailable
 	if built {
 		rep.BuildSeconds = time.Since(began).Seconds()
 	}
@@ -264,8 +339,9 @@ func buildLabels(caller map[string]string, ref string) map[string]string {
 
 // image is an environment image found or built.
 type image struct {
-	id       string
-	packages []string
+	id          string
+	packages    []string
+	unavailable []string
 }
 
 func imageOf(id string, labels map[string]string) image {
@@ -288,6 +364,8 @@ func (e *Environments) build(ctx context.Context, builderID, ref string, decl De
 		Environment:   &wrapper.EnvironmentJob{IndexURL: e.index, Requirements: decl.Requirements},
 	}
 	if u, _ := url.Parse(e.index); u.Scheme == "http" {
+		// Plain http, the index's own or the proxy's for an https index
+		// with credentials.
 		job.Environment.TrustedHost = u.Hostname()
 	}
 	input, err := jobArchive(job)
@@ -296,6 +374,8 @@ func (e *Environments) build(ctx context.Context, builderID, ref string, decl De
 	}
 	var wres wrapper.Result
 	var parsed bool
+	var unavailable []string
+	began := time.Now()
 	res, id, err := e.eng.Build(ctx, sandbox.Build{
 		Spec: sandbox.Spec{
 			Image:       builderID,
@@ -315,7 +395,13 @@ func (e *Environments) build(ctx context.Context, builderID, ref string, decl De
 			if !parsed || wres.Error != "" || wres.TimedOut || wres.ExitCode != 0 {
 				return nil, false
 			}
-			return map[string]string{labelPackages: strings.Join(wres.Packages, ","), labelFiles: strings.Join(decl.Files, ",")}, true
+			labels := map[string]string{labelPackages: strings.Join(wres.Packages, ","), labelFiles: strings.Join(decl.Files, ",")}
+			if len(wres.Unavailable) > 0 {
+				unavailable = e.unavailable(wres.Unavailable, e.upstreamSince(began))
+				b, _ := json.Marshal(unavailable)
+				labels[labelUnavailable] = string(b)
+			}
+			return labels, true
 		},
 	})
 	if err != nil {
@@ -323,9 +409,59 @@ func (e *Environments) build(ctx context.Context, builderID, ref string, decl De
 	}
 	if id != "" {
 		fmt.Fprintf(e.progress, "built environment %s: %s\n", ref, strings.Join(wres.Packages, " "))
-		return image{id: id, packages: slices.Clone(wres.Packages)}, nil
+		return image{id: id, packages: slices.Clone(wres.Packages), unavailable: unavailable}, nil
 	}
-	return image{}, e.failure(res, parsed, &wres)
+	be := e.failure(res, parsed, &wres)
+	if up := e.upstreamSince(began); len(up) > 0 && !be.TimedOut {
+		be.Upstream = up
+	}
+	// What a build printed is the build's: no credential of the index
+	// reaches a reason or the output kept for the requester, whatever
+	// printed it.
+	be.Reason, be.Output = e.redact(be.Reason), e.redact(be.Output)
+	for i, m := range be.Missing {
+		be.Missing[i] = e.redact(m)
+	}
+	return image{}, be
+}
+
+// upstreamSince is what went wrong upstream since t, as the build's
+// proxy saw it.
+func (e *Environments) upstreamSince(t time.Time) []string {
+	if e.upstream == nil {
+		return nil
+	}
+	return e.upstream(t)
+}
+
+// unavailable says, in our words, why each requirement a build could not
+// install was not: what the proxy saw go wrong upstream, when anything
+// did; the index having no distribution; a conflict with the grader's
+// runner; else its install failing (pip's output, for the requester,
+// says how).
+func (e *Environments) unavailable(us []wrapper.Unavailable, upstream []string) []string {
+	var out []string
+	for _, u := range us {
+		why := "pip could not install it: " + truncateLine(u.Error, 300)
+		switch {
+		case len(upstream) > 0:
+			why = "the package index could not be reached: " + strings.Join(upstream, "; ")
+		case u.Missing:
+			why = "the package index " + e.shown + " has no distribution of it"
+		case runnerConflict.MatchString(u.Error):
+			why = "it asks for another pytest or pluggy than the grader's own"
+		}
+		out = append(out, e.redact(u.Requirement)+": "+why)
+	}
+	return out
+}
+
+// truncateLine is s cut to n bytes at most, "…" marking the cut.
+func truncateLine(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
 // failure says why a build committed nothing.
@@ -394,6 +530,9 @@ type BuildError struct {
 	// TimedOut is true when the build was killed at Timeout.
 	TimedOut bool
 	Timeout  time.Duration
+	// Upstream is what the build's egress proxy saw go wrong between it
+	// and the index, in its own words.
+	Upstream []string
 	// Reason says what else failed.
 	Reason string
 	// Output is what pip printed.
@@ -404,6 +543,8 @@ type BuildError struct {
 
 func (e *BuildError) Error() string {
 	switch {
+	case len(e.Upstream) > 0 && !e.TimedOut:
+		return fmt.Sprintf("building the dependency environment failed: the package index %s could not be reached: %s", e.Index, strings.Join(e.Upstream, "; "))
 	case len(e.Missing) > 0:
 		return fmt.Sprintf("the package index %s has no distribution of %s: fix the requirement in the base branch's declarations, or have the operator point testfirst at an index that has it (--index-url, TESTFIRST_PACKAGE_INDEX)",
 			e.Index, strings.Join(quoteAll(e.Missing), ", "))
@@ -472,12 +613,15 @@ func (e *Environments) Prepare(ctx context.Context, req Request) (Prepared, erro
 		}
 		p.ProxySocket = e.mirror
 	}
-	python := cmpOr(req.Python, sandbox.DefaultPython)
+	python, pythonFrom := req.Python, ""
+	if python == "" {
+		python, pythonFrom = ChoosePython(decl)
+	}
 	if _, err := Declarations(decl); err != nil {
 		// The base's own files are wrong: the grade says so, and a retry
 		// would not help.
 		p.Failure = "the dependency declarations of the base tree do not parse: " + err.Error()
-		p.Environment = &report.Environment{Python: python, Packages: []string{}, BuiltFrom: []string{}, IndexURL: e.shown, Error: p.Failure}
+		p.Environment = &report.Environment{Python: python, PythonFrom: pythonFrom, Packages: []string{}, BuiltFrom: []string{}, IndexURL: e.shown, Error: p.Failure}
 		return p, nil
 	}
 	built, err := e.Ensure(ctx, decl, python, req.Labels)
@@ -485,7 +629,7 @@ func (e *Environments) Prepare(ctx context.Context, req Request) (Prepared, erro
 	if errors.As(err, &be) {
 		d, _ := Declarations(decl)
 		p.Failure, p.FailureOutput = be.Error(), be.Output
-		p.Environment = &report.Environment{Image: be.Image, Python: python, Packages: []string{}, BuiltFrom: d.Files, IndexURL: e.shown, Error: be.Error()}
+		p.Environment = &report.Environment{Image: be.Image, Python: python, PythonFrom: pythonFrom, Packages: []string{}, BuiltFrom: d.Files, SetAside: d.SetAside, IndexURL: e.shown, Error: be.Error()}
 		return p, nil
 	}
 	if err != nil {
@@ -495,6 +639,7 @@ func (e *Environments) Prepare(ctx context.Context, req Request) (Prepared, erro
 		return p, fmt.Errorf("grader image on %s: %w", built.Report.Image, err)
 	}
 	env := built.Report
+	env.PythonFrom = pythonFrom
 	if req.Base != nil {
 		env.IgnoredChanges = ChangedDeclarations(req.Base, req.Repo)
 	}

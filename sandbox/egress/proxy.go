@@ -70,6 +70,12 @@ type Proxy struct {
 	maxTunnel    int64
 	bodyKept     int
 	peerUIDs     []int
+	// index is the package index whose credentials the proxy adds
+	// (WithIndexCredentials); nil when it adds none.
+	index *indexCredentials
+	// failures are what went wrong upstream, newest last (Failures).
+	failMu   sync.Mutex
+	failures []failure
 	// inflight counts requests being served, so that Close returns once
 	// each is logged.
 	inflight sync.WaitGroup
@@ -160,6 +166,41 @@ func WithPeerUIDs(uids ...int) Option {
 	return func(p *Proxy) { p.peerUIDs = append([]int(nil), uids...) }
 }
 
+// indexCredentials are a package index's credentials and where they go:
+// requests for hostPort, sent as plain http by the sandbox, go upstream
+// with scheme and an Authorization header.
+type indexCredentials struct {
+	hostPort, scheme string
+	authorization    string
+	bad              error
+}
+
+// WithIndexCredentials adds the credentials of indexURL
+// (http[s]://user:password@host/...) to the requests that reach its host
+// and port, so that the sandbox, which is given the URL without them,
+// never holds them. An https index is asked for as plain http at its
+// port (http://host:443/...; the proxy goes upstream over TLS): the
+// credentials go on requests the proxy can read, never into a tunnel. An
+// index URL without credentials adds nothing. New fails on a URL that is
+// not an http(s) URL.
+func WithIndexCredentials(indexURL string) Option {
+	return func(p *Proxy) {
+		u, err := url.Parse(indexURL)
+		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			p.index = &indexCredentials{bad: errors.New("egress proxy: package index: want an http or https URL")}
+			return
+		}
+		if u.User == nil {
+			p.index = nil
+			return
+		}
+		pass, _ := u.User.Password()
+		req := &http.Request{Header: http.Header{}}
+		req.SetBasicAuth(u.User.Username(), pass)
+		p.index = &indexCredentials{hostPort: hostPort(u), scheme: u.Scheme, authorization: req.Header.Get("Authorization")}
+	}
+}
+
 // WithLog sends every request's Entry to log, instead of slog's default
 // logger.
 func WithLog(log func(Entry)) Option { return func(p *Proxy) { p.log = log } }
@@ -191,6 +232,9 @@ func New(allowed []string, opts ...Option) (*Proxy, error) {
 	}
 	if len(p.allowed) == 0 && len(p.models) == 0 {
 		return nil, errors.New("egress proxy: no host is allowed")
+	}
+	if p.index != nil && p.index.bad != nil {
+		return nil, p.index.bad
 	}
 	if len(p.peerUIDs) == 0 {
 		return nil, errors.New("egress proxy: no uid may connect: name the sandbox's uid (WithPeerUIDs)")
@@ -375,6 +419,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, h := range hopHeaders {
 		out.Header.Del(h)
 	}
+	if ix := p.index; ix != nil && r.URL.Scheme == "http" && e.Host == ix.hostPort {
+		// The index's credentials are ours: whatever the sandbox sent in
+		// their place is dropped.
+		out.URL.Scheme = ix.scheme
+		out.Header.Set("Authorization", ix.authorization)
+	}
 	if p.readOnly {
 		out.Body, out.ContentLength = http.NoBody, 0
 	} else if !p.readBody(w, r, out, &e) {
@@ -417,16 +467,21 @@ func (p *Proxy) readBody(w http.ResponseWriter, r, out *http.Request, e *Entry) 
 func (p *Proxy) roundTrip(w http.ResponseWriter, out *http.Request, e Entry) {
 	resp, err := p.rt.RoundTrip(out)
 	if ie := (*InternalError)(nil); errors.As(err, &ie) {
+		p.noteFailure(e.Host, ie, 0)
 		e.Status, e.Denied = http.StatusForbidden, "internal address"
 		p.refuse(w, e, "egress proxy: "+ie.Error())
 		return
 	}
 	if err != nil {
+		p.noteFailure(e.Host, err, 0)
 		e.Status, e.Denied = http.StatusBadGateway, "upstream: "+err.Error()
 		p.refuse(w, e, "egress proxy: "+err.Error())
 		return
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode >= 500 {
+		p.noteFailure(e.Host, nil, resp.StatusCode)
+	}
 	for _, h := range hopHeaders {
 		resp.Header.Del(h)
 	}
@@ -615,11 +670,13 @@ func (p *Proxy) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	up, err := p.dial(r.Context(), "tcp", e.Host)
 	if ie := (*InternalError)(nil); errors.As(err, &ie) {
+		p.noteFailure(e.Host, ie, 0)
 		e.Status, e.Denied = http.StatusForbidden, "internal address"
 		p.refuse(w, e, "egress proxy: "+ie.Error())
 		return
 	}
 	if err != nil {
+		p.noteFailure(e.Host, err, 0)
 		e.Status, e.Denied = http.StatusBadGateway, "upstream: "+err.Error()
 		p.refuse(w, e, "egress proxy: "+err.Error())
 		return
