@@ -117,7 +117,7 @@ func DefaultRepoConfig() RepoConfig {
 		Policy:         PolicySingle,
 		MaxRejections:  3,
 		FastApproval:   3 * time.Minute,
-		Python:         sandbox.DefaultPython,
+		Python:         "", // the one the base asks for (requires-python), else sandbox.DefaultPython
 		Network:        report.NetworkNone,
 		Writer:         AgentNone,
 		Implementer:    AgentNone,
