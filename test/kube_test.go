@@ -52,7 +52,7 @@ func TestKubernetesGrades(t *testing.T) {
 		})
 	}
 	t.Cleanup(func() {
-		n, err := g.Engine.Running(t.Context())
+		n, err := g.Engine.Running(context.Background())
 		if err != nil || n != 0 {
 			t.Errorf("sandbox pods left running after the grades: %d %v", n, err)
 		}
