@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,7 +49,17 @@ type Config struct {
 	// Kubeconfig is the path of a kubeconfig file whose current context
 	// names the cluster; empty is the in-cluster service account.
 	Kubeconfig string
+	// QueueWait is how long a pod may wait for a node with room for it
+	// (the scheduler says only "Insufficient cpu" or "memory": a busy
+	// cluster, or one a moment from freeing a node) before its run is the
+	// cluster's failure; its run's own time starts when it has a node.
+	// DefaultQueueWait when 0. A pod no node can take for any other reason
+	// (a node selector, a taint) fails at the run's timeout.
+	QueueWait time.Duration
 }
+
+// DefaultQueueWait is Config.QueueWait's default.
+const DefaultQueueWait = 5 * time.Minute
 
 // Validate says what is wrong with c, if anything.
 func (c Config) Validate() error {
@@ -72,6 +83,7 @@ type Engine struct {
 	attach       Attacher
 	namespace    string
 	runtimeClass string
+	queueWait    time.Duration
 }
 
 // New returns an Engine with the credentials cfg names: the kubeconfig
@@ -103,7 +115,11 @@ func NewWithClient(cfg Config, cs kubernetes.Interface, attach Attacher) (*Engin
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Engine{cs: cs, attach: attach, namespace: cfg.Namespace, runtimeClass: cfg.RuntimeClass}, nil
+	wait := cfg.QueueWait
+	if wait <= 0 {
+		wait = DefaultQueueWait
+	}
+	return &Engine{cs: cs, attach: attach, namespace: cfg.Namespace, runtimeClass: cfg.RuntimeClass, queueWait: wait}, nil
 }
 
 // Check lists the sandbox namespace's pods, which the grader's account
@@ -130,6 +146,9 @@ func (e *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result
 	if err != nil {
 		return res, err
 	}
+	// A sweep leaves the pod alone while it may still be waiting for a
+	// node and then running.
+	pod.Labels[sandbox.LabelDeadline] = strconv.FormatInt(began.Add(max(spec.Timeout, e.queueWait)+spec.Timeout).Unix(), 10)
 	pods := e.cs.CoreV1().Pods(e.namespace)
 	created, err := pods.Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
@@ -153,9 +172,36 @@ func (e *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result
 	}
 	defer func() { err = errors.Join(err, deletePod()) }()
 
+	timedOut := func(err error) bool { return ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) }
+	// First a node: a pod the scheduler holds back only for want of room
+	// waits up to the queue's bound, and its run's time starts when it has
+	// one.
+	limit := deadline
+	for {
+		sctx, cancel := context.WithDeadline(ctx, limit)
+		_, err := e.waitPod(sctx, name, created.ResourceVersion, scheduledOrDone)
+		cancel()
+		if timedOut(err) {
+			why, room := e.pending(name)
+			if room && time.Now().Before(began.Add(e.queueWait)) && limit.Before(began.Add(e.queueWait)) {
+				limit = began.Add(e.queueWait)
+				continue
+			}
+			if room {
+				return res, fmt.Errorf("pod %s waited %s for a node with room for it: %s", name, time.Since(began).Round(time.Second), why)
+			}
+			return res, fmt.Errorf("pod %s did not start within its %s: %s", name, spec.Timeout, why)
+		}
+		if err != nil {
+			return res, err
+		}
+		break
+	}
+	if d := time.Now().Add(spec.Timeout); d.After(deadline) {
+		deadline = d
+	}
 	wctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	timedOut := func(err error) bool { return ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) }
 	killed := func() (sandbox.Result, error) {
 		res.TimedOut, res.ExitCode = true, -1
 		if err := deletePod(); err != nil {
@@ -169,7 +215,8 @@ func (e *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result
 	if timedOut(err) {
 		// The program never ran: that is the cluster's failure (no node
 		// for the runtime class, a slow pull), not the program's timeout.
-		return res, fmt.Errorf("pod %s did not start within its %s: %s", name, spec.Timeout, e.whyPending(name))
+		why, _ := e.pending(name)
+		return res, fmt.Errorf("pod %s did not start within its %s: %s", name, spec.Timeout, why)
 	}
 	if err != nil {
 		return res, err
@@ -245,26 +292,66 @@ func (e *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result
 	return res, nil
 }
 
-// whyPending says what the pod's status tells of why it has not started.
-func (e *Engine) whyPending(name string) string {
+// pending says what the pod's status tells of why it has not started, and
+// whether the scheduler holds it back only for want of room on a node
+// (every reason it gives is "Insufficient <resource>" or "Too many pods").
+func (e *Engine) pending(name string) (why string, room bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), deleteTimeout)
 	defer cancel()
 	p, err := e.cs.CoreV1().Pods(e.namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return fmt.Sprintf("its status could not be read (%v)", err)
+		return fmt.Sprintf("its status could not be read (%v)", err), false
 	}
-	why := []string{"phase " + string(p.Status.Phase)}
+	reasons := []string{"phase " + string(p.Status.Phase)}
 	for _, c := range p.Status.Conditions {
 		if c.Status != corev1.ConditionTrue && (c.Reason != "" || c.Message != "") {
-			why = append(why, fmt.Sprintf("%s: %s %s", c.Type, c.Reason, c.Message))
+			reasons = append(reasons, fmt.Sprintf("%s: %s %s", c.Type, c.Reason, c.Message))
+		}
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			room = onlyForRoom(c.Message)
 		}
 	}
 	for _, c := range p.Status.ContainerStatuses {
 		if w := c.State.Waiting; w != nil {
-			why = append(why, fmt.Sprintf("container %s waiting: %s %s", c.Name, w.Reason, w.Message))
+			reasons = append(reasons, fmt.Sprintf("container %s waiting: %s %s", c.Name, w.Reason, w.Message))
 		}
 	}
-	return strings.Join(why, "; ")
+	return strings.Join(reasons, "; "), room
+}
+
+// onlyForRoom reads the scheduler's message, "0/3 nodes are available:
+// 2 Insufficient cpu, 1 Insufficient memory. preemption: ...", and
+// reports whether every reason it gives is a want of room.
+func onlyForRoom(msg string) bool {
+	_, list, ok := strings.Cut(msg, "nodes are available: ")
+	if !ok {
+		return false
+	}
+	list, _, _ = strings.Cut(list, ". ")
+	list = strings.TrimSuffix(list, ".")
+	if list == "" {
+		return false
+	}
+	for _, r := range strings.Split(list, ", ") {
+		_, r, _ = strings.Cut(strings.TrimSpace(r), " ")
+		if !strings.HasPrefix(r, "Insufficient ") && r != "Too many pods" {
+			return false
+		}
+	}
+	return true
+}
+
+// scheduledOrDone is a pod's wait for a node: done once one took it.
+func scheduledOrDone(p *corev1.Pod) (bool, error) {
+	if p.Spec.NodeName != "" {
+		return true, nil
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue {
+			return true, nil
+		}
+	}
+	return startedOrDone(p)
 }
 
 // waitPod watches pod name from resourceVersion until cond says it is

@@ -533,3 +533,62 @@ func TestRunNeverScheduled(t *testing.T) {
 	}
 	c.gone(res.Container)
 }
+
+// TestRunWaitsForRoom: a pod the scheduler holds back only for want of
+// room (the node still busy with the previous grade's pod) waits for a
+// node, up to the queue's bound, and its run's time starts when it has
+// one: a run of 1 s whose pod waited 2 s for a node runs, where it was a
+// failed grade ("did not start within its 1s"). A pod that waits longer
+// than the bound fails with the scheduler's reason.
+func TestRunWaitsForRoom(t *testing.T) {
+	busy := func(*corev1.Pod) *corev1.PodStatus {
+		return &corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			Reason: "Unschedulable", Message: "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."}}}
+	}
+	t.Run("room after 2 s", func(t *testing.T) {
+		c := newCluster(t, busy, listTar(0, "Completed"))
+		e, err := kubernetes.NewWithClient(kubernetes.Config{Namespace: testNamespace, QueueWait: 30 * time.Second}, c.cs, kubernetes.NewAttacher(&rest.Config{Host: c.attach.srv.URL}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			p := <-c.created
+			time.Sleep(2 * time.Second)
+			ctx := context.Background()
+			got, err := c.cs.CoreV1().Pods(testNamespace).Get(ctx, p.Name, metav1.GetOptions{})
+			if err != nil {
+				t.Errorf("get %s: %v", p.Name, err)
+				return
+			}
+			got.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}},
+				ContainerStatuses: []corev1.ContainerStatus{{Name: kubernetes.ContainerName, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}}
+			if _, err := c.cs.CoreV1().Pods(testNamespace).UpdateStatus(ctx, got, metav1.UpdateOptions{}); err != nil {
+				t.Errorf("kubelet: %v", err)
+			}
+		}()
+		in := tarOf(t, map[string]string{"repo/a.py": "x = 1\n"})
+		res, err := e.Run(context.Background(), testSpec(in, time.Second))
+		if err != nil {
+			t.Fatalf("a pod that waited for room: %v", err)
+		}
+		if res.ExitCode != 0 || res.TimedOut {
+			t.Errorf("result %+v, want exit 0 in time", res)
+		}
+		c.gone(res.Container)
+	})
+	t.Run("no room within the bound", func(t *testing.T) {
+		c := newCluster(t, busy, func(*cluster, string, io.Reader, io.Writer, io.Writer) error {
+			t.Error("attached to a pod that never started")
+			return nil
+		})
+		e, err := kubernetes.NewWithClient(kubernetes.Config{Namespace: testNamespace, QueueWait: 2 * time.Second}, c.cs, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := e.Run(context.Background(), testSpec(nil, time.Second))
+		if err == nil || !strings.Contains(err.Error(), "waited 2s for a node with room for it") || !strings.Contains(err.Error(), "1 Insufficient cpu") {
+			t.Fatalf("err = %v, want the wait and the scheduler's reason", err)
+		}
+		c.gone(res.Container)
+	})
+}
