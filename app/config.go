@@ -145,6 +145,11 @@ type Config struct {
 	// on a private network named by its name. Empty: only an address
 	// written as such in the allowlist (the index's URL) is reached.
 	EgressInternal []string `yaml:"egress_internal"`
+	// OperatorTokenFile holds the operator's token: a request carrying it
+	// as "Authorization: Bearer TOKEN" reads /metrics and why /readyz
+	// answers as it does. Without it /metrics answers no one and /readyz
+	// says its status alone.
+	OperatorTokenFile string `yaml:"operator_token_file"`
 	// AgentBuildCAFile is a PEM file of certificate authorities the agent
 	// images' npm install trusts besides Debian's, for a network that
 	// intercepts TLS to the npm registry; empty for none.
@@ -164,6 +169,7 @@ type Config struct {
 	WebhookSecrets [][]byte `yaml:"-"`
 	ClientSecret   string   `yaml:"-"`
 	SessionKey     []byte   `yaml:"-"`
+	OperatorToken  []byte   `yaml:"-"`
 }
 
 // envKeys maps each setting to its environment variable.
@@ -209,6 +215,7 @@ var envKeys = []struct {
 		return nil
 	}},
 	{"TESTFIRST_EGRESS_INTERNAL", func(c *Config, v string) error { c.EgressInternal = listItems(v); return nil }},
+	{"TESTFIRST_OPERATOR_TOKEN_FILE", func(c *Config, v string) error { c.OperatorTokenFile = v; return nil }},
 	{"TESTFIRST_AGENT_BUILD_CA_FILE", func(c *Config, v string) error { c.AgentBuildCAFile = v; return nil }},
 	{"TESTFIRST_SANDBOX_RUNTIME", func(c *Config, v string) error { c.Sandbox.Runtime = strings.TrimSpace(v); return nil }},
 	{"TESTFIRST_UID_SPLIT", func(c *Config, v string) error { c.UIDSplit = strings.TrimSpace(v); return nil }},
@@ -327,7 +334,7 @@ func ParseConfigYAML(data []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, sandbox_sweep_interval, package_index, egress_dir, egress_peer_uids, egress_internal, agent_build_ca_file, role, uid_split, sandbox: provider, runtime, kubernetes: namespace, runtime_class, kubeconfig, image, model_apis, harnesses, agents)", err)
+		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, sandbox_sweep_interval, package_index, egress_dir, egress_peer_uids, egress_internal, agent_build_ca_file, operator_token_file, role, uid_split, sandbox: provider, runtime, kubernetes: namespace, runtime_class, kubeconfig, image, model_apis, harnesses, agents)", err)
 	}
 	agents, err := agent.Parse(data)
 	if err != nil {
@@ -526,7 +533,12 @@ func (c *Config) WebURL() string {
 // serve shows the approval card.
 func (c *Config) HasLogin() bool { return c.GitHubClientID != "" && c.ClientSecret != "" }
 
-// readSecrets reads the private key and the webhook secrets.
+// minOperatorToken is the shortest operator token taken: it is compared
+// with what anyone on the network sends.
+const minOperatorToken = 16
+
+// readSecrets reads the private key, the client secret, the session key,
+// the operator token and the webhook secrets.
 func (c *Config) readSecrets() []error {
 	var errs []error
 	if c.GitHubPrivateKeyFile != "" {
@@ -558,6 +570,18 @@ func (c *Config) readSecrets() []error {
 			errs = append(errs, fmt.Errorf("session_key_file: %w", err))
 		}
 		c.SessionKey = key
+	}
+	if c.OperatorTokenFile != "" {
+		data, err := os.ReadFile(c.OperatorTokenFile)
+		token := strings.TrimSpace(string(data))
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("operator_token_file: %w", err))
+		case len(token) < minOperatorToken:
+			errs = append(errs, fmt.Errorf("operator_token_file %s holds %d characters: write a token of at least %d in it, e.g. openssl rand -hex 32 > %s", c.OperatorTokenFile, len(token), minOperatorToken, c.OperatorTokenFile))
+		default:
+			c.OperatorToken = []byte(token)
+		}
 	}
 	if c.WebhookSecretFile != "" {
 		data, err := os.ReadFile(c.WebhookSecretFile)

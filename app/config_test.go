@@ -172,6 +172,8 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"internal name", "", map[string]string{"TESTFIRST_EGRESS_INTERNAL": "10.0.0.5,mirror.internal"}, []string{`egress_internal "mirror.internal": want an address (10.1.2.3, fd00::5) or a CIDR prefix (10.0.0.0/8)`}},
 		{"internal with port", "egress_internal: [\"127.0.0.1:3141\"]\n", nil, []string{`egress_internal "127.0.0.1:3141": want an address`, "with no port or name"}},
 		{"internal everything", "", map[string]string{"TESTFIRST_EGRESS_INTERNAL": "0.0.0.0/0"}, []string{`egress_internal "0.0.0.0/0": every address`}},
+		{"operator token too short", "", map[string]string{"TESTFIRST_OPERATOR_TOKEN_FILE": empty}, []string{"operator_token_file " + empty + " holds 0 characters: write a token of at least 16 in it, e.g. openssl rand -hex 32"}},
+		{"operator token missing", "", map[string]string{"TESTFIRST_OPERATOR_TOKEN_FILE": "/nonexistent/token"}, []string{"operator_token_file: open /nonexistent/token"}},
 		{"unknown yaml key", "listn: :80\n", nil, []string{"field listn not found", "settings: listen"}},
 		{"yaml type", "github_app_id: seven\n", nil, []string{"cannot unmarshal"}},
 	}
@@ -191,6 +193,23 @@ func TestLoadConfigErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLoadConfigOperatorToken: the operator token is read from its file,
+// trimmed, from the environment or the YAML file.
+func TestLoadConfigOperatorToken(t *testing.T) {
+	tok := writeFile(t, "operator-token", "  0123456789abcdef0123\n")
+	c, err := LoadConfig("", env(map[string]string{"TESTFIRST_OPERATOR_TOKEN_FILE": tok}))
+	if err != nil || string(c.OperatorToken) != "0123456789abcdef0123" {
+		t.Errorf("from the environment: %q, %v", c.OperatorToken, err)
+	}
+	c, err = LoadConfig(writeFile(t, "testfirst.yml", "operator_token_file: "+tok+"\n"), env(nil))
+	if err != nil || string(c.OperatorToken) != "0123456789abcdef0123" {
+		t.Errorf("from the file: %q, %v", c.OperatorToken, err)
+	}
+	if c, err := LoadConfig("", env(nil)); err != nil || c.OperatorToken != nil {
+		t.Errorf("unset: %q, %v; want none", c.OperatorToken, err)
 	}
 }
 

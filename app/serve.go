@@ -73,7 +73,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 		return nil
 	}
 	if cfg.Role == RoleGrader {
-		handlers.RegisterProbes(mux, handlers.ServiceConfig{Ready: d.Ready, Registry: reg, Log: log})
+		handlers.RegisterProbes(mux, handlers.ServiceConfig{Ready: d.Ready, Registry: reg, Log: log, OperatorToken: cfg.OperatorToken})
 		stop, err := startGrader(ctx, cfg, d, reg, log)
 		if err != nil {
 			return err
@@ -88,7 +88,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, listening func(add
 		}
 	}
 	handlers.RegisterService(mux, handlers.ServiceConfig{Ready: ready, Degraded: degraded, Registry: reg, Secrets: cfg.WebhookSecrets,
-		Intake: jobs.NewIntake(d), Log: log})
+		Intake: jobs.NewIntake(d), Log: log, OperatorToken: cfg.OperatorToken})
 
 	if !cfg.HasApp() {
 		registered, err := mountSetup(ctx, mux, cfg, log)

@@ -175,8 +175,19 @@ func (s *Service) authorize(ctx context.Context, viewer string, ct *cardTicket, 
 		return false, err
 	}
 	ct.perm = perm
-	ct.requester = strings.EqualFold(viewer, ct.tk.Requester)
+	ct.requester = isRequester(ctx, viewer, ct.tk)
 	return may(perm, ct.requester), nil
+}
+
+// isRequester reports whether viewer is the ticket's requester: the same
+// login and, when the ticket knows the requester's user id, the same
+// account (handlers.ViewerID). A login renamed away and taken by someone
+// else names another account, which gets none of the requester's rights.
+func isRequester(ctx context.Context, viewer string, tk db.Ticket) bool {
+	if !strings.EqualFold(viewer, tk.Requester) {
+		return false
+	}
+	return tk.RequesterID == 0 || handlers.ViewerID(ctx) == tk.RequesterID
 }
 
 // permission asks GitHub, with the installation's token, for login's

@@ -129,7 +129,7 @@ func newCardFixture(t *testing.T, repoConfig string) *cardFixture {
 			return err
 		}
 		var err error
-		f.tk, _, err = tx.OpenTicket(ctx, db.Ticket{RepositoryID: 500, IssueNumber: 1, Requester: requester, BaseSHA: "b1", State: pipeline.TicketWriting, Label: "test-first", Title: "Totals", Body: issueBody})
+		f.tk, _, err = tx.OpenTicket(ctx, db.Ticket{RepositoryID: 500, IssueNumber: 1, Requester: requester, RequesterID: gh.UserID(requester), BaseSHA: "b1", State: pipeline.TicketWriting, Label: "test-first", Title: "Totals", Body: issueBody})
 		return err
 	}); err != nil {
 		t.Fatal(err)

@@ -81,6 +81,16 @@ func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers
 		return nil, handlers.ErrNotFound
 	}
 	full := pipeline.MaySeeOutput(ct.perm, ct.requester)
+	if full {
+		// The runner's output is read for those who may see it only.
+		if err := s.db.Tx(ctx, func(tx *db.Tx) error {
+			var err error
+			raw, err = tx.GradeReportForRequester(ctx, id)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
 	page := &handlers.GradePage{ID: g.ID, Ticket: s.ticketInfo(ct), PR: g.PRNumber, HeadSHA: g.HeadSHA, Digest: g.Digest, Version: g.VersionNumber,
 		State: string(g.State), Started: g.StartedAt, Finished: g.FinishedAt,
 		PRURL: fmt.Sprintf("%s%s/%s/pull/%d", s.webURL, ct.repo.Owner, ct.repo.Name, g.PRNumber), Full: full,

@@ -42,7 +42,7 @@ ORDER BY t.id DESC LIMIT $1`, limit)
 	for rs.Next() {
 		var rt RepoTicket
 		tk := &rt.Ticket
-		if err := rs.Scan(&tk.ID, &tk.RepositoryID, &tk.IssueNumber, &tk.Requester, &tk.BaseSHA, &tk.State, &tk.Label,
+		if err := rs.Scan(&tk.ID, &tk.RepositoryID, &tk.IssueNumber, &tk.Requester, &tk.RequesterID, &tk.BaseSHA, &tk.State, &tk.Label,
 			&tk.Title, &tk.Body, timeCol{&tk.ClosedAt}, timeCol{&tk.WithdrawnAt}, timeCol{&tk.CreatedAt}, timeCol{&tk.UpdatedAt},
 			&rt.Repo.InstallationID, &rt.Repo.Owner, &rt.Repo.Name, &rt.Repo.DefaultBranch); err != nil {
 			return nil, fmt.Errorf("list open tickets: %w", err)

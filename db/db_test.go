@@ -404,7 +404,7 @@ func TestSQLiteFilesAreTheOwners(t *testing.T) {
 		if err := d.Migrate(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range []string{path, path + "-wal"} {
+		for _, f := range []string{path, path + "-wal", path + "-shm"} {
 			st, err := os.Stat(f)
 			if err != nil {
 				t.Fatal(err)

@@ -147,16 +147,42 @@ func (t *Tx) QueuedGrades(ctx context.Context, installationID int64) (int, error
 	return n, nil
 }
 
-// SetGradeReport keeps a grade's full report (runner output included) for
-// the requester. ErrNotFound when there is no such grade.
+// RequesterOnly are the keys of a grade's report that only the requester
+// (and the ticket's maintainers and admins) may read: the runner's output
+// and the real names of parametrized cases quote the hidden tests. They
+// are kept in grades.requester_only, apart from the rest of the report,
+// which holds nothing the check run does not already say.
+var RequesterOnly = []string{"output", "output_truncated", "case_names"}
+
+// SetGradeReport keeps a grade's full report: its RequesterOnly keys in
+// one column, the rest in another (see GradeReport and
+// GradeReportForRequester). ErrNotFound when there is no such grade.
 func (t *Tx) SetGradeReport(ctx context.Context, id int64, report json.RawMessage) error {
-	if !json.Valid(report) {
-		return fmt.Errorf("set report of grade %d: report is not valid JSON", id)
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(report, &keys); err != nil || keys == nil {
+		return fmt.Errorf("set report of grade %d: report is not a JSON object", id)
 	}
-	return t.updateOne(ctx, fmt.Sprintf("set report of grade %d", id), "UPDATE grades SET report = $2 WHERE id = $1", id, jsonArg(report))
+	private := map[string]json.RawMessage{}
+	for _, k := range RequesterOnly {
+		if v, ok := keys[k]; ok {
+			private[k] = v
+			delete(keys, k)
+		}
+	}
+	shared, err := json.Marshal(keys)
+	if err != nil {
+		return fmt.Errorf("set report of grade %d: %w", id, err)
+	}
+	only, err := json.Marshal(private)
+	if err != nil {
+		return fmt.Errorf("set report of grade %d: %w", id, err)
+	}
+	return t.updateOne(ctx, fmt.Sprintf("set report of grade %d", id), "UPDATE grades SET report = $2, requester_only = $3 WHERE id = $1",
+		id, jsonArg(shared), jsonArg(only))
 }
 
-// GradeReport returns a grade's full report; nil when it has none yet,
+// GradeReport returns a grade's report without its RequesterOnly keys:
+// what anyone who reads the repository may see. nil when it has none yet,
 // ErrNotFound when there is no such grade.
 func (t *Tx) GradeReport(ctx context.Context, id int64) (json.RawMessage, error) {
 	var m json.RawMessage
@@ -164,6 +190,34 @@ func (t *Tx) GradeReport(ctx context.Context, id int64) (json.RawMessage, error)
 		return nil, fmt.Errorf("get report of grade %d: %w", id, err)
 	}
 	return m, nil
+}
+
+// GradeReportForRequester returns a grade's full report, the runner's
+// output included: only for those who decide on the ticket's tests. nil
+// when it has none yet, ErrNotFound when there is no such grade.
+func (t *Tx) GradeReportForRequester(ctx context.Context, id int64) (json.RawMessage, error) {
+	var shared, private json.RawMessage
+	if err := t.q.queryRow(ctx, "SELECT report, requester_only FROM grades WHERE id = $1", id).Scan(jsonCol{&shared}, jsonCol{&private}); err != nil {
+		return nil, fmt.Errorf("get the requester's report of grade %d: %w", id, err)
+	}
+	if len(shared) == 0 || len(private) == 0 {
+		return shared, nil
+	}
+	var keys, extra map[string]json.RawMessage
+	if err := json.Unmarshal(shared, &keys); err != nil {
+		return nil, fmt.Errorf("get the requester's report of grade %d: %w", id, err)
+	}
+	if err := json.Unmarshal(private, &extra); err != nil {
+		return nil, fmt.Errorf("get the requester's report of grade %d: %w", id, err)
+	}
+	for k, v := range extra {
+		keys[k] = v
+	}
+	full, err := json.Marshal(keys)
+	if err != nil {
+		return nil, fmt.Errorf("get the requester's report of grade %d: %w", id, err)
+	}
+	return full, nil
 }
 
 func (t *Tx) grades(ctx context.Context, what, query string, args ...any) ([]Grade, error) {
@@ -232,7 +286,8 @@ type GradeAttempt struct {
 	FinishedAt     time.Time
 }
 
-// KeepAttempt copies what grade id said, report included, into its
+// KeepAttempt copies what grade id said, report included (not its
+// requester-only part: no page shows an attempt's output), into its
 // earlier attempts, as the next of them: a regrade is about to start the
 // row over. A grade that is not finished keeps nothing.
 func (t *Tx) KeepAttempt(ctx context.Context, id int64) error {

@@ -187,7 +187,7 @@ func TestPipelineMirror(t *testing.T) {
 			if err := tx.SetGradeReport(ctx, g1.ID, json.RawMessage(`{"verdict":"pass","output":"ok"}`)); err != nil {
 				return err
 			}
-			r, err := tx.GradeReport(ctx, g1.ID)
+			r, err := tx.GradeReportForRequester(ctx, g1.ID)
 			var rep map[string]string
 			if err != nil || json.Unmarshal(r, &rep) != nil || rep["output"] != "ok" {
 				t.Errorf("GradeReport = %s, %v; want the report", r, err)

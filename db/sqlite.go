@@ -53,6 +53,14 @@ func openSQLite(ctx context.Context, rest string) (*sqliteEngine, error) {
 			return nil, fmt.Errorf("open SQLite %s: create its directory: %w: make %s writable or fix TESTFIRST_DATABASE_URL", path, err, dir)
 		}
 	}
+	// A new file is made 0600 before SQLite opens it, so it is never
+	// readable by others, not even between SQLite's create and the chmod
+	// below (a descriptor opened then would read everything written
+	// after); SQLite gives the WAL and shared-memory files it makes the
+	// database file's mode.
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err == nil {
+		f.Close()
+	}
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", sqliteBusyTimeoutMS))
 	q.Add("_pragma", "journal_mode(WAL)")

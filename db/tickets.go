@@ -15,9 +15,13 @@ type Ticket struct {
 	RepositoryID int64
 	IssueNumber  int
 	Requester    string
-	BaseSHA      string
-	State        pipeline.TicketState
-	Label        string
+	// RequesterID is the requester's numeric GitHub user id: their login
+	// can pass to another account, the id cannot. 0 when unknown (tickets
+	// opened before it was kept).
+	RequesterID int64
+	BaseSHA     string
+	State       pipeline.TicketState
+	Label       string
 	// Title and Body are the issue as last seen.
 	Title string
 	Body  string
@@ -29,11 +33,11 @@ type Ticket struct {
 	UpdatedAt   time.Time
 }
 
-const ticketColumns = "id, repository_id, issue_number, requester, base_sha, state, label, title, body, closed_at, withdrawn_at, created_at, updated_at"
+const ticketColumns = "id, repository_id, issue_number, requester, requester_id, base_sha, state, label, title, body, closed_at, withdrawn_at, created_at, updated_at"
 
 func scanTicket(r row) (Ticket, error) {
 	var tk Ticket
-	err := r.Scan(&tk.ID, &tk.RepositoryID, &tk.IssueNumber, &tk.Requester, &tk.BaseSHA, &tk.State, &tk.Label,
+	err := r.Scan(&tk.ID, &tk.RepositoryID, &tk.IssueNumber, &tk.Requester, &tk.RequesterID, &tk.BaseSHA, &tk.State, &tk.Label,
 		&tk.Title, &tk.Body, timeCol{&tk.ClosedAt}, timeCol{&tk.WithdrawnAt}, timeCol{&tk.CreatedAt}, timeCol{&tk.UpdatedAt})
 	return tk, err
 }
@@ -43,10 +47,10 @@ func scanTicket(r row) (Ticket, error) {
 // returned unchanged.
 func (t *Tx) OpenTicket(ctx context.Context, tk Ticket) (Ticket, bool, error) {
 	at := t.dia.time(now())
-	n, err := t.q.exec(ctx, `INSERT INTO tickets (repository_id, issue_number, requester, base_sha, state, label, title, body, created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
+	n, err := t.q.exec(ctx, `INSERT INTO tickets (repository_id, issue_number, requester, requester_id, base_sha, state, label, title, body, created_at, updated_at)
+VALUES ($1, $2, $3, $10, $4, $5, $6, $7, $8, $9, $9)
 ON CONFLICT (repository_id, issue_number) DO NOTHING`,
-		tk.RepositoryID, tk.IssueNumber, tk.Requester, tk.BaseSHA, string(tk.State), tk.Label, tk.Title, tk.Body, at)
+		tk.RepositoryID, tk.IssueNumber, tk.Requester, tk.BaseSHA, string(tk.State), tk.Label, tk.Title, tk.Body, at, tk.RequesterID)
 	if err != nil {
 		return Ticket{}, false, fmt.Errorf("open ticket for issue #%d: %w", tk.IssueNumber, err)
 	}

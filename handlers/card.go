@@ -107,8 +107,10 @@ func NewCard(cards Cards, signIn SignIn, cfg CardConfig) (*Card, error) {
 
 // Register adds the card's routes to mux.
 func (c *Card) Register(mux *http.ServeMux) {
-	get := func(pattern string, h http.HandlerFunc) { mux.Handle("GET "+pattern, headers(h)) }
-	post := func(pattern string, h http.HandlerFunc) { mux.Handle("POST "+pattern, headers(c.csrf.Handler(h))) }
+	get := func(pattern string, h http.HandlerFunc) { mux.Handle("GET "+pattern, headers(c.identify(h))) }
+	post := func(pattern string, h http.HandlerFunc) {
+		mux.Handle("POST "+pattern, headers(c.csrf.Handler(c.identify(h))))
+	}
 	get("/{$}", c.home)
 	get("/login", c.login)
 	get(OAuthCallbackPath, c.loginCallback)
@@ -216,6 +218,18 @@ func (c *Card) logout(w http.ResponseWriter, r *http.Request) {
 	}
 	c.cookies.clear(w, sessionCookie, "/")
 	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// identify puts the numeric user id of the request's session, if any,
+// in the request's context (ViewerID) for the card service: a login names
+// whoever holds it now, the id the account that signed in.
+func (c *Card) identify(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s, ok := c.cookies.session(r); ok && s.UserID != 0 {
+			r = r.WithContext(WithViewerID(r.Context(), s.UserID))
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // viewer is the signed-in login of the request, "" when nobody is signed

@@ -31,6 +31,10 @@ type ServiceConfig struct {
 	Secrets [][]byte
 	Intake  Intake
 	Log     *slog.Logger
+	// OperatorToken, when set, is what a request must carry (as
+	// "Authorization: Bearer TOKEN") to read /metrics and why /readyz
+	// answers as it does; without it /metrics answers no one.
+	OperatorToken []byte
 }
 
 // RegisterService adds health, readiness, metrics and the webhook intake
@@ -43,9 +47,15 @@ func RegisterService(mux *http.ServeMux, cfg ServiceConfig) {
 
 // RegisterProbes adds health, readiness and metrics to mux, and nothing
 // else: all a service of the grader role answers. cfg's Secrets and
-// Intake are not used.
+// Intake are not used. /healthz and /readyz's status answer anyone (the
+// orchestrator's probes); why /readyz answers as it does, and /metrics,
+// only a request carrying cfg.OperatorToken.
 func RegisterProbes(mux *http.ServeMux, cfg ServiceConfig) {
 	mux.Handle("GET "+HealthPath, Health())
-	mux.Handle("GET "+ReadyPath, Ready(cfg.Ready, cfg.Degraded))
-	mux.Handle("GET "+MetricsPath, MetricsHandler(cfg.Registry))
+	token := cfg.OperatorToken
+	if token == nil {
+		token = []byte{} // the reasons to no one
+	}
+	mux.Handle("GET "+ReadyPath, OperatorReady(token, cfg.Ready, cfg.Degraded))
+	mux.Handle("GET "+MetricsPath, OperatorOnly(cfg.OperatorToken, MetricsHandler(cfg.Registry)))
 }

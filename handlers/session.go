@@ -38,6 +38,24 @@ type cookies struct {
 	now    func() time.Time
 }
 
+// viewerIDKey keys the signed-in viewer's numeric user id in a request's
+// context.
+type viewerIDKey struct{}
+
+// WithViewerID returns ctx carrying the signed-in viewer's numeric GitHub
+// user id.
+func WithViewerID(ctx context.Context, id int64) context.Context {
+	return context.WithValue(ctx, viewerIDKey{}, id)
+}
+
+// ViewerID is the numeric GitHub user id of the signed-in viewer the card
+// serves (the account, where the login passed to Cards' methods is
+// whatever name it has); 0 when ctx carries none.
+func ViewerID(ctx context.Context) int64 {
+	id, _ := ctx.Value(viewerIDKey{}).(int64)
+	return id
+}
+
 // session is who is signed in, until when; ID names the sign-in, so that
 // signing out ends it on the server (Sessions) and not only in the browser.
 type session struct {

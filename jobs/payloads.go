@@ -22,6 +22,7 @@ type repoPayload struct {
 	} `json:"repository"`
 	Sender struct {
 		Login string `json:"login"`
+		ID    int64  `json:"id"`
 	} `json:"sender"`
 }
 

@@ -129,7 +129,7 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 		if repo, err = p.record(ctx, tx); err != nil {
 			return err
 		}
-		tk, created, err = tx.OpenTicket(ctx, db.Ticket{RepositoryID: repo.ID, IssueNumber: p.Issue.Number, Requester: p.Sender.Login,
+		tk, created, err = tx.OpenTicket(ctx, db.Ticket{RepositoryID: repo.ID, IssueNumber: p.Issue.Number, Requester: p.Sender.Login, RequesterID: p.Sender.ID,
 			BaseSHA: base, State: pipeline.TicketWriting, Label: cfg.Label, Title: p.Issue.Title, Body: p.Issue.Body})
 		if err != nil {
 			return err
@@ -272,7 +272,10 @@ func (w *DeliveryWorker) unlabelRefused(ctx context.Context, a DeliveryArgs, p i
 	if err != nil {
 		return false, err
 	}
-	if !strings.EqualFold(p.Label.Name, tk.Label) || !tk.WithdrawnAt.IsZero() || strings.EqualFold(p.Sender.Login, tk.Requester) {
+	if !strings.EqualFold(p.Label.Name, tk.Label) || !tk.WithdrawnAt.IsZero() ||
+		// The requester's account, by id where the ticket knows it: a
+		// login can pass to someone else.
+		(strings.EqualFold(p.Sender.Login, tk.Requester) && (tk.RequesterID == 0 || p.Sender.ID == tk.RequesterID)) {
 		return false, nil
 	}
 	gi, err := w.github.Installation(p.Installation.ID)

@@ -32,7 +32,9 @@ func (r DebianRecipe) MmdebstrapArgs() []string {
 	}
 }
 
-// Ref is the image reference, named by a content hash of the recipe.
+// Ref is the image reference, tagged by a hash of the recipe: of
+// mmdebstrap's arguments, not of the packages it installs, which Debian
+// may update under the same recipe.
 func (r DebianRecipe) Ref() string {
 	h := sha256.New()
 	fmt.Fprintf(h, "mmdebstrap\x00%s", strings.Join(r.MmdebstrapArgs(), "\x00"))

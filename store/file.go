@@ -55,6 +55,16 @@ func (b *FileBlobs) Create(ctx context.Context, name string, data []byte) error 
 	if err != nil {
 		return err
 	}
+	// The directories made here: their names live in their parents,
+	// which are synced with the object's own directory.
+	var made []string
+	root := filepath.Clean(b.root)
+	for d := filepath.Dir(p); d != root && strings.HasPrefix(d, root+string(filepath.Separator)); d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		made = append(made, d)
+	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", name, err)
 	}
@@ -84,7 +94,29 @@ func (b *FileBlobs) Create(ctx context.Context, name string, data []byte) error 
 		}
 		return fmt.Errorf("create %s: %w", name, err)
 	}
+	// The new name, and those of the directories made for it, are written
+	// to disk before Create returns: an object announced (an approval) is
+	// not lost to a power cut that the file's own fsync would not cover.
+	dirs := []string{filepath.Dir(p)}
+	for _, d := range made {
+		dirs = append(dirs, filepath.Dir(d))
+	}
+	for _, d := range dirs {
+		if err := syncDir(d); err != nil {
+			return fmt.Errorf("create %s: sync directory %s: %w", name, d, err)
+		}
+	}
 	return nil
+}
+
+// syncDir writes a directory's entries to disk.
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
 }
 
 // Read implements Blobs.

@@ -110,12 +110,20 @@ func startServe(t *testing.T, gh *fakegithub.Server, secret string, env ...strin
 	}, env...)...)
 }
 
+// operatorToken is the operator token runServe configures; service.get
+// sends it, as an operator's monitoring does.
+const operatorToken = "operator-token-for-tests-3c9d"
+
 // runServe runs the real binary in dir on 127.0.0.1:0 with a SQLite
-// database and a hidden store in dir, and waits until it listens. Entries
-// of env come last, so they win.
+// database, a hidden store and the operator token in dir, and waits until
+// it listens. Entries of env come last, so they win.
 func runServe(t *testing.T, dir string, env ...string) *service {
 	t.Helper()
 	bin := buildBinary(t)
+	tokenFile := filepath.Join(dir, "operator-token")
+	if err := os.WriteFile(tokenFile, []byte(operatorToken+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "serve")
 	cmd.Dir = dir
@@ -123,6 +131,7 @@ func runServe(t *testing.T, dir string, env ...string) *service {
 		"TESTFIRST_LISTEN=127.0.0.1:0",
 		"TESTFIRST_DATABASE_URL=sqlite://"+filepath.Join(dir, "testfirst.db"),
 		"TESTFIRST_STORE_URL=file://"+filepath.Join(dir, "hidden"),
+		"TESTFIRST_OPERATOR_TOKEN_FILE="+tokenFile,
 	)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
@@ -199,9 +208,15 @@ func (s *service) deliver(t *testing.T, secret, event, id string, body []byte) i
 	return resp.StatusCode
 }
 
+// get GETs path as the operator: with the operator token.
 func (s *service) get(t *testing.T, path string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(s.url + path)
+	req, err := http.NewRequest(http.MethodGet, s.url+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+operatorToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,3 +65,23 @@ func strOrNil(s string) any {
 	}
 	return s
 }
+
+// UserID returns login's user id, registering the login as an existing
+// GitHub user.
+func (s *Server) UserID(login string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.userID(login)
+}
+
+// ClaimLogin gives login to a new account, as GitHub lets anyone take a
+// login its owner renamed away from: the login's user id changes. The
+// login's repository permissions stay as set (SetPermission them anew).
+// It returns the new id.
+func (s *Server) ClaimLogin(login string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := s.newID()
+	s.users[strings.ToLower(login)] = id
+	return id
+}
