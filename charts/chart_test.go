@@ -444,9 +444,21 @@ func TestSecretsAsFiles(t *testing.T) {
 	// session key, and neither Secret needs to exist.
 	r = mustRender(t, required())
 	files := mountedFiles(t, pods(t, r)[appName])
-	for _, f := range []string{"/github-client-secret", "/session-key"} {
+	for _, f := range []string{"/github-client-secret", "/session-key", "/operator-token"} {
 		if _, ok := files[secretDir+f]; ok {
-			t.Errorf("app without github.clientID mounts %s", f)
+			t.Errorf("app without github.clientID or an operator token mounts %s", f)
+		}
+	}
+	// With an operator token, both roles mount it and name it in their
+	// configuration (operator_token_file): /metrics and /readyz's reasons
+	// answer its bearer on either.
+	r = mustRender(t, merge(readValues(t, "values-gke.yaml"), map[string]any{"secrets": map[string]any{"operatorToken": map[string]any{"name": "testfirst-operator", "key": "token"}}}))
+	for _, owner := range []string{appName, graderName} {
+		if got := mountedFiles(t, pods(t, r)[owner])[secretDir+"/operator-token"]; got != "testfirst-operator/token" {
+			t.Errorf("%s: the operator token is mounted from %q", owner, got)
+		}
+		if !slices.Contains(configFiles(t, r, owner), secretDir+"/operator-token") {
+			t.Errorf("%s: the configuration does not name the operator token", owner)
 		}
 	}
 }
@@ -468,7 +480,7 @@ func configFiles(t *testing.T, r *rendered, owner string) []string {
 		t.Errorf("%s: database_url %q in the ConfigMap", owner, c.DatabaseURL)
 	}
 	var out []string
-	for _, f := range []string{c.GitHubPrivateKeyFile, c.WebhookSecretFile, c.GitHubClientSecretFile, c.SessionKeyFile} {
+	for _, f := range []string{c.GitHubPrivateKeyFile, c.WebhookSecretFile, c.GitHubClientSecretFile, c.SessionKeyFile, c.OperatorTokenFile} {
 		if f != "" {
 			out = append(out, f)
 		}

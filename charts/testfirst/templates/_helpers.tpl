@@ -79,6 +79,9 @@ message saying what to set. Included once, by the app's Deployment.
 {{- range $field := list "databaseURL" "githubPrivateKey" "webhookSecret" "cardIdentity" "graderIdentity" -}}
 {{- include "testfirst.secretRef" (list $ $field) -}}
 {{- end -}}
+{{- if .Values.secrets.operatorToken.name -}}
+{{- include "testfirst.secretRef" (list $ "operatorToken") -}}
+{{- end -}}
 {{- if .Values.github.clientID -}}
 {{- range $field := list "githubClientSecret" "sessionKey" -}}
 {{- include "testfirst.secretRef" (list $ $field) -}}
