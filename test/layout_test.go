@@ -347,7 +347,8 @@ type moduleImport struct {
 // moduleImports returns, for every folder below root holding non-test Go
 // files, the imports of module's packages they make. Folders named
 // testdata, and those whose name starts with "." or "_", are skipped, as
-// the go command does.
+// the go command does, and so is a folder with a go.mod of its own (another
+// module, such as the scratch modules make test-kube builds in var/kube).
 func moduleImports(root, module string) (map[string][]moduleImport, error) {
 	out := map[string][]moduleImport{}
 	fset := token.NewFileSet()
@@ -358,6 +359,9 @@ func moduleImports(root, module string) (map[string][]moduleImport, error) {
 		name := d.Name()
 		if d.IsDir() {
 			if path != root && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); path != root && err == nil {
 				return filepath.SkipDir
 			}
 			return nil
