@@ -156,6 +156,11 @@ type Request struct {
 	// proxySocket is the read-only proxy's socket a mirror grade's
 	// sandboxes mount.
 	proxySocket string
+	// context is the base's test support laid beside the hidden tests,
+	// and laid the hidden tests with it: what every sandbox's hidden
+	// directory holds (see TestContextOf).
+	context TestContext
+	laid    *tree.Tree
 	// Split grades the tree under test split (wrapper.Job.Split): the
 	// hidden tests, pytest and every assertion in one process, as a grader
 	// uid that alone can read the tests, and every module of the tree in
@@ -288,6 +293,16 @@ func prepare(req Request) (Request, *tree.Tree, error) {
 	}
 	if req.Limits == (sandbox.Limits{}) {
 		req.Limits = sandbox.DefaultLimits
+	}
+	req.laid = req.Hidden
+	if req.Base != nil && req.Command == nil {
+		limits := req.Limits.HiddenSize/2 - req.Hidden.Size()
+		req.context = TestContextOf(req.Base, req.Hidden, limits)
+		laid, err := withContext(req.Hidden, req.context)
+		if err != nil {
+			return req, nil, fmt.Errorf("lay the base's test support beside the hidden tests: %w", err)
+		}
+		req.laid = laid
 	}
 	var refTree *tree.Tree
 	if req.Reference != nil {
@@ -495,7 +510,7 @@ func evaluateRuns(rep *report.Report, req Request, refTree *tree.Tree, canaries 
 	if baseRun != nil {
 		bc := *baseRun.ev // a copy: the base run may be the tree's own
 		b := &bc
-		rep.BaseCheck = &report.BaseCheck{Counts: report.CountsOf(b.Tests)}
+		rep.BaseCheck = &report.BaseCheck{Counts: report.CountsOf(b.Tests), Context: req.context.Paths(), ContextLeftOut: req.context.LeftOut}
 		switch {
 		case baseCrash != "":
 			rep.BaseCheck.Note = baseCrash + ": every hidden test counts as failing on the base"
@@ -686,7 +701,7 @@ func (g *Grader) run(ctx context.Context, req Request, tree *tree.Tree, canaries
 		job.Split, job.GraderUID = true, uid+1
 	}
 	began := time.Now()
-	sres, err := g.runWrapper(ctx, job, req.Hidden, clean, timeout, req.Limits, req.proxySocket, req.Labels)
+	sres, err := g.runWrapper(ctx, job, req.laid, clean, timeout, req.Limits, req.proxySocket, req.Labels)
 	if err != nil {
 		return nil, err
 	}
