@@ -52,7 +52,13 @@ const (
 	// engineGrace is how long past a run's budget the engine calls that
 	// kill and remove its sandbox may take.
 	engineGrace = 30 * time.Second
+	// baseOvertime is the least time a pull request's grade waits for its
+	// base run once every other run has ended (see runAll).
+	baseOvertime = 30 * time.Second
 )
+
+// errBaseOvertime ends a base run that outlasted the rest of its grade.
+var errBaseOvertime = errors.New("the base run outlasted the rest of the grade")
 
 // Grader grades trees against hidden tests in sandboxes.
 type Grader struct {
@@ -396,8 +402,24 @@ func (g *Grader) runAll(ctx context.Context, req Request, refTree *tree.Tree, ca
 	// of a version without a reference patch, a pull request that changes
 	// nothing): its run is then the base run.
 	sameAsBase := req.Base != nil && req.Base.Digest() == req.Repo.Digest()
+	// The base runs beside the others, under a context of its own: a base
+	// that hangs (the very bug the pull request fixes) must not make the
+	// grade wait out its whole budget.
+	baseCtx, cancelBase := context.WithCancelCause(ctx)
+	defer cancelBase(nil)
+	baseEnded := make(chan error, 1)
+	began := time.Now()
 	if req.Base != nil && !sameAsBase {
-		start(&baseRun, req.Base)
+		go func() {
+			r, err := g.run(baseCtx, req, req.Base, canaries, tj)
+			if err != nil && errors.Is(context.Cause(baseCtx), errBaseOvertime) && ctx.Err() == nil {
+				r, err = &run{res: &wrapper.Result{TimedOut: true}, ev: &evaluate.Evaluation{}, wall: time.Since(began), noReport: true, overtime: true}, nil
+			}
+			baseRun = r
+			baseEnded <- err
+		}()
+	} else {
+		baseEnded <- nil
 	}
 	if refTree != nil && !sameAsRef {
 		start(&refRun, refTree)
@@ -410,7 +432,32 @@ func (g *Grader) runAll(ctx context.Context, req Request, refTree *tree.Tree, ca
 	}
 	strength := g.startStrength(req, refTree, start)
 	if err := group.Wait(); err != nil {
+		cancelBase(err)
+		<-baseEnded
 		return nil, err
+	}
+	// Every other run has ended. The base of a pull request's grade gets
+	// as long again as they took, at least baseOvertime, within its own
+	// budget, and is then killed: it counts as failing every hidden test,
+	// timed out. The version's check, whose tree under test is the
+	// reference, judged the same base with its whole budget. A version
+	// check waits for its base to the end of the base's budget: whether
+	// its hidden tests already pass on the base is what it is for.
+	var baseErr error
+	if !sameAsRef {
+		wait := time.NewTimer(max(baseOvertime, time.Since(began)))
+		select {
+		case baseErr = <-baseEnded:
+		case <-wait.C:
+			cancelBase(errBaseOvertime)
+			baseErr = <-baseEnded
+		}
+		wait.Stop()
+	} else {
+		baseErr = <-baseEnded
+	}
+	if baseErr != nil {
+		return nil, baseErr
 	}
 	if sameAsRef {
 		refRun, refTwin = prRun, prTwin
@@ -643,14 +690,19 @@ type run struct {
 	// noReport is set when the sandbox ended without the wrapper's
 	// report.
 	noReport bool
+	// overtime is set on a base run killed because it outlasted the rest
+	// of its grade (see runAll).
+	overtime bool
 }
 
 // crash says how the run ended without an answer (it hung past its budget,
 // the runner was killed, the sandbox died without a report), or "".
 func (r *run) crash() string {
 	switch {
+	case r.overtime:
+		return fmt.Sprintf("the run timed out: it was killed after %.0fs, when the rest of the grade had ended and it had run as long again", r.wall.Seconds())
 	case r.res.TimedOut:
-		return fmt.Sprintf("the run was killed at the end of its budget after %.0fs", r.wall.Seconds())
+		return fmt.Sprintf("the run timed out: it was killed at the end of its budget after %.0fs", r.wall.Seconds())
 	case r.noReport:
 		return "the sandbox ended without a report"
 	case r.res.Signal != "":

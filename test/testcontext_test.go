@@ -157,8 +157,16 @@ func TestHangingBase(t *testing.T) {
 		want report.Verdict
 	}{{calcPR, report.VerdictPass}, {hang, report.VerdictFail}} {
 		began := time.Now()
-		rep := grade(t, grader.Request{Repo: treeOf(t, map[string]string{"calc.py": pr.calc}), Hidden: hidden, Base: base, Timeout: 40 * time.Second})
+		rep := grade(t, grader.Request{Repo: treeOf(t, map[string]string{"calc.py": pr.calc}), Hidden: hidden, Base: base, Timeout: 75 * time.Second})
 		took := time.Since(began)
+		// The base's budget is 60 s; the right pull request's runs take a
+		// few seconds, and its grade waits for the base 30 s past them.
+		if pr.want == report.VerdictPass && took > 50*time.Second {
+			t.Errorf("the right pull request's grade took %.1fs: it waited out the hanging base's budget", took.Seconds())
+		}
+		if pr.want == report.VerdictPass && (rep.BaseCheck == nil || !strings.Contains(rep.BaseCheck.Note, "timed out")) {
+			t.Errorf("base check %+v does not say the base timed out", rep.BaseCheck)
+		}
 		if rep.Verdict != pr.want {
 			t.Errorf("pull request %q: verdict %s (%q), want %s; tests %v", pr.calc, rep.Verdict, rep.Reasons, pr.want, rep.Tests)
 		}
