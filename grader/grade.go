@@ -439,10 +439,11 @@ func (g *Grader) runAll(ctx context.Context, req Request, refTree *tree.Tree, ca
 	// Every other run has ended. The base of a pull request's grade gets
 	// as long again as they took, at least baseOvertime, within its own
 	// budget, and is then killed: it counts as failing every hidden test,
-	// timed out. The version's check, whose tree under test is the
-	// reference, judged the same base with its whole budget. A version
-	// check waits for its base to the end of the base's budget: whether
-	// its hidden tests already pass on the base is what it is for.
+	// timed out. The version's check grades the base itself as its tree
+	// under test (sameAsBase: no separate base run), with the whole
+	// budget: whether the hidden tests already pass on the base is what
+	// it is for, and a pull request's base run only repeats it. A grade of
+	// the reference itself waits for its base too.
 	var baseErr error
 	if !sameAsRef {
 		wait := time.NewTimer(max(baseOvertime, time.Since(began)))
