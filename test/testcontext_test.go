@@ -176,3 +176,13 @@ func TestHangingBase(t *testing.T) {
 		t.Logf("pull request %q graded %s in %.1fs", pr.calc, rep.Verdict, took.Seconds())
 	}
 }
+
+// Graded split, a tree that hangs in a call fails the same way, timed out.
+func TestHangingBaseSplit(t *testing.T) {
+	hang := treeOf(t, map[string]string{"calc.py": "def fixed():\n    while True:\n        pass\n"})
+	rep := grade(t, grader.Request{Repo: hang, Hidden: hiddenWith(t, nil), Base: hang, Timeout: 40 * time.Second, Split: true})
+	if rep.Verdict != report.VerdictFail || !slices.Contains(rep.Failed, "test_calc.py::test_fixed") ||
+		!slices.ContainsFunc(rep.Reasons, func(r string) bool { return strings.Contains(r, "timed out") }) {
+		t.Errorf("split, a tree that hangs: verdict %s (%q), failed %v; want fail, timed out", rep.Verdict, rep.Reasons, rep.Failed)
+	}
+}
