@@ -396,7 +396,7 @@ func (s *Service) Card(ctx context.Context, viewer string, ref handlers.TicketRe
 		page.TestsKnown = c.Tests != nil
 		known = c.Tests
 		page.Base = &handlers.BaseResult{Guards: c.Base.GuardTests, AllPass: c.Base.AllPass, Passed: c.Base.Counts.Passed, Total: c.Base.Counts.Total, Error: c.Base.Error,
-			Flaky: c.Base.Flaky, Skips: c.SkipsHere(), Broken: c.Base.Broken, Note: c.Base.Note}
+			Flaky: c.Base.Flaky, Skips: c.SkipsHere(), Broken: c.Base.Broken, Note: c.Base.Note, Context: c.Base.Context, ContextLeftOut: c.Base.ContextLeftOut}
 		if c.Reference != nil {
 			page.Reference = &handlers.ReferenceResult{AllPass: c.Reference.AllPass, Failed: c.Reference.Failed, Passed: c.Reference.Counts.Passed, Total: c.Reference.Counts.Total, Error: c.Reference.Error,
 				Mutation: mutationView(c.Reference.Mutation)}

@@ -186,6 +186,7 @@ func TestCardShowsVersion(t *testing.T) {
 		"this is all the implementer learns", "tests/hidden/test_totals.py::test_whole",
 		"1 guard test", "keeps old totals", "Not among the hidden tests", "tests/hidden/test_totals.py::test_gone",
 		"tfc-masked", v.Digest, "writer-bot", "Approve v1", "Reject v1", "Policy <strong>single</strong>",
+		"From the base commit", "<code>tests/helpers.py</code>", "Left out for size: <code>tests/data/huge.bin</code>",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("card lacks %q", want)

@@ -171,8 +171,9 @@ func (f *cardFixture) push(t *testing.T, criteria map[string][]string) store.Ver
 
 // defaultCheck is a base check: three tests, one passing on base.
 var defaultCheck = pipeline.VersionCheck{
-	Tests:     []string{"tests/hidden/test_totals.py::test_whole", "tests/hidden/test_totals.py::test_empty", "tests/hidden/test_totals.py::test_existing"},
-	Base:      report.BaseCheck{GuardTests: []string{"tests/hidden/test_totals.py::test_existing"}, Counts: report.Counts{Passed: 1, Failed: 2, Total: 3}},
+	Tests: []string{"tests/hidden/test_totals.py::test_whole", "tests/hidden/test_totals.py::test_empty", "tests/hidden/test_totals.py::test_existing"},
+	Base: report.BaseCheck{GuardTests: []string{"tests/hidden/test_totals.py::test_existing"}, Counts: report.Counts{Passed: 1, Failed: 2, Total: 3},
+		Context: []string{"tests/__init__.py", "tests/helpers.py"}, ContextLeftOut: []string{"tests/data/huge.bin"}},
 	Reference: nil,
 }
 

@@ -15,7 +15,9 @@ const maxRerun = 32
 // (a rerun would change no verdict), or too many failed.
 func rerunOf(r *run) []string {
 	ids := evaluate.FailingFunctions(r.ev)
-	if len(ids) == 0 || len(ids) > maxRerun || len(r.ev.Problems) > 0 || len(r.ev.Tampered) > 0 {
+	// A run killed at its deadline is not run again: its tests failed by
+	// hanging, and a rerun would only hang as long once more.
+	if len(ids) == 0 || r.res.TimedOut || len(ids) > maxRerun || len(r.ev.Problems) > 0 || len(r.ev.Tampered) > 0 {
 		return nil
 	}
 	return ids

@@ -53,7 +53,13 @@ const (
 	// engineGrace is how long past a run's budget the engine calls that
 	// kill and remove its sandbox may take.
 	engineGrace = 30 * time.Second
+	// baseOvertime is the least time a pull request's grade waits for its
+	// base run once every other run has ended (see runAll).
+	baseOvertime = 30 * time.Second
 )
+
+// errBaseOvertime ends a base run that outlasted the rest of its grade.
+var errBaseOvertime = errors.New("the base run outlasted the rest of the grade")
 
 // Grader grades trees against hidden tests in sandboxes.
 type Grader struct {
@@ -157,6 +163,11 @@ type Request struct {
 	// proxySocket is the read-only proxy's socket a mirror grade's
 	// sandboxes mount.
 	proxySocket string
+	// context is the base's test support laid beside the hidden tests,
+	// and laid the hidden tests with it: what every sandbox's hidden
+	// directory holds (see TestContextOf).
+	context TestContext
+	laid    *tree.Tree
 	// Split grades the tree under test split (wrapper.Job.Split): the
 	// hidden tests, pytest and every assertion in one process, as a grader
 	// uid that alone can read the tests, and every module of the tree in
@@ -291,6 +302,16 @@ func prepare(req Request) (Request, *tree.Tree, error) {
 	if req.Limits == (sandbox.Limits{}) {
 		req.Limits = sandbox.DefaultLimits
 	}
+	req.laid = req.Hidden
+	if req.Base != nil && req.Command == nil {
+		limits := req.Limits.HiddenSize/2 - req.Hidden.Size()
+		req.context = TestContextOf(req.Base, req.Hidden, limits)
+		laid, err := withContext(req.Hidden, req.context)
+		if err != nil {
+			return req, nil, fmt.Errorf("lay the base's test support beside the hidden tests: %w", err)
+		}
+		req.laid = laid
+	}
 	var refTree *tree.Tree
 	if req.Reference != nil {
 		var err error
@@ -383,8 +404,24 @@ func (g *Grader) runAll(ctx context.Context, req Request, refTree *tree.Tree, ca
 	// of a version without a reference patch, a pull request that changes
 	// nothing): its run is then the base run.
 	sameAsBase := req.Base != nil && req.Base.Digest() == req.Repo.Digest()
+	// The base runs beside the others, under a context of its own: a base
+	// that hangs (the very bug the pull request fixes) must not make the
+	// grade wait out its whole budget.
+	baseCtx, cancelBase := context.WithCancelCause(ctx)
+	defer cancelBase(nil)
+	baseEnded := make(chan error, 1)
+	began := time.Now()
 	if req.Base != nil && !sameAsBase {
-		start(&baseRun, req.Base)
+		go func() {
+			r, err := g.run(baseCtx, req, req.Base, canaries, tj)
+			if err != nil && errors.Is(context.Cause(baseCtx), errBaseOvertime) && ctx.Err() == nil {
+				r, err = &run{res: &wrapper.Result{TimedOut: true}, ev: &evaluate.Evaluation{}, wall: time.Since(began), noReport: true, overtime: true}, nil
+			}
+			baseRun = r
+			baseEnded <- err
+		}()
+	} else {
+		baseEnded <- nil
 	}
 	if refTree != nil && !sameAsRef {
 		start(&refRun, refTree)
@@ -397,7 +434,33 @@ func (g *Grader) runAll(ctx context.Context, req Request, refTree *tree.Tree, ca
 	}
 	strength := g.startStrength(req, refTree, start)
 	if err := group.Wait(); err != nil {
+		cancelBase(err)
+		<-baseEnded
 		return nil, err
+	}
+	// Every other run has ended. The base of a pull request's grade gets
+	// as long again as they took, at least baseOvertime, within its own
+	// budget, and is then killed: it counts as failing every hidden test,
+	// timed out. The version's check grades the base itself as its tree
+	// under test (sameAsBase: no separate base run), with the whole
+	// budget: whether the hidden tests already pass on the base is what
+	// it is for, and a pull request's base run only repeats it. A grade of
+	// the reference itself waits for its base too.
+	var baseErr error
+	if !sameAsRef {
+		wait := time.NewTimer(max(baseOvertime, time.Since(began)))
+		select {
+		case baseErr = <-baseEnded:
+		case <-wait.C:
+			cancelBase(errBaseOvertime)
+			baseErr = <-baseEnded
+		}
+		wait.Stop()
+	} else {
+		baseErr = <-baseEnded
+	}
+	if baseErr != nil {
+		return nil, baseErr
 	}
 	if sameAsRef {
 		refRun, refTwin = prRun, prTwin
@@ -497,7 +560,7 @@ func evaluateRuns(rep *report.Report, req Request, refTree *tree.Tree, canaries 
 	if baseRun != nil {
 		bc := *baseRun.ev // a copy: the base run may be the tree's own
 		b := &bc
-		rep.BaseCheck = &report.BaseCheck{Counts: report.CountsOf(b.Tests)}
+		rep.BaseCheck = &report.BaseCheck{Counts: report.CountsOf(b.Tests), Context: req.context.Paths(), ContextLeftOut: req.context.LeftOut}
 		switch {
 		case baseCrash != "":
 			rep.BaseCheck.Note = baseCrash + ": every hidden test counts as failing on the base"
@@ -630,14 +693,19 @@ type run struct {
 	// noReport is set when the sandbox ended without the wrapper's
 	// report.
 	noReport bool
+	// overtime is set on a base run killed because it outlasted the rest
+	// of its grade (see runAll).
+	overtime bool
 }
 
 // crash says how the run ended without an answer (it hung past its budget,
 // the runner was killed, the sandbox died without a report), or "".
 func (r *run) crash() string {
 	switch {
+	case r.overtime:
+		return fmt.Sprintf("the run timed out: it was killed after %.0fs, when the rest of the grade had ended and it had run as long again", r.wall.Seconds())
 	case r.res.TimedOut:
-		return fmt.Sprintf("the run was killed at the end of its budget after %.0fs", r.wall.Seconds())
+		return fmt.Sprintf("the run timed out: it was killed at the end of its budget after %.0fs", r.wall.Seconds())
 	case r.noReport:
 		return "the sandbox ended without a report"
 	case r.res.Signal != "":
@@ -688,7 +756,7 @@ func (g *Grader) run(ctx context.Context, req Request, tree *tree.Tree, canaries
 		job.Split, job.GraderUID = true, uid+1
 	}
 	began := time.Now()
-	sres, err := g.runWrapper(ctx, job, req.Hidden, clean, timeout, req.Limits, req.proxySocket, req.Labels)
+	sres, err := g.runWrapper(ctx, job, req.laid, clean, timeout, req.Limits, req.proxySocket, req.Labels)
 	if err != nil {
 		return nil, err
 	}

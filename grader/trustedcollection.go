@@ -47,7 +47,7 @@ func (g *Grader) collectTrusted(ctx context.Context, req Request, trusted *tree.
 		ProcLimit:     int(max(req.Limits.Pids-procReserve, req.Limits.Pids/2)),
 		SourceDir:     detect.SourceDir(req.Base),
 	}
-	sres, err := g.runWrapper(ctx, job, req.Hidden, clean, timeout, req.Limits, "", req.Labels)
+	sres, err := g.runWrapper(ctx, job, req.laid, clean, timeout, req.Limits, "", req.Labels)
 	if err != nil {
 		return nil, err
 	}

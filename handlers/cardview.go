@@ -355,6 +355,11 @@ type BaseResult struct {
 	// fixture); Note what happened to a base run that hung or crashed.
 	Broken []string
 	Note   string
+	// Context lists the base's own test support files the runs lay beside
+	// the hidden tests (helpers, conftest files, data); ContextLeftOut
+	// those left out for size.
+	Context        []string
+	ContextLeftOut []string
 }
 
 // TwinsResult is the twin coverage of a version: each twinned test runs

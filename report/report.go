@@ -117,6 +117,13 @@ type BaseCheck struct {
 	// tests in reverse order; only with Request.TestStrength. A flaky test
 	// must never be twinned.
 	Flaky []string `json:"flaky"`
+	// Context lists the base's own test support files (conftest.py
+	// files, packages, helper modules, data files of the test directories
+	// that hold hidden tests) laid beside the hidden tests for every run
+	// of the grade; ContextLeftOut those left out to keep within the size
+	// bound.
+	Context        []string `json:"context,omitempty"`
+	ContextLeftOut []string `json:"context_left_out,omitempty"`
 }
 
 // ReferenceCheck is the result of running the hidden tests on the base tree

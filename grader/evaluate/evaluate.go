@@ -43,6 +43,10 @@ type Evaluation struct {
 	// (see reportedName) to the id pytest gave it, which only the
 	// trusted side of a split run's report uses.
 	rawIDs map[string]string
+	// beforeReport counts the problems found before the runner's report
+	// was read: those of a run killed at its deadline that are not about
+	// the report it could not finish.
+	beforeReport int
 }
 
 func (e *Evaluation) problemf(format string, args ...any) {
@@ -171,9 +175,6 @@ func evaluatePytest(res *wrapper.Result) *Evaluation {
 	if len(res.Expected) == 0 && res.ListError == "" {
 		ev.problemf("no hidden tests found: hidden files must define test_* functions or Test* classes in test_*.py or *_test.py files")
 	}
-	if res.TimedOut {
-		ev.problemf("the test run was killed at its deadline after %.0fs", res.Seconds)
-	}
 	if res.Signal != "" && !res.TimedOut {
 		ev.problemf("the runner was killed by %s", res.Signal)
 	}
@@ -184,6 +185,7 @@ func evaluatePytest(res *wrapper.Result) *Evaluation {
 		ev.Notes = append(ev.Notes, fmt.Sprintf("%d process(es) of the code under test outlived the runner and were killed", res.Leftovers))
 	}
 
+	ev.beforeReport = len(ev.Problems)
 	cases, err := ParseJUnit(res.JUnit)
 	if err != nil {
 		ev.problemf("%v", err)
@@ -360,7 +362,34 @@ func evaluatePytest(res *wrapper.Result) *Evaluation {
 	case res.ExitCode != 0 && res.ExitCode != 1:
 		ev.problemf("the runner exited %d (%s)", res.ExitCode, pytestExit(res.ExitCode))
 	}
+	if res.TimedOut {
+		timedOut(ev, res)
+	}
 	return ev
+}
+
+// timedOut makes ev the evaluation of a pytest run killed at the end of
+// its budget: a test that hangs (an endless loop, often the very bug a
+// pull request fixes) fails, it is no fault of the grade. The runner
+// writes its report at the end, so what a killed run left of one is not
+// believed: every hidden test it did not report failing counts as failing,
+// none as passing, and the problems that only say the report is missing or
+// cut are dropped. What the run showed of the runner itself (a sentinel
+// that came out wrong, its evidence) still counts.
+func timedOut(ev *Evaluation, res *wrapper.Result) {
+	ev.Problems = ev.Problems[:ev.beforeReport]
+	fail := func(rs []report.TestResult) {
+		for i := range rs {
+			if rs[i].Outcome != report.OutcomeFailed && rs[i].Outcome != report.OutcomeError {
+				rs[i].Outcome = report.OutcomeFailed
+			}
+		}
+	}
+	fail(ev.Tests)
+	for _, rs := range ev.cases {
+		fail(rs)
+	}
+	ev.Notes = append(ev.Notes, fmt.Sprintf("timed out: the test run was killed at the end of its budget after %.0fs; every hidden test it did not report failing counts as failing", res.Seconds))
 }
 
 func pytestExit(code int) string {

@@ -233,9 +233,29 @@ func TestEvaluatePytest(t *testing.T) {
 				r.TimedOut, r.Signal, r.Seconds, r.JUnit = true, "SIGKILL", 600, nil
 			}),
 			want: evalWant{
-				tests:     allOutcome(report.OutcomeNotRun, report.OutcomeNotRun),
+				tests:     allOutcome(report.OutcomeFailed, report.OutcomeFailed),
 				sentinels: report.SentinelsAbsent,
-				problems:  []string{"killed at its deadline after 600s", "wrote no JUnit report"},
+				notes:     []string{"timed out: the test run was killed at the end of its budget after 600s"},
+			},
+		},
+		{
+			// A report the run wrote before it hung is not believed: a
+			// killed run passes nothing.
+			name: "timed out after writing a report that passes",
+			res: with(pytestRun(-1, allPassCases()...), func(r *wrapper.Result) {
+				r.TimedOut, r.Signal, r.Seconds = true, "SIGKILL", 600
+			}),
+			want: evalWant{
+				tests: []report.TestResult{
+					{ID: "tests/test_x.py::TestC::test_m", Outcome: report.OutcomeFailed},
+					{ID: "tests/test_x.py::test_a", Outcome: report.OutcomeFailed},
+					{ID: "tests/test_x.py::test_b", Outcome: report.OutcomeFailed},
+					{ID: "tests/test_x.py::test_p[1-2]", Outcome: report.OutcomeFailed},
+					{ID: "tests/test_x.py::test_p[3-4]", Outcome: report.OutcomeFailed},
+					{ID: "tests/test_y.py::test_c", Outcome: report.OutcomeFailed},
+				},
+				sentinels: report.SentinelsOK,
+				notes:     []string{"timed out: the test run was killed at the end of its budget after 600s"},
 			},
 		},
 		{

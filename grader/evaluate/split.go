@@ -4,10 +4,15 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/testfirst-app/testfirst/report"
 	"github.com/testfirst-app/testfirst/wrapper"
 )
+
+// splitNoAnswer begins the reason the trusted side of a split run gives
+// when the tree did not answer a call in time (testfirst_split.py).
+const splitNoAnswer = "the code under test did not answer within "
 
 // splitEvidence judges a split run's own report (wrapper.SplitReport). The
 // runner's in-process evidence does not apply: the code under test never
@@ -18,7 +23,14 @@ func splitEvidence(res *wrapper.Result, ev *Evaluation, set *EvidenceSet) {
 		return
 	}
 	dirsEvidence(res, set)
-	if b := res.Split.Broken; b != "" {
+	switch b := res.Split.Broken; {
+	case strings.HasPrefix(b, splitNoAnswer):
+		// The tree hung in a call: the tests from then on failed closed,
+		// and it is the code's fault, not the grade's. The trusted side
+		// writes the reason and keeps the first one: the tree cannot
+		// choose it.
+		ev.Notes = append(ev.Notes, "timed out: split grading stopped: "+b)
+	case b != "":
 		ev.problemf("split grading stopped: %s", b)
 	}
 }
