@@ -13,14 +13,7 @@ import (
 // real host) is the one a writer is sent to; a restart at the same URL
 // writes nothing.
 func TestServedFollowsTheServicesURL(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.Chmod(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	blobs, err := NewFileBlobs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	blobs := privateFileBlobs(t)
 	ctx := t.Context()
 	if _, err := ReadServed(ctx, blobs); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a store no service started on: %v, want ErrNotFound", err)
@@ -57,4 +50,19 @@ func TestServedFollowsTheServicesURL(t *testing.T) {
 	if len(names) != 3 {
 		t.Errorf("the store holds %d service records, want 3: %q", len(names), names)
 	}
+}
+
+// privateFileBlobs is a file store in a directory of the test's own, mode
+// 0700 as NewFileBlobs wants it.
+func privateFileBlobs(t *testing.T) *FileBlobs {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	blobs, err := NewFileBlobs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return blobs
 }

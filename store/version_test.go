@@ -1,7 +1,6 @@
 package store
 
 import (
-	"os"
 	"strings"
 	"testing"
 )
@@ -11,18 +10,10 @@ import (
 // wrong, and uses up no version number: the corrected push is v1. A
 // broken Python file a test only reads (a linter's fixture) is kept.
 func TestPushRefusesTestsPythonCannotCompile(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.Chmod(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	blobs, err := NewFileBlobs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, _ := openStore(t, blobs, newKeys(t))
+	w, _ := openStore(t, privateFileBlobs(t), newKeys(t))
 	broken := draft("writer-bot")
 	broken.Files[0].Data = []byte("from calc import add\n\n\ndef test_add()\n    assert add(2, 3) == 5\n")
-	_, err = w.Push(t.Context(), ticket, broken)
+	_, err := w.Push(t.Context(), ticket, broken)
 	for _, want := range []string{`file "tests/test_calc.py" line 4: expected ':'`, "nothing was stored"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("push of a test module with a syntax error: %v; want it to say %q", err, want)

@@ -82,9 +82,9 @@ func EnvironmentRecipe() string {
 		"\x00each requirement alone when they fail together"
 }
 
-// lastPipError is the last line of pip's output that starts with
+// LastPipError is the last line of pip's output that starts with
 // "ERROR:", or its last line.
-func lastPipError(out []byte) string {
+func LastPipError(out []byte) string {
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		if strings.HasPrefix(lines[i], "ERROR:") {
@@ -170,7 +170,7 @@ func buildEnvironment(rp *reaper, id identity, j Job, deadline time.Time, res *R
 				break
 			}
 			if st.ws.ExitStatus() != 0 {
-				res.Unavailable = append(res.Unavailable, Unavailable{Requirement: req, Error: lastPipError(one.kept),
+				res.Unavailable = append(res.Unavailable, Unavailable{Requirement: req, Error: LastPipError(one.kept),
 					Missing: bytes.Contains(one.kept, []byte("No matching distribution found for"))})
 			}
 		}

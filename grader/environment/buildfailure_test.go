@@ -1,6 +1,7 @@
 package environment
 
 import (
+	"github.com/testfirst-app/testfirst/wrapper"
 	"net/url"
 	"strings"
 	"testing"
@@ -22,8 +23,8 @@ func TestBuildErrorMessages(t *testing.T) {
 	if got := missingPackages([]byte(pipMissing)); !cmp.Equal(got, []string{"nosuchpkg>=1"}) {
 		t.Errorf("missingPackages = %q", got)
 	}
-	if got := lastErrorLine([]byte(pipMissing)); got != "ERROR: No matching distribution found for nosuchpkg>=1" {
-		t.Errorf("lastErrorLine = %q", got)
+	if got := wrapper.LastPipError([]byte(pipMissing)); got != "ERROR: No matching distribution found for nosuchpkg>=1" {
+		t.Errorf("LastPipError = %q", got)
 	}
 	for _, tt := range []struct {
 		err  BuildError

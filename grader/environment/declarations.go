@@ -258,33 +258,27 @@ func Declarations(t *tree.Tree) (Declared, error) {
 			continue
 		}
 		f, _ := t.Lookup(name)
+		var reqs, dev []string
 		switch name {
 		case "pyproject.toml":
-			reqs, dev, err := pyprojectRequirements(f.Data, extras)
-			if err != nil {
+			var err error
+			if reqs, dev, err = pyprojectRequirements(f.Data, extras); err != nil {
 				return d, fmt.Errorf("%s: %w", name, err)
 			}
-			read[name] = true
-			d.Files = append(d.Files, name)
-			for _, r := range reqs {
-				add(r, kindTest, name)
-			}
-			for _, r := range dev {
-				add(r, kindDev, name+" ["+devGroup+"]")
-			}
 		case "setup.cfg":
-			reqs, dev := setupCfgRequirements(f.Data, extras)
-			read[name] = true
-			d.Files = append(d.Files, name)
-			for _, r := range reqs {
-				add(r, kindTest, name)
-			}
-			for _, r := range dev {
-				add(r, kindDev, name+" ["+devGroup+"]")
-			}
+			reqs, dev = setupCfgRequirements(f.Data, extras)
 		default:
 			kind, _ := declKind(name)
 			readReqs(name, kind, 0)
+			continue
+		}
+		read[name] = true
+		d.Files = append(d.Files, name)
+		for _, r := range reqs {
+			add(r, kindTest, name)
+		}
+		for _, r := range dev {
+			add(r, kindDev, name+" ["+devGroup+"]")
 		}
 	}
 	return d, nil

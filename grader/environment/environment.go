@@ -485,7 +485,7 @@ func (e *Environments) failure(res sandbox.Result, parsed bool, w *wrapper.Resul
 	default:
 		be.Missing = missingPackages(w.Output)
 		be.Runner = runnerConflict.Match(w.Output)
-		be.Reason = fmt.Sprintf("pip exited %d: %s", w.ExitCode, lastErrorLine(w.Output))
+		be.Reason = fmt.Sprintf("pip exited %d: %s", w.ExitCode, wrapper.LastPipError(w.Output))
 	}
 	return be
 }
@@ -505,16 +505,6 @@ func missingPackages(out []byte) []string {
 		}
 	}
 	return names
-}
-
-func lastErrorLine(out []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.HasPrefix(lines[i], "ERROR:") {
-			return strings.TrimSpace(lines[i])
-		}
-	}
-	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 // BuildError says why an environment could not be built. Its message is
