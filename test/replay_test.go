@@ -1,0 +1,107 @@
+package test
+
+import (
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/testfirst-app/testfirst/test/fakegithub"
+)
+
+// Only a delivery's body is signed: its X-GitHub-Event and
+// X-GitHub-Delivery headers are not. Someone who holds one signed body (a
+// proxy's log, a shared tunnel) can send it again under another delivery
+// id or another event. These tests do that through the real binary, next
+// to the honest sequences that must keep working.
+
+// replayService is serve on SQLite against the fake GitHub, with issue #1
+// of Codertocat/Hello-World, whose requester alice is an admin.
+func replayService(t *testing.T) (*fakegithub.Server, *service) {
+	t.Helper()
+	gh := fakegithub.New(t)
+	gh.AddInstallation(1, pipeOwner)
+	gh.AddRepo(1, pipeOwner, pipeRepo, pipeBranch)
+	gh.Commit(pipeOwner, pipeRepo, pipeBranch, map[string]string{"README.md": "base\n"})
+	gh.AddIssue(pipeOwner, pipeRepo, 1, "alice", "Count words")
+	gh.SetPermission(pipeOwner, pipeRepo, "alice", "admin")
+	return gh, startServe(t, gh, pipeSecret)
+}
+
+// labelPayload is an issues delivery of action on issue #1 by alice, as
+// GitHub sends it at the given time (issue.updated_at differs between two
+// real deliveries).
+func labelPayload(t *testing.T, action, at string) []byte {
+	t.Helper()
+	return patchFixture(t, "issues/"+action+".payload.json", map[string]any{
+		"label.name": "test-first", "issue.number": 1, "installation.id": 1, "sender.login": "alice", "issue.updated_at": at})
+}
+
+// mustDeliver delivers and wants 202.
+func (s *service) mustDeliver(t *testing.T, event, id string, body []byte) {
+	t.Helper()
+	if code := s.deliver(t, pipeSecret, event, id, body); code != http.StatusAccepted {
+		t.Fatalf("%s %s answered %d, want 202", event, id, code)
+	}
+}
+
+// logCount counts the service's log lines with msg.
+func (s *service) logCount(msg string) int {
+	return strings.Count(s.log(), `"msg":"`+msg+`"`)
+}
+
+// openWithdrawnTicket labels issue #1 (on GitHub, then its delivery),
+// waits for the ticket, then takes the label off and waits for the
+// withdrawal. It returns the labeled body.
+func openWithdrawnTicket(t *testing.T, gh *fakegithub.Server, s *service) []byte {
+	t.Helper()
+	gh.LabelIssue(pipeOwner, pipeRepo, 1, "test-first")
+	labeled := labelPayload(t, "labeled", "2026-12-01T09:00:00Z")
+	s.mustDeliver(t, "issues", "label-1", labeled)
+	waitFor(t, "the ticket", 60*time.Second, func() bool { return s.logCount("ticket opened") == 1 }, s.log)
+	gh.UnlabelIssue(pipeOwner, pipeRepo, 1, "test-first")
+	s.mustDeliver(t, "issues", "unlabel-1", labelPayload(t, "unlabeled", "2026-12-01T09:01:00Z"))
+	waitFor(t, "the withdrawal", 60*time.Second, func() bool { return s.logCount("ticket unlabeled") == 1 }, s.log)
+	return labeled
+}
+
+// TestServeRefusesPayloadOfAnotherEvent: an issues.opened body sent as a
+// pull_request delivery is refused with 400 and recorded nowhere (it made
+// a pull request numbered 0); so is a pull_request body without a number.
+// The same body as the issues event it is, and a real pull_request
+// delivery under the id the forged one used, are accepted.
+func TestServeRefusesPayloadOfAnotherEvent(t *testing.T) {
+	gh, s := replayService(t)
+	dbPath := filepath.Join(s.dir, "testfirst.db")
+	opened := patchFixture(t, "issues/opened.payload.json", map[string]any{"issue.number": 1, "installation.id": 1})
+	if code := s.deliver(t, pipeSecret, "pull_request", "forged-pr", opened); code != http.StatusBadRequest {
+		t.Errorf("an issues.opened body as pull_request answered %d, want 400", code)
+	}
+	noNumber := patchFixture(t, "pull_request/opened.payload.json", map[string]any{"number": 0, "pull_request.number": 0, "installation.id": 1})
+	if code := s.deliver(t, pipeSecret, "pull_request", "pr-0", noNumber); code != http.StatusBadRequest {
+		t.Errorf("a pull_request body numbered 0 answered %d, want 400", code)
+	}
+	labeledAsComment := labelPayload(t, "labeled", "2026-12-01T09:00:00Z")
+	if code := s.deliver(t, pipeSecret, "issue_comment", "forged-comment", labeledAsComment); code != http.StatusBadRequest {
+		t.Errorf("an issues.labeled body as issue_comment answered %d, want 400", code)
+	}
+	if !strings.Contains(s.log(), `pull_request delivery without a pull_request object`) {
+		t.Errorf("no log line says why the forged pull_request was refused:\n%s", s.log())
+	}
+
+	// Honest shapes: the body as what it is, and the id of the refused
+	// forgery still free for GitHub's real delivery.
+	s.mustDeliver(t, "issues", "opened-1", opened)
+	head := gh.Commit(pipeOwner, pipeRepo, "feature", map[string]string{"README.md": "change\n"})
+	gh.AddPull(pipeOwner, pipeRepo, 2, head, pipeBranch, "Fixes #1", pipeOwner+"/"+pipeRepo)
+	s.mustDeliver(t, "pull_request", "forged-pr", patchFixture(t, "pull_request/opened.payload.json", map[string]any{
+		"number": 2, "pull_request.number": 2, "pull_request.body": "Fixes #1", "pull_request.head.sha": head,
+		"pull_request.state": "open", "installation.id": 1}))
+	waitFor(t, "pull request #2", 60*time.Second, func() bool {
+		return countRows(t, dbPath, "SELECT count(*) FROM pull_requests WHERE number = 2") == 1
+	}, s.log)
+	if n := countRows(t, dbPath, "SELECT count(*) FROM pull_requests WHERE number <> 2"); n != 0 {
+		t.Errorf("%d pull request rows besides #2", n)
+	}
+}
