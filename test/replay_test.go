@@ -105,3 +105,47 @@ func TestServeRefusesPayloadOfAnotherEvent(t *testing.T) {
 		t.Errorf("%d pull request rows besides #2", n)
 	}
 }
+
+// TestServeRepositoryRemovalKeepsItsInstallation: a repository moved from
+// installation 2 to installation 1; installation 2's removal of it,
+// delivered late, must not remove it from installation 1. Installation
+// 2's removal of a repository it does have still removes it.
+func TestServeRepositoryRemovalKeepsItsInstallation(t *testing.T) {
+	gh := fakegithub.New(t)
+	gh.AddInstallation(1, pipeOwner)
+	gh.AddRepo(1, pipeOwner, pipeRepo, pipeBranch)
+	gh.AddInstallation(2, "octocat")
+	gh.AddRepo(2, "octocat", "Spoon-Knife", "main")
+	s := startServe(t, gh, pipeSecret)
+	dbPath := filepath.Join(s.dir, "testfirst.db")
+	const moved, kept = 186853002, 1296269
+	repo := func(id int64, owner, name string) map[string]any {
+		return map[string]any{"id": id, "name": name, "full_name": owner + "/" + name, "private": false}
+	}
+	installed := func(id int64, account string, repos ...map[string]any) []byte {
+		return patchFixture(t, "installation/created.payload.json", map[string]any{
+			"installation.id": id, "installation.account.login": account, "repositories": repos})
+	}
+	// Installation 2 had both; the moved one now belongs to installation 1.
+	s.mustDeliver(t, "installation", "inst-2", installed(2, "octocat", repo(moved, "octocat", "Spoon-Knife"), repo(kept, "octocat", "Spoon-Knife")))
+	waitFor(t, "installation 2's repositories", 60*time.Second, func() bool {
+		return countRows(t, dbPath, "SELECT count(*) FROM repositories WHERE installation_id = 2") == 2
+	}, s.log)
+	s.mustDeliver(t, "installation", "inst-1", installed(1, pipeOwner, repo(moved, pipeOwner, pipeRepo)))
+	waitFor(t, "the moved repository under installation 1", 60*time.Second, func() bool {
+		return countRows(t, dbPath, "SELECT count(*) FROM repositories WHERE id = $1 AND installation_id = 1", moved) == 1
+	}, s.log)
+
+	s.mustDeliver(t, "installation_repositories", "removed-2", patchFixture(t, "installation_repositories/removed.payload.json", map[string]any{
+		"installation.id": 2, "installation.account.login": "octocat",
+		"repositories_removed": []any{repo(moved, "octocat", "Spoon-Knife"), repo(kept, "octocat", "Spoon-Knife")}}))
+	waitFor(t, "the removal handled", 60*time.Second, func() bool {
+		return countRows(t, dbPath, "SELECT count(*) FROM audit_events WHERE kind = 'installation_repositories.removed'") == 1
+	}, s.log)
+	if n := countRows(t, dbPath, "SELECT count(*) FROM repositories WHERE id = $1 AND removed_at IS NOT NULL", kept); n != 1 {
+		t.Errorf("installation 2's own repository was not removed")
+	}
+	if n := countRows(t, dbPath, "SELECT count(*) FROM repositories WHERE id = $1 AND removed_at IS NULL", moved); n != 1 {
+		t.Errorf("installation 2's removal removed installation 1's repository")
+	}
+}
