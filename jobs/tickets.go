@@ -120,43 +120,69 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 		resumed, opened bool
 		repo            db.Repository
 		tk              db.Ticket
+		// labelOn: GitHub said the label is on the issue now.
+		labelOn bool
 	)
-	err = w.db.Tx(ctx, func(tx *db.Tx) error {
-		var (
-			created bool
-			err     error
-		)
-		if repo, err = p.record(ctx, tx); err != nil {
-			return err
-		}
-		tk, created, err = tx.OpenTicket(ctx, db.Ticket{RepositoryID: repo.ID, IssueNumber: p.Issue.Number, Requester: p.Sender.Login,
-			BaseSHA: base, State: pipeline.TicketWriting, Label: cfg.Label, Title: p.Issue.Title, Body: p.Issue.Body})
-		if err != nil {
-			return err
-		}
-		log := w.log.With("delivery", a.Delivery, "installation", p.Installation.ID, "repo", owner+"/"+name, "ticket", tk.ID)
-		if !created {
-			if tk.WithdrawnAt.IsZero() {
-				return nil // labelled twice, or a redelivery
-			}
-			if err := tx.SetTicketWithdrawn(ctx, tk.ID, time.Time{}); err != nil {
+	take := func() error {
+		return w.db.Tx(ctx, func(tx *db.Tx) error {
+			var (
+				created bool
+				err     error
+			)
+			if repo, err = p.record(ctx, tx); err != nil {
 				return err
 			}
-			tk.WithdrawnAt, resumed = time.Time{}, true
-			log.InfoContext(ctx, "ticket taken up again")
-			if err := audit(ctx, tx, p.Sender.Login, tk.ID, "ticket.relabeled", map[string]any{"delivery": a.Delivery}); err != nil {
+			tk, created, err = tx.OpenTicket(ctx, db.Ticket{RepositoryID: repo.ID, IssueNumber: p.Issue.Number, Requester: p.Sender.Login,
+				BaseSHA: base, State: pipeline.TicketWriting, Label: cfg.Label, Title: p.Issue.Title, Body: p.Issue.Body})
+			if err != nil {
 				return err
 			}
-			return w.grades.enqueueSync(ctx, tx, tk.ID)
+			log := w.log.With("delivery", a.Delivery, "installation", p.Installation.ID, "repo", owner+"/"+name, "ticket", tk.ID)
+			if !created {
+				if tk.WithdrawnAt.IsZero() {
+					return nil // labelled twice, or a redelivery
+				}
+				if !labelOn {
+					return errAskGitHub
+				}
+				if err := tx.SetTicketWithdrawn(ctx, tk.ID, time.Time{}); err != nil {
+					return err
+				}
+				tk.WithdrawnAt, resumed = time.Time{}, true
+				log.InfoContext(ctx, "ticket taken up again")
+				if err := audit(ctx, tx, p.Sender.Login, tk.ID, "ticket.relabeled", map[string]any{"delivery": a.Delivery}); err != nil {
+					return err
+				}
+				return w.grades.enqueueSync(ctx, tx, tk.ID)
+			}
+			log.InfoContext(ctx, "ticket opened", "base_sha", base)
+			opened = true
+			if err := audit(ctx, tx, p.Sender.Login, tk.ID, "ticket.opened", map[string]any{"delivery": a.Delivery, "base_sha": base, "issue": p.Issue.Number}); err != nil {
+				return err
+			}
+			// A repository that names a writer has it write the tests.
+			return w.agents.startWriter(ctx, tx, tk, cfg, "")
+		})
+	}
+	err = take()
+	if errors.Is(err, errAskGitHub) {
+		// A withdrawn ticket is taken up again only while its label is on
+		// the issue: a labeled delivery may arrive after the label came
+		// off again (GitHub redelivering an attempt that failed, or the
+		// same signed body sent again), and the payload says only what
+		// was true when it was sent.
+		labels, lerr := gi.IssueLabels(ctx, owner, name, p.Issue.Number)
+		if lerr != nil {
+			return retryOrCancel(lerr)
 		}
-		log.InfoContext(ctx, "ticket opened", "base_sha", base)
-		opened = true
-		if err := audit(ctx, tx, p.Sender.Login, tk.ID, "ticket.opened", map[string]any{"delivery": a.Delivery, "base_sha": base, "issue": p.Issue.Number}); err != nil {
-			return err
+		if !slices.ContainsFunc(labels, func(l string) bool { return strings.EqualFold(l, tk.Label) }) {
+			w.log.InfoContext(ctx, "ticket not taken up again: the label is not on the issue", "delivery", a.Delivery,
+				"installation", p.Installation.ID, "repo", owner+"/"+name, "ticket", tk.ID, "label", tk.Label)
+			return nil
 		}
-		// A repository that names a writer has it write the tests.
-		return w.agents.startWriter(ctx, tx, tk, cfg, "")
-	})
+		labelOn = true
+		err = take()
+	}
 	if err != nil {
 		return err
 	}
@@ -316,6 +342,10 @@ func (w *DeliveryWorker) issueTicket(ctx context.Context, p repoPayload, issue i
 
 // errNothingToDo ends a transaction that found nothing to change.
 var errNothingToDo = errors.New("nothing to do")
+
+// errAskGitHub ends a transaction that must not go on before GitHub is
+// asked how things are now.
+var errAskGitHub = errors.New("ask GitHub first")
 
 // retake reads the config again for an issue that is labelled but is not a
 // ticket: perhaps the label came while the config was broken (the config

@@ -106,6 +106,31 @@ func TestServeRefusesPayloadOfAnotherEvent(t *testing.T) {
 	}
 }
 
+// TestServeLateLabeledDoesNotRevive: a labeled delivery GitHub really
+// sent, whose first attempt failed, arrives (redelivered) after the label
+// came off again. The label is not on the issue on GitHub, so the
+// withdrawn ticket stays withdrawn; the log says why. Once the label is
+// back, a labeled delivery takes the ticket up again.
+func TestServeLateLabeledDoesNotRevive(t *testing.T) {
+	gh, s := replayService(t)
+	openWithdrawnTicket(t, gh, s)
+
+	// label-2 was sent when the label went back on, and failed; the label
+	// came off again (its unlabeled delivery found the ticket withdrawn).
+	s.mustDeliver(t, "issues", "unlabel-2", labelPayload(t, "unlabeled", "2026-12-01T09:03:00Z"))
+	s.mustDeliver(t, "issues", "label-2", labelPayload(t, "labeled", "2026-12-01T09:02:00Z"))
+	waitFor(t, "label-2 handled", 60*time.Second, func() bool {
+		return s.logCount("ticket taken up again") > 0 || s.logCount("ticket not taken up again: the label is not on the issue") > 0
+	}, s.log)
+	if s.logCount("ticket taken up again") > 0 {
+		t.Fatalf("a late labeled delivery took the ticket up again while the label is off the issue")
+	}
+
+	gh.LabelIssue(pipeOwner, pipeRepo, 1, "test-first")
+	s.mustDeliver(t, "issues", "label-3", labelPayload(t, "labeled", "2026-12-01T09:04:00Z"))
+	waitFor(t, "the ticket taken up again", 60*time.Second, func() bool { return s.logCount("ticket taken up again") == 1 }, s.log)
+}
+
 // TestServeRepositoryRemovalKeepsItsInstallation: a repository moved from
 // installation 2 to installation 1; installation 2's removal of it,
 // delivered late, must not remove it from installation 1. Installation

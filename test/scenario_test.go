@@ -209,6 +209,9 @@ func TestServeScenarioOneTicket(t *testing.T) {
 		!strings.Contains(withdrawn.Summary, "by `alice`") {
 		t.Errorf("after the label was removed: %+v", withdrawn)
 	}
+	// Put back on the issue: the service asks GitHub before it takes the
+	// ticket up again.
+	p.gh.LabelIssue(pipeOwner, pipeRepo, 1, "test-first")
 	deliver("issues", "relabel", patchFixture(t, "issues/labeled.payload.json", map[string]any{
 		"label.name": "test-first", "issue.number": 1, "installation.id": 1, "sender.login": "alice"}))
 	p.run(t, s, p.fixedSHA, "graded again after the label came back", func(r fakegithub.CheckRun) bool {
