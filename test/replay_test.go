@@ -106,6 +106,39 @@ func TestServeRefusesPayloadOfAnotherEvent(t *testing.T) {
 	}
 }
 
+// TestServeReplayedBodyIsDuplicate: a labeled body sent again under a new
+// delivery id, after the label came off, is a duplicate: acknowledged,
+// counted, not acted on. GitHub's own redelivery keeps working: the same
+// id and body of an attempt that failed is accepted, and a real relabel
+// takes the ticket up again.
+func TestServeReplayedBodyIsDuplicate(t *testing.T) {
+	gh, s := replayService(t)
+	labeled := openWithdrawnTicket(t, gh, s)
+
+	s.mustDeliver(t, "issues", "label-1-replayed", labeled)
+	_, metrics := s.get(t, "/metrics")
+	if !strings.Contains(metrics, `testfirst_webhook_deliveries_total{event="issues",result="duplicate"} 1`) {
+		t.Errorf("the replayed body was not counted a duplicate:\n%s", grepLines(metrics, "testfirst_webhook_deliveries_total"))
+	}
+
+	// Relabelled for real; the first attempt to deliver it failed (a
+	// secret being rotated), GitHub redelivers it: same id, same body.
+	gh.LabelIssue(pipeOwner, pipeRepo, 1, "test-first")
+	relabeled := labelPayload(t, "labeled", "2026-12-01T09:02:00Z")
+	if code := s.deliver(t, "an-old-secret", "issues", "label-2", relabeled); code != http.StatusUnauthorized {
+		t.Fatalf("the failed attempt answered %d, want 401", code)
+	}
+	s.mustDeliver(t, "issues", "label-2", relabeled)
+	waitFor(t, "the ticket taken up again", 60*time.Second, func() bool { return s.logCount("ticket taken up again") == 1 }, s.log)
+	// And GitHub's redelivery of a delivery that was recorded stays a
+	// duplicate.
+	s.mustDeliver(t, "issues", "label-2", relabeled)
+	_, metrics = s.get(t, "/metrics")
+	if !strings.Contains(metrics, `testfirst_webhook_deliveries_total{event="issues",result="duplicate"} 2`) {
+		t.Errorf("want two duplicates:\n%s", grepLines(metrics, "testfirst_webhook_deliveries_total"))
+	}
+}
+
 // TestServeLateLabeledDoesNotRevive: a labeled delivery GitHub really
 // sent, whose first attempt failed, arrives (redelivered) after the label
 // came off again. The label is not on the issue on GitHub, so the
