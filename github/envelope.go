@@ -68,7 +68,7 @@ func readEnvelope(body []byte, env *envelope) error {
 		}
 		return json.Unmarshal(body, env)
 	}
-	members, ok := s.object(0)
+	members, ok := s.object(0, isEnvelopeObject)
 	if !ok || !s.end() {
 		return s.syntaxError()
 	}
@@ -82,7 +82,7 @@ members:
 		for _, o := range envelopeObjects {
 			if bytes.EqualFold(m.key, []byte(o.key)) {
 				kept = appendMember(kept, m.raw[:len(m.raw)-len(m.value)])
-				kept = append(kept, keepMembers(m.value, o.member)...)
+				kept = append(kept, keepMembers(m, o.member)...)
 				continue members
 			}
 		}
@@ -103,24 +103,37 @@ func appendMember(kept, member []byte) []byte {
 	return append(kept, member...)
 }
 
-// keepMembers returns value, valid JSON, with only the members that may
-// set field name when it is an object, else value itself.
-func keepMembers(value []byte, name string) []byte {
-	s := jsonScan{b: value}
-	if s.peek() != '{' {
-		return value
+// keepMembers returns m's value, valid JSON, with only the members that
+// may set field name when it is an object (walked as nested: see object),
+// else the value itself.
+func keepMembers(m member, name string) []byte {
+	if m.value[0] != '{' {
+		return m.value
 	}
-	members, _ := s.object(0) // valid: it was walked before
 	var kept []byte
-	for _, m := range members {
-		if undecided(m.key) || bytes.EqualFold(m.key, []byte(name)) {
-			kept = appendMember(kept, m.raw)
+	for _, sm := range m.sub {
+		if undecided(sm.key) || bytes.EqualFold(sm.key, []byte(name)) {
+			kept = appendMember(kept, sm.raw)
 		}
 	}
 	if kept == nil {
 		return []byte("{}")
 	}
 	return append(kept, '}')
+}
+
+// isEnvelopeObject reports whether a top-level key (as written) is one of
+// envelopeObjects, or may be one after unescaping.
+func isEnvelopeObject(key []byte) bool {
+	if undecided(key) {
+		return true
+	}
+	for _, o := range envelopeObjects {
+		if bytes.EqualFold(key, []byte(o.key)) {
+			return true
+		}
+	}
+	return false
 }
 
 // undecided reports whether only a full decode can tell which field the
@@ -136,13 +149,17 @@ func undecided(key []byte) bool {
 }
 
 // member is one member of an object as written: raw is `"key": value`.
+// sub holds the members of an object value walked as nested (see object).
 type member struct {
 	raw, key, value []byte
+	sub             []member
 }
 
 // object walks the object at s.i, inside depth enclosing arrays and
-// objects, and returns its members.
-func (s *jsonScan) object(depth int) ([]member, bool) {
+// objects, and returns its members. An object value whose key nested
+// accepts is walked as an object too, its members kept in sub, so it is
+// not walked a second time to pick them; nested may be nil.
+func (s *jsonScan) object(depth int, nested func(key []byte) bool) ([]member, bool) {
 	members := make([]member, 0, 16)
 	s.i++
 	s.space()
@@ -163,10 +180,19 @@ func (s *jsonScan) object(depth int) ([]member, bool) {
 		s.i++
 		s.space()
 		valueStart := s.i
-		if !s.value(depth + 1) {
+		var sub []member
+		if nested != nil && s.peek() == '{' && nested(key) {
+			var ok bool
+			if depth+1 >= maxJSONDepth {
+				return nil, false
+			}
+			if sub, ok = s.object(depth+1, nil); !ok {
+				return nil, false
+			}
+		} else if !s.value(depth + 1) {
 			return nil, false
 		}
-		members = append(members, member{raw: s.b[start:s.i], key: key, value: s.b[valueStart:s.i]})
+		members = append(members, member{raw: s.b[start:s.i], key: key, value: s.b[valueStart:s.i], sub: sub})
 		s.space()
 		switch s.peek() {
 		case '}':
