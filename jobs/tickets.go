@@ -216,42 +216,68 @@ func (w *DeliveryWorker) ticketEvent(ctx context.Context, a DeliveryArgs, p issu
 	var (
 		tk   db.Ticket
 		repo db.Repository
+		// labelOff: GitHub said the label is off the issue now.
+		labelOff bool
 	)
-	err := w.db.Tx(ctx, func(tx *db.Tx) error {
-		var err error
-		if repo, err = p.record(ctx, tx); err != nil {
-			return err
-		}
-		if tk, err = tx.TicketByIssue(ctx, repo.ID, p.Issue.Number); err != nil {
-			return err
-		}
-		now := time.Now()
-		switch {
-		case p.Action == "unlabeled" && strings.EqualFold(p.Label.Name, tk.Label) && tk.WithdrawnAt.IsZero():
-			err = tx.SetTicketWithdrawn(ctx, tk.ID, now)
-			tk.WithdrawnAt = now
-		case p.Action == "closed" && tk.ClosedAt.IsZero():
-			err = tx.SetTicketClosed(ctx, tk.ID, now)
-			tk.ClosedAt = now
-		case p.Action == "reopened" && !tk.ClosedAt.IsZero():
-			err = tx.SetTicketClosed(ctx, tk.ID, time.Time{})
-			tk.ClosedAt = time.Time{}
-		case p.Action == "edited":
-			err = tx.SetTicketIssue(ctx, tk.ID, p.Issue.Title, p.Issue.Body)
-		default:
-			return errNothingToDo
-		}
-		if err != nil {
-			return err
-		}
-		if p.Action == "unlabeled" || p.Action == "closed" {
-			if err := w.agents.cancelAll(ctx, tx, tk.ID, "the ticket was "+map[string]string{"unlabeled": "withdrawn", "closed": "closed"}[p.Action]); err != nil {
+	change := func() error {
+		return w.db.Tx(ctx, func(tx *db.Tx) error {
+			var err error
+			if repo, err = p.record(ctx, tx); err != nil {
 				return err
 			}
+			if tk, err = tx.TicketByIssue(ctx, repo.ID, p.Issue.Number); err != nil {
+				return err
+			}
+			now := time.Now()
+			switch {
+			case p.Action == "unlabeled" && strings.EqualFold(p.Label.Name, tk.Label) && tk.WithdrawnAt.IsZero() && !labelOff:
+				return errAskGitHub
+			case p.Action == "unlabeled" && strings.EqualFold(p.Label.Name, tk.Label) && tk.WithdrawnAt.IsZero():
+				err = tx.SetTicketWithdrawn(ctx, tk.ID, now)
+				tk.WithdrawnAt = now
+			case p.Action == "closed" && tk.ClosedAt.IsZero():
+				err = tx.SetTicketClosed(ctx, tk.ID, now)
+				tk.ClosedAt = now
+			case p.Action == "reopened" && !tk.ClosedAt.IsZero():
+				err = tx.SetTicketClosed(ctx, tk.ID, time.Time{})
+				tk.ClosedAt = time.Time{}
+			case p.Action == "edited":
+				err = tx.SetTicketIssue(ctx, tk.ID, p.Issue.Title, p.Issue.Body)
+			default:
+				return errNothingToDo
+			}
+			if err != nil {
+				return err
+			}
+			if p.Action == "unlabeled" || p.Action == "closed" {
+				if err := w.agents.cancelAll(ctx, tx, tk.ID, "the ticket was "+map[string]string{"unlabeled": "withdrawn", "closed": "closed"}[p.Action]); err != nil {
+					return err
+				}
+			}
+			w.log.InfoContext(ctx, "ticket "+p.Action, "delivery", a.Delivery, "installation", p.Installation.ID, "repo", repo.Owner+"/"+repo.Name, "ticket", tk.ID)
+			return audit(ctx, tx, p.Sender.Login, tk.ID, "ticket."+p.Action, map[string]any{"delivery": a.Delivery})
+		})
+	}
+	err := change()
+	if errors.Is(err, errAskGitHub) {
+		// An unlabeled payload says the label came off when it was sent; a
+		// redelivery of it may arrive after the label went back on.
+		gi, gerr := w.github.Installation(p.Installation.ID)
+		if gerr != nil {
+			return gerr
 		}
-		w.log.InfoContext(ctx, "ticket "+p.Action, "delivery", a.Delivery, "installation", p.Installation.ID, "repo", repo.Owner+"/"+repo.Name, "ticket", tk.ID)
-		return audit(ctx, tx, p.Sender.Login, tk.ID, "ticket."+p.Action, map[string]any{"delivery": a.Delivery})
-	})
+		labels, lerr := gi.IssueLabels(ctx, repo.Owner, repo.Name, p.Issue.Number)
+		if lerr != nil {
+			return retryOrCancel(lerr)
+		}
+		if slices.ContainsFunc(labels, func(l string) bool { return strings.EqualFold(l, tk.Label) }) {
+			w.log.InfoContext(ctx, "ticket not withdrawn: the label is on the issue", "delivery", a.Delivery,
+				"installation", p.Installation.ID, "repo", repo.Owner+"/"+repo.Name, "ticket", tk.ID, "label", tk.Label)
+			return nil
+		}
+		labelOff = true
+		err = change()
+	}
 	if errors.Is(err, db.ErrNotFound) && (p.Action == "edited" || p.Action == "reopened") {
 		return w.retake(ctx, a, p, byEdit)
 	}

@@ -164,6 +164,29 @@ func TestServeLateLabeledDoesNotRevive(t *testing.T) {
 	waitFor(t, "the ticket taken up again", 60*time.Second, func() bool { return s.logCount("ticket taken up again") == 1 }, s.log)
 }
 
+// TestServeLateUnlabeledDoesNotWithdraw: an unlabeled delivery GitHub
+// really sent, whose first attempt failed, arrives (redelivered) after the
+// label went back on. The label is on the issue on GitHub, so the ticket
+// stays open; the log says why. An unlabeled delivery with the label off
+// withdraws it (openWithdrawnTicket, with which the two tests above
+// start).
+func TestServeLateUnlabeledDoesNotWithdraw(t *testing.T) {
+	gh, s := replayService(t)
+	gh.LabelIssue(pipeOwner, pipeRepo, 1, "test-first")
+	s.mustDeliver(t, "issues", "label-1", labelPayload(t, "labeled", "2026-12-01T09:00:00Z"))
+	waitFor(t, "the ticket", 60*time.Second, func() bool { return s.logCount("ticket opened") == 1 }, s.log)
+	// unlabel-1 was sent when the label came off, and failed; the label
+	// went back on (its labeled delivery found the ticket open).
+	s.mustDeliver(t, "issues", "label-2", labelPayload(t, "labeled", "2026-12-01T09:02:00Z"))
+	s.mustDeliver(t, "issues", "unlabel-1", labelPayload(t, "unlabeled", "2026-12-01T09:01:00Z"))
+	waitFor(t, "unlabel-1 handled", 60*time.Second, func() bool {
+		return s.logCount("ticket unlabeled") > 0 || s.logCount("ticket not withdrawn: the label is on the issue") > 0
+	}, s.log)
+	if s.logCount("ticket unlabeled") > 0 {
+		t.Fatalf("a late unlabeled delivery withdrew the ticket while the label is on the issue")
+	}
+}
+
 // TestServeRepositoryRemovalKeepsItsInstallation: a repository moved from
 // installation 2 to installation 1; installation 2's removal of it,
 // delivered late, must not remove it from installation 1. Installation
