@@ -123,48 +123,46 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 		// labelOn: GitHub said the label is on the issue now.
 		labelOn bool
 	)
-	take := func() error {
-		return w.db.Tx(ctx, func(tx *db.Tx) error {
-			var (
-				created bool
-				err     error
-			)
-			if repo, err = p.record(ctx, tx); err != nil {
+	take := func(tx *db.Tx) error {
+		var (
+			created bool
+			err     error
+		)
+		if repo, err = p.record(ctx, tx); err != nil {
+			return err
+		}
+		tk, created, err = tx.OpenTicket(ctx, db.Ticket{RepositoryID: repo.ID, IssueNumber: p.Issue.Number, Requester: p.Sender.Login,
+			BaseSHA: base, State: pipeline.TicketWriting, Label: cfg.Label, Title: p.Issue.Title, Body: p.Issue.Body})
+		if err != nil {
+			return err
+		}
+		log := w.log.With("delivery", a.Delivery, "installation", p.Installation.ID, "repo", owner+"/"+name, "ticket", tk.ID)
+		if !created {
+			if tk.WithdrawnAt.IsZero() {
+				return nil // labelled twice, or a redelivery
+			}
+			if !labelOn {
+				return errAskGitHub
+			}
+			if err := tx.SetTicketWithdrawn(ctx, tk.ID, time.Time{}); err != nil {
 				return err
 			}
-			tk, created, err = tx.OpenTicket(ctx, db.Ticket{RepositoryID: repo.ID, IssueNumber: p.Issue.Number, Requester: p.Sender.Login,
-				BaseSHA: base, State: pipeline.TicketWriting, Label: cfg.Label, Title: p.Issue.Title, Body: p.Issue.Body})
-			if err != nil {
+			tk.WithdrawnAt, resumed = time.Time{}, true
+			log.InfoContext(ctx, "ticket taken up again")
+			if err := audit(ctx, tx, p.Sender.Login, tk.ID, "ticket.relabeled", map[string]any{"delivery": a.Delivery}); err != nil {
 				return err
 			}
-			log := w.log.With("delivery", a.Delivery, "installation", p.Installation.ID, "repo", owner+"/"+name, "ticket", tk.ID)
-			if !created {
-				if tk.WithdrawnAt.IsZero() {
-					return nil // labelled twice, or a redelivery
-				}
-				if !labelOn {
-					return errAskGitHub
-				}
-				if err := tx.SetTicketWithdrawn(ctx, tk.ID, time.Time{}); err != nil {
-					return err
-				}
-				tk.WithdrawnAt, resumed = time.Time{}, true
-				log.InfoContext(ctx, "ticket taken up again")
-				if err := audit(ctx, tx, p.Sender.Login, tk.ID, "ticket.relabeled", map[string]any{"delivery": a.Delivery}); err != nil {
-					return err
-				}
-				return w.grades.enqueueSync(ctx, tx, tk.ID)
-			}
-			log.InfoContext(ctx, "ticket opened", "base_sha", base)
-			opened = true
-			if err := audit(ctx, tx, p.Sender.Login, tk.ID, "ticket.opened", map[string]any{"delivery": a.Delivery, "base_sha": base, "issue": p.Issue.Number}); err != nil {
-				return err
-			}
-			// A repository that names a writer has it write the tests.
-			return w.agents.startWriter(ctx, tx, tk, cfg, "")
-		})
+			return w.grades.enqueueSync(ctx, tx, tk.ID)
+		}
+		log.InfoContext(ctx, "ticket opened", "base_sha", base)
+		opened = true
+		if err := audit(ctx, tx, p.Sender.Login, tk.ID, "ticket.opened", map[string]any{"delivery": a.Delivery, "base_sha": base, "issue": p.Issue.Number}); err != nil {
+			return err
+		}
+		// A repository that names a writer has it write the tests.
+		return w.agents.startWriter(ctx, tx, tk, cfg, "")
 	}
-	err = take()
+	err = w.db.Tx(ctx, take)
 	if errors.Is(err, errAskGitHub) {
 		// A withdrawn ticket is taken up again only while its label is on
 		// the issue: a labeled delivery may arrive after the label came
@@ -181,7 +179,7 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 			return nil
 		}
 		labelOn = true
-		err = take()
+		err = w.db.Tx(ctx, take)
 	}
 	if err != nil {
 		return err
@@ -219,46 +217,44 @@ func (w *DeliveryWorker) ticketEvent(ctx context.Context, a DeliveryArgs, p issu
 		// labelOff: GitHub said the label is off the issue now.
 		labelOff bool
 	)
-	change := func() error {
-		return w.db.Tx(ctx, func(tx *db.Tx) error {
-			var err error
-			if repo, err = p.record(ctx, tx); err != nil {
+	change := func(tx *db.Tx) error {
+		var err error
+		if repo, err = p.record(ctx, tx); err != nil {
+			return err
+		}
+		if tk, err = tx.TicketByIssue(ctx, repo.ID, p.Issue.Number); err != nil {
+			return err
+		}
+		now := time.Now()
+		switch {
+		case p.Action == "unlabeled" && strings.EqualFold(p.Label.Name, tk.Label) && tk.WithdrawnAt.IsZero() && !labelOff:
+			return errAskGitHub
+		case p.Action == "unlabeled" && strings.EqualFold(p.Label.Name, tk.Label) && tk.WithdrawnAt.IsZero():
+			err = tx.SetTicketWithdrawn(ctx, tk.ID, now)
+			tk.WithdrawnAt = now
+		case p.Action == "closed" && tk.ClosedAt.IsZero():
+			err = tx.SetTicketClosed(ctx, tk.ID, now)
+			tk.ClosedAt = now
+		case p.Action == "reopened" && !tk.ClosedAt.IsZero():
+			err = tx.SetTicketClosed(ctx, tk.ID, time.Time{})
+			tk.ClosedAt = time.Time{}
+		case p.Action == "edited":
+			err = tx.SetTicketIssue(ctx, tk.ID, p.Issue.Title, p.Issue.Body)
+		default:
+			return errNothingToDo
+		}
+		if err != nil {
+			return err
+		}
+		if p.Action == "unlabeled" || p.Action == "closed" {
+			if err := w.agents.cancelAll(ctx, tx, tk.ID, "the ticket was "+map[string]string{"unlabeled": "withdrawn", "closed": "closed"}[p.Action]); err != nil {
 				return err
 			}
-			if tk, err = tx.TicketByIssue(ctx, repo.ID, p.Issue.Number); err != nil {
-				return err
-			}
-			now := time.Now()
-			switch {
-			case p.Action == "unlabeled" && strings.EqualFold(p.Label.Name, tk.Label) && tk.WithdrawnAt.IsZero() && !labelOff:
-				return errAskGitHub
-			case p.Action == "unlabeled" && strings.EqualFold(p.Label.Name, tk.Label) && tk.WithdrawnAt.IsZero():
-				err = tx.SetTicketWithdrawn(ctx, tk.ID, now)
-				tk.WithdrawnAt = now
-			case p.Action == "closed" && tk.ClosedAt.IsZero():
-				err = tx.SetTicketClosed(ctx, tk.ID, now)
-				tk.ClosedAt = now
-			case p.Action == "reopened" && !tk.ClosedAt.IsZero():
-				err = tx.SetTicketClosed(ctx, tk.ID, time.Time{})
-				tk.ClosedAt = time.Time{}
-			case p.Action == "edited":
-				err = tx.SetTicketIssue(ctx, tk.ID, p.Issue.Title, p.Issue.Body)
-			default:
-				return errNothingToDo
-			}
-			if err != nil {
-				return err
-			}
-			if p.Action == "unlabeled" || p.Action == "closed" {
-				if err := w.agents.cancelAll(ctx, tx, tk.ID, "the ticket was "+map[string]string{"unlabeled": "withdrawn", "closed": "closed"}[p.Action]); err != nil {
-					return err
-				}
-			}
-			w.log.InfoContext(ctx, "ticket "+p.Action, "delivery", a.Delivery, "installation", p.Installation.ID, "repo", repo.Owner+"/"+repo.Name, "ticket", tk.ID)
-			return audit(ctx, tx, p.Sender.Login, tk.ID, "ticket."+p.Action, map[string]any{"delivery": a.Delivery})
-		})
+		}
+		w.log.InfoContext(ctx, "ticket "+p.Action, "delivery", a.Delivery, "installation", p.Installation.ID, "repo", repo.Owner+"/"+repo.Name, "ticket", tk.ID)
+		return audit(ctx, tx, p.Sender.Login, tk.ID, "ticket."+p.Action, map[string]any{"delivery": a.Delivery})
 	}
-	err := change()
+	err := w.db.Tx(ctx, change)
 	if errors.Is(err, errAskGitHub) {
 		// An unlabeled payload says the label came off when it was sent; a
 		// redelivery of it may arrive after the label went back on.
@@ -276,7 +272,7 @@ func (w *DeliveryWorker) ticketEvent(ctx context.Context, a DeliveryArgs, p issu
 			return nil
 		}
 		labelOff = true
-		err = change()
+		err = w.db.Tx(ctx, change)
 	}
 	if errors.Is(err, db.ErrNotFound) && (p.Action == "edited" || p.Action == "reopened") {
 		return w.retake(ctx, a, p, byEdit)
