@@ -30,7 +30,7 @@ func TestCardQueries(t *testing.T) {
 					return err
 				}
 			}
-			if err := tx.RemoveRepository(ctx, 101, time.Now()); err != nil {
+			if err := tx.RemoveRepository(ctx, 7, 101, time.Now()); err != nil {
 				return err
 			}
 			var err error

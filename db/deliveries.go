@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"strconv"
 	"strings"
@@ -23,10 +24,20 @@ type Delivery struct {
 	// Payload is the body as GitHub signed it, kept for the delivery's job
 	// (see DeliveryPayload); nil for a delivery that needs none.
 	Payload []byte
+	// PayloadSHA256 is the SHA-256 of the body as signed, of every
+	// delivery (see PayloadDigest): a second delivery with the same one is
+	// a duplicate whatever its id. Nil records none.
+	PayloadSHA256 []byte
+}
+
+// PayloadDigest is a body's PayloadSHA256.
+func PayloadDigest(body []byte) []byte {
+	sum := sha256.Sum256(body)
+	return sum[:]
 }
 
 // RecordDelivery records d once. duplicate is true when a delivery with the
-// same ID was already recorded, in which case nothing changes and the caller
+// same ID, or with the same PayloadSHA256, was already recorded, in which case nothing changes and the caller
 // must not enqueue its work again. Pass the transaction that enqueues the
 // work so both commit together; a nil tx records it in a transaction of its
 // own. It fails when d has no ID or the database fails.
@@ -46,9 +57,9 @@ func (t *Tx) RecordDelivery(ctx context.Context, del Delivery) (duplicate bool, 
 	if del.ID == "" {
 		return false, fmt.Errorf("record delivery: empty delivery id")
 	}
-	n, err := t.q.exec(ctx, `INSERT INTO deliveries (id, event, action, installation_id, received_at, payload)
-VALUES ($1, $2, $3, $4, $5, $6)
-ON CONFLICT (id) DO NOTHING`, t.deliveryRow(del)...)
+	n, err := t.q.exec(ctx, `INSERT INTO deliveries (id, event, action, installation_id, received_at, payload, payload_sha256)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT DO NOTHING`, t.deliveryRow(del)...)
 	if err != nil {
 		return false, fmt.Errorf("record delivery %s: %w", del.ID, err)
 	}
@@ -56,8 +67,9 @@ ON CONFLICT (id) DO NOTHING`, t.deliveryRow(del)...)
 }
 
 // deliveryRow is a delivery's deliveries columns (id, event, action,
-// installation_id, received_at, payload) as query arguments: received now
-// unless said, and a NULL payload, not an empty blob, when there is none.
+// installation_id, received_at, payload, payload_sha256) as query
+// arguments: received now unless said, and a NULL payload or digest, not
+// an empty blob, when there is none.
 func (t *Tx) deliveryRow(del Delivery) []any {
 	at := del.ReceivedAt
 	if at.IsZero() {
@@ -67,7 +79,11 @@ func (t *Tx) deliveryRow(del Delivery) []any {
 	if del.Payload != nil {
 		payload = del.Payload
 	}
-	return []any{del.ID, del.Event, del.Action, del.Installation, t.dia.time(at), payload}
+	var digest any
+	if del.PayloadSHA256 != nil {
+		digest = del.PayloadSHA256
+	}
+	return []any{del.ID, del.Event, del.Action, del.Installation, t.dia.time(at), payload, digest}
 }
 
 // DeliveryPayload returns the payload recorded with delivery id. It returns
@@ -85,14 +101,18 @@ func (d *DB) DeliveryPayload(ctx context.Context, id string) ([]byte, error) {
 	return payload, nil
 }
 
-// recordRows bounds the rows of one INSERT in RecordDeliveries: six bound
+// recordRows bounds the rows of one INSERT in RecordDeliveries: seven bound
 // parameters each, well under SQLite's and PostgreSQL's limits.
 const recordRows = 1000
 
+// deliveryColumns is how many columns deliveryRow gives.
+const deliveryColumns = 7
+
 // RecordDeliveries is RecordDelivery for several deliveries in one
 // statement, so a batch pays for one statement, not one per delivery. It
-// reports, per delivery, whether it is a duplicate; a delivery repeated in
-// dels is a duplicate from its second time on. It fails when a delivery has
+// reports, per delivery, whether it is a duplicate (its id or its
+// PayloadSHA256 recorded before); a delivery repeated in dels, by id or by
+// digest, is a duplicate from its second time on. It fails when a delivery has
 // no ID (before writing anything) or the database fails.
 func (t *Tx) RecordDeliveries(ctx context.Context, dels []Delivery) ([]bool, error) {
 	for i, del := range dels {
@@ -104,14 +124,14 @@ func (t *Tx) RecordDeliveries(ctx context.Context, dels []Delivery) ([]bool, err
 	for start := 0; start < len(dels); start += recordRows {
 		chunk := dels[start:min(start+recordRows, len(dels))]
 		var q strings.Builder
-		q.WriteString("INSERT INTO deliveries (id, event, action, installation_id, received_at, payload) VALUES ")
-		args := make([]any, 0, 6*len(chunk))
+		q.WriteString("INSERT INTO deliveries (id, event, action, installation_id, received_at, payload, payload_sha256) VALUES ")
+		args := make([]any, 0, deliveryColumns*len(chunk))
 		for i, del := range chunk {
 			if i > 0 {
 				q.WriteString(", ")
 			}
 			q.WriteString("(")
-			for j := range 6 {
+			for j := range deliveryColumns {
 				if j > 0 {
 					q.WriteString(", ")
 				}
@@ -120,7 +140,11 @@ func (t *Tx) RecordDeliveries(ctx context.Context, dels []Delivery) ([]bool, err
 			q.WriteString(")")
 			args = append(args, t.deliveryRow(del)...)
 		}
-		q.WriteString(" ON CONFLICT (id) DO NOTHING RETURNING id")
+		// No conflict target: a row whose id or digest is recorded
+		// already is skipped, and so is one repeating an earlier row of
+		// this statement (SQLite and PostgreSQL both check each row
+		// against those inserted before it).
+		q.WriteString(" ON CONFLICT DO NOTHING RETURNING id")
 		inserted, err := t.insertedIDs(ctx, q.String(), args)
 		if err != nil {
 			return nil, fmt.Errorf("record %d deliveries: %w", len(chunk), err)

@@ -79,11 +79,14 @@ ON CONFLICT (id) DO UPDATE SET installation_id = excluded.installation_id, owner
 	return nil
 }
 
-// RemoveRepository marks a repository no longer given to the app.
-// ErrNotFound when it is unknown.
-func (t *Tx) RemoveRepository(ctx context.Context, id int64, at time.Time) error {
-	return t.updateOne(ctx, fmt.Sprintf("remove repository %d", id),
-		"UPDATE repositories SET removed_at = $2, updated_at = $2 WHERE id = $1", id, t.dia.time(at))
+// RemoveRepository marks a repository no longer given to installation.
+// A repository moves between installations when it is transferred, keeping
+// its id: one installation's removal must not remove it from another.
+// ErrNotFound when the repository is unknown or belongs to another
+// installation.
+func (t *Tx) RemoveRepository(ctx context.Context, installation, id int64, at time.Time) error {
+	return t.updateOne(ctx, fmt.Sprintf("remove repository %d of installation %d", id, installation),
+		"UPDATE repositories SET removed_at = $3, updated_at = $3 WHERE id = $1 AND installation_id = $2", id, installation, t.dia.time(at))
 }
 
 // Repository returns one repository; ErrNotFound when it is unknown.

@@ -57,3 +57,23 @@ func (in *Installation) RemoveLabel(ctx context.Context, owner, repo string, iss
 	}
 	return classify(fmt.Sprintf("remove label %q from %s/%s#%d", name, owner, repo, issue), resp, err, in.now())
 }
+
+// IssueLabels returns the names of the labels on an issue or pull request
+// now, every page of them.
+func (in *Installation) IssueLabels(ctx context.Context, owner, repo string, issue int) ([]string, error) {
+	opts := &gh.ListOptions{PerPage: 100}
+	var out []string
+	for {
+		labels, resp, err := in.gh.Issues.ListLabelsByIssue(ctx, owner, repo, issue, opts)
+		if err := classify(fmt.Sprintf("list the labels of %s/%s#%d", owner, repo, issue), resp, err, in.now()); err != nil {
+			return nil, err
+		}
+		for _, l := range labels {
+			out = append(out, l.GetName())
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}

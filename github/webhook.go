@@ -80,11 +80,97 @@ func VerifyDelivery(header http.Header, body []byte, secrets [][]byte) (Delivery
 	if err := readEnvelope(body, &env); err != nil {
 		return d, fmt.Errorf("%w: decode payload: %v", ErrMalformed, err)
 	}
+	if err := env.checkShape(event); err != nil {
+		return d, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
 	d.Action = env.Action
 	if env.Installation != nil {
 		d.Installation = env.Installation.ID
 	}
 	return d, nil
+}
+
+// checkShape checks a payload against the event it was sent as. Only the
+// body is signed, not the X-GitHub-Event header: a body of one event sent
+// as another (an issues.opened body as pull_request made a pull request
+// numbered 0) lacks the objects the other event always carries. Every
+// event but ping has an action; installation events an installation; the
+// others the repository and the object they are about, with its number or
+// id.
+func (e *envelope) checkShape(event string) error {
+	if event == "ping" {
+		return nil
+	}
+	if e.Action == "" {
+		return fmt.Errorf("%s delivery without an action", event)
+	}
+	var need []string
+	switch event {
+	case "installation", "installation_repositories":
+		if e.Installation == nil || e.Installation.ID <= 0 {
+			return fmt.Errorf("%s delivery without an installation id", event)
+		}
+		return nil
+	case "issues":
+		need = []string{"issue"}
+	case "issue_comment":
+		need = []string{"issue", "comment"}
+	case "pull_request":
+		need = []string{"pull_request"}
+	case "check_run":
+		need = []string{"check_run"}
+	case "check_suite":
+		need = []string{"check_suite"}
+	}
+	for _, name := range append(need, "repository") {
+		n, present := e.identity(name)
+		switch {
+		case !present:
+			article := "a"
+			if name == "issue" {
+				article = "an"
+			}
+			return fmt.Errorf("%s delivery without %s %s object", event, article, name)
+		case n <= 0:
+			return fmt.Errorf("%s delivery whose %s has no positive number or id", event, name)
+		}
+	}
+	if event == "pull_request" && (e.Number == nil || *e.Number != e.PullRequest.Number) {
+		return fmt.Errorf("pull_request delivery whose number is not its pull_request's (%d)", e.PullRequest.Number)
+	}
+	return nil
+}
+
+// identity returns the number or id the envelope read of its object name,
+// and whether the payload has that object.
+func (e *envelope) identity(name string) (int64, bool) {
+	switch name {
+	case "issue":
+		if e.Issue != nil {
+			return e.Issue.Number, true
+		}
+	case "pull_request":
+		if e.PullRequest != nil {
+			return e.PullRequest.Number, true
+		}
+	case "repository":
+		if e.Repository != nil {
+			return e.Repository.ID, true
+		}
+	case "comment":
+		if e.Comment != nil {
+			return e.Comment.ID, true
+		}
+	case "check_run":
+		if e.CheckRun != nil {
+			return e.CheckRun.ID, true
+		}
+	case "check_suite":
+		if e.CheckSuite != nil {
+			return e.CheckSuite.ID, true
+		}
+	}
+	return 0, false
 }
 
 // signatureMatches reports whether signature, an X-Hub-Signature-256

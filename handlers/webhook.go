@@ -17,7 +17,9 @@ const MaxWebhookBody = 25 << 20
 type Intake interface {
 	// Accept records the delivery once, with the jobs it needs, in one
 	// transaction. It reports duplicate when the delivery id was recorded
-	// before (a redelivery). An error means nothing was recorded.
+	// before (GitHub's redelivery keeps the id and the body), or the same
+	// body under another id (a signed body sent again). An error means
+	// nothing was recorded.
 	Accept(ctx context.Context, d github.Delivery) (duplicate bool, err error)
 }
 

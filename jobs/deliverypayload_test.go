@@ -24,7 +24,7 @@ func TestDeliveryJobCarriesNoPayload(t *testing.T) {
 	if u := os.Getenv("TESTFIRST_TEST_POSTGRES_URL"); u != "" {
 		urls["postgres"] = u
 	}
-	body, err := os.ReadFile(filepath.Join(webhookFixtures, "installation_repositories", "added.payload.json"))
+	fixture, err := os.ReadFile(filepath.Join(webhookFixtures, "installation_repositories", "added.payload.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,6 +43,10 @@ func TestDeliveryJobCarriesNoPayload(t *testing.T) {
 				t.Fatal(err)
 			}
 			id := runID() + "-slim"
+			// The body is this run's own: the PostgreSQL database is
+			// shared between runs, and the intake takes a body it has
+			// recorded for a duplicate whatever the delivery id.
+			body := append([]byte(`{"test_delivery":"`+id+`",`), bytes.TrimLeft(fixture, " \t\r\n")[1:]...)
 			if dup, err := NewIntake(d).Accept(ctx, github.Delivery{ID: id, Event: "installation_repositories", Action: "added", Installation: 957387, Handled: true, Payload: body}); err != nil || dup {
 				t.Fatalf("Accept = %v, %v", dup, err)
 			}

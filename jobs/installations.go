@@ -67,8 +67,17 @@ func (w *DeliveryWorker) installation(ctx context.Context, a DeliveryArgs) error
 			}
 			labelRepos = p.RepositoriesAdded
 		case "installation_repositories.removed":
+			// Only this installation's repositories: one transferred to
+			// another account's installation keeps its id there, and this
+			// installation's removal of it (delivered late, or sent again)
+			// must not remove it from the other.
 			for _, r := range p.RepositoriesRemoved {
-				if err = tx.RemoveRepository(ctx, r.ID, now); err != nil {
+				err = tx.RemoveRepository(ctx, in.ID, r.ID, now)
+				if errors.Is(err, db.ErrNotFound) {
+					log.InfoContext(ctx, "repository not removed: it is unknown or another installation's", "repository", r.ID)
+					err = nil
+				}
+				if err != nil {
 					break
 				}
 			}

@@ -212,6 +212,11 @@ func (in *Intake) record(ctx context.Context, calls []*acceptCall) ([]bool, erro
 		for i, c := range calls {
 			d := c.d
 			recs[i] = db.Delivery{ID: d.ID, Event: d.Event, Action: d.Action, Installation: d.Installation, ReceivedAt: in.now()}
+			if len(d.Payload) > 0 {
+				// Only the body is signed: the same body under a new
+				// delivery id is a duplicate too.
+				recs[i].PayloadSHA256 = db.PayloadDigest(d.Payload)
+			}
 			if needsJob[i] = NeedsJob(d.Event, d.Action); needsJob[i] {
 				// The job's worker reads the payload from here: job args
 				// stay small, so River's insert stays cheap.

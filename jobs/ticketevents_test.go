@@ -116,6 +116,9 @@ func TestTicketIssueEvents(t *testing.T) {
 	// Another label coming off changes nothing.
 	work(issueDelivery(t, "unlabeled", map[string]any{"label": map[string]any{"name": "bug"}}))
 
+	// Labelled again: the worker asks GitHub whether the label is on the
+	// issue now before it takes the ticket up again.
+	f.gh.LabelIssue("octo-org", "app", 7, "test-first")
 	work(issueDelivery(t, "labeled", map[string]any{"label": map[string]any{"name": "test-first"}}))
 	if tk := ticket(); !tk.WithdrawnAt.IsZero() {
 		t.Error("labeled again: the ticket is still withdrawn")

@@ -120,8 +120,10 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 		resumed, opened bool
 		repo            db.Repository
 		tk              db.Ticket
+		// labelOn: GitHub said the label is on the issue now.
+		labelOn bool
 	)
-	err = w.db.Tx(ctx, func(tx *db.Tx) error {
+	take := func(tx *db.Tx) error {
 		var (
 			created bool
 			err     error
@@ -138,6 +140,9 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 		if !created {
 			if tk.WithdrawnAt.IsZero() {
 				return nil // labelled twice, or a redelivery
+			}
+			if !labelOn {
+				return errAskGitHub
 			}
 			if err := tx.SetTicketWithdrawn(ctx, tk.ID, time.Time{}); err != nil {
 				return err
@@ -156,7 +161,26 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 		}
 		// A repository that names a writer has it write the tests.
 		return w.agents.startWriter(ctx, tx, tk, cfg, "")
-	})
+	}
+	err = w.db.Tx(ctx, take)
+	if errors.Is(err, errAskGitHub) {
+		// A withdrawn ticket is taken up again only while its label is on
+		// the issue: a labeled delivery may arrive after the label came
+		// off again (GitHub redelivering an attempt that failed, or the
+		// same signed body sent again), and the payload says only what
+		// was true when it was sent.
+		labels, lerr := gi.IssueLabels(ctx, owner, name, p.Issue.Number)
+		if lerr != nil {
+			return retryOrCancel(lerr)
+		}
+		if !slices.ContainsFunc(labels, func(l string) bool { return strings.EqualFold(l, tk.Label) }) {
+			w.log.InfoContext(ctx, "ticket not taken up again: the label is not on the issue", "delivery", a.Delivery,
+				"installation", p.Installation.ID, "repo", owner+"/"+name, "ticket", tk.ID, "label", tk.Label)
+			return nil
+		}
+		labelOn = true
+		err = w.db.Tx(ctx, take)
+	}
 	if err != nil {
 		return err
 	}
@@ -190,8 +214,10 @@ func (w *DeliveryWorker) ticketEvent(ctx context.Context, a DeliveryArgs, p issu
 	var (
 		tk   db.Ticket
 		repo db.Repository
+		// labelOff: GitHub said the label is off the issue now.
+		labelOff bool
 	)
-	err := w.db.Tx(ctx, func(tx *db.Tx) error {
+	change := func(tx *db.Tx) error {
 		var err error
 		if repo, err = p.record(ctx, tx); err != nil {
 			return err
@@ -201,6 +227,8 @@ func (w *DeliveryWorker) ticketEvent(ctx context.Context, a DeliveryArgs, p issu
 		}
 		now := time.Now()
 		switch {
+		case p.Action == "unlabeled" && strings.EqualFold(p.Label.Name, tk.Label) && tk.WithdrawnAt.IsZero() && !labelOff:
+			return errAskGitHub
 		case p.Action == "unlabeled" && strings.EqualFold(p.Label.Name, tk.Label) && tk.WithdrawnAt.IsZero():
 			err = tx.SetTicketWithdrawn(ctx, tk.ID, now)
 			tk.WithdrawnAt = now
@@ -225,7 +253,27 @@ func (w *DeliveryWorker) ticketEvent(ctx context.Context, a DeliveryArgs, p issu
 		}
 		w.log.InfoContext(ctx, "ticket "+p.Action, "delivery", a.Delivery, "installation", p.Installation.ID, "repo", repo.Owner+"/"+repo.Name, "ticket", tk.ID)
 		return audit(ctx, tx, p.Sender.Login, tk.ID, "ticket."+p.Action, map[string]any{"delivery": a.Delivery})
-	})
+	}
+	err := w.db.Tx(ctx, change)
+	if errors.Is(err, errAskGitHub) {
+		// An unlabeled payload says the label came off when it was sent; a
+		// redelivery of it may arrive after the label went back on.
+		gi, gerr := w.github.Installation(p.Installation.ID)
+		if gerr != nil {
+			return gerr
+		}
+		labels, lerr := gi.IssueLabels(ctx, repo.Owner, repo.Name, p.Issue.Number)
+		if lerr != nil {
+			return retryOrCancel(lerr)
+		}
+		if slices.ContainsFunc(labels, func(l string) bool { return strings.EqualFold(l, tk.Label) }) {
+			w.log.InfoContext(ctx, "ticket not withdrawn: the label is on the issue", "delivery", a.Delivery,
+				"installation", p.Installation.ID, "repo", repo.Owner+"/"+repo.Name, "ticket", tk.ID, "label", tk.Label)
+			return nil
+		}
+		labelOff = true
+		err = w.db.Tx(ctx, change)
+	}
 	if errors.Is(err, db.ErrNotFound) && (p.Action == "edited" || p.Action == "reopened") {
 		return w.retake(ctx, a, p, byEdit)
 	}
@@ -319,6 +367,10 @@ func (w *DeliveryWorker) issueTicket(ctx context.Context, p repoPayload, issue i
 
 // errNothingToDo ends a transaction that found nothing to change.
 var errNothingToDo = errors.New("nothing to do")
+
+// errAskGitHub ends a transaction that must not go on before GitHub is
+// asked how things are now.
+var errAskGitHub = errors.New("ask GitHub first")
 
 // retake reads the config again for an issue that is labelled but is not a
 // ticket: perhaps the label came while the config was broken (the config

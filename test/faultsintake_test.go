@@ -1,6 +1,7 @@
 package test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -68,14 +70,17 @@ func TestFaultsWebhookBurst(t *testing.T) {
 		t.Fatal(err)
 	}
 	intake := jobs.NewIntake(d)
-	plain := commentPayload(t, 1, "Thanks, looks good.")
+	// Every delivery its own body, as GitHub's are: the intake takes the
+	// same body under another id for a duplicate.
+	plain := patchFixture(t, "issue_comment/created.payload.json", map[string]any{"issue.number": 1, "comment.body": "Thanks, looks good.",
+		"comment.user.type": "User", "installation.id": 1, "comment.id": "COMMENT_ID"})
 	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, total)
 	for w := range 16 {
 		wg.Go(func() {
 			for i := w; i < total; i += 16 {
-				payload := plain
+				payload := bytes.Replace(plain, []byte(`"COMMENT_ID"`), []byte(strconv.Itoa(1_000_000+i)), 1)
 				if i < commands {
 					payload = commentPayload(t, 100+i, "/testfirst frobnicate")
 				}

@@ -209,8 +209,13 @@ func TestServeScenarioOneTicket(t *testing.T) {
 		!strings.Contains(withdrawn.Summary, "by `alice`") {
 		t.Errorf("after the label was removed: %+v", withdrawn)
 	}
+	// Put back on the issue: the service asks GitHub before it takes the
+	// ticket up again.
+	// Its payload is not the first labeling's: the issue was updated since
+	// (GitHub's bodies differ; the same body again is a replay).
+	p.gh.LabelIssue(pipeOwner, pipeRepo, 1, "test-first")
 	deliver("issues", "relabel", patchFixture(t, "issues/labeled.payload.json", map[string]any{
-		"label.name": "test-first", "issue.number": 1, "installation.id": 1, "sender.login": "alice"}))
+		"label.name": "test-first", "issue.number": 1, "installation.id": 1, "sender.login": "alice", "issue.updated_at": "2026-12-01T10:00:00Z"}))
 	p.run(t, s, p.fixedSHA, "graded again after the label came back", func(r fakegithub.CheckRun) bool {
 		return r.ID == again.ID && r.Conclusion == "success"
 	})

@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -121,12 +122,28 @@ func (r BenchIntakeResult) Verify() error {
 	return errors.Join(errs...)
 }
 
-// benchPayload is one fixture delivery, signed once: the signature covers
-// only the body, so every delivery id can reuse it.
+// benchPayload is one fixture delivery. Each delivery sends it as its own
+// body (see numbered): the intake takes the same body under another
+// delivery id for a duplicate, as it is when someone sends a signed body
+// again, and GitHub's deliveries all differ.
 type benchPayload struct {
-	event, signature string
-	body             []byte
-	needsJob         bool
+	event    string
+	body     []byte
+	needsJob bool
+}
+
+// numbered returns the fixture's body made delivery id's own, by a first
+// member "bench_delivery": id (ids are unique across runs, which may share
+// a database), and its X-Hub-Signature-256.
+func (p benchPayload) numbered(id string) ([]byte, string) {
+	body := make([]byte, 0, len(p.body)+len(id)+24)
+	body = append(body, `{"bench_delivery":`...)
+	body = strconv.AppendQuote(body, id)
+	body = append(body, ',')
+	body = append(body, bytes.TrimLeft(p.body, " \t\r\n")[1:]...)
+	mac := hmac.New(sha256.New, []byte(benchSecret))
+	mac.Write(body)
+	return body, "sha256=" + hex.EncodeToString(mac.Sum(nil))
 }
 
 func loadBenchPayload(dir, event, action string) (benchPayload, error) {
@@ -134,9 +151,7 @@ func loadBenchPayload(dir, event, action string) (benchPayload, error) {
 	if err != nil {
 		return benchPayload{}, fmt.Errorf("read fixture: %w: pass --fixtures DIR, the github-webhooks fixture directory", err)
 	}
-	mac := hmac.New(sha256.New, []byte(benchSecret))
-	mac.Write(body)
-	return benchPayload{event: event, body: body, signature: "sha256=" + hex.EncodeToString(mac.Sum(nil)), needsJob: jobs.NeedsJob(event, action)}, nil
+	return benchPayload{event: event, body: body, needsJob: jobs.NeedsJob(event, action)}, nil
 }
 
 // BenchIntake starts the webhook stack as Serve builds it on a loopback
@@ -235,14 +250,15 @@ func BenchIntake(ctx context.Context, cfg BenchIntakeConfig) (BenchIntakeResult,
 	var firstErr firstError
 	post := func(i int) (time.Duration, error) {
 		p := payload(i)
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(p.body))
+		body, signature := p.numbered(id(i))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
 		if err != nil {
 			return 0, err
 		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-GitHub-Event", p.event)
 		req.Header.Set("X-GitHub-Delivery", id(i))
-		req.Header.Set("X-Hub-Signature-256", p.signature)
+		req.Header.Set("X-Hub-Signature-256", signature)
 		start := time.Now()
 		resp, err := client.Do(req)
 		if err != nil {
@@ -314,7 +330,9 @@ func BenchIntake(ctx context.Context, cfg BenchIntakeConfig) (BenchIntakeResult,
 					if i >= cfg.Burst || ctx.Err() != nil {
 						return
 					}
-					del := github.Delivery{ID: fmt.Sprintf("%s-burst-%d", run, i), Event: added.event, Action: "added", Installation: 1, Handled: true, Payload: added.body}
+					id := fmt.Sprintf("%s-burst-%d", run, i)
+					body, _ := added.numbered(id)
+					del := github.Delivery{ID: id, Event: added.event, Action: "added", Installation: 1, Handled: true, Payload: body}
 					if dup, err := intake.Accept(ctx, del); err != nil || dup {
 						burstErr.set(fmt.Errorf("burst delivery %s: duplicate %t, %v", del.ID, dup, err))
 					}

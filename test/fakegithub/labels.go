@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -288,5 +289,21 @@ func (s *Server) LabelIssue(owner, repo string, number int, names ...string) {
 		if !hasLabel(is, l) {
 			is.labels = append(is.labels, l)
 		}
+	}
+}
+
+// UnlabelIssue removes labels from an issue or pull request, as if a person
+// had taken them off; a label the issue does not carry is skipped.
+func (s *Server) UnlabelIssue(owner, repo string, number int, names ...string) {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.seededRepo("UnlabelIssue", owner, repo)
+	is := rp.issues[number]
+	if is == nil {
+		s.fatalf("UnlabelIssue: %s#%d was not added", rp.fullName(), number)
+	}
+	for _, name := range names {
+		is.labels = slices.DeleteFunc(is.labels, func(l *label) bool { return strings.EqualFold(l.name, name) })
 	}
 }
