@@ -43,9 +43,19 @@ func shell(t *testing.T, ctx context.Context, script string, mod func(*sandbox.S
 }
 
 // leftovers lists the containers a test left behind.
+// leftovers lists the test's containers still there. A run hands its
+// container to the engine's removal before it returns; under load the
+// engine may still be removing it (state "removing": a fork bomb's
+// processes take a while to reap), so it gets up to 30 s.
 func leftovers(t *testing.T) []container.Summary {
 	t.Helper()
-	return testenv.Labelled(t, testenv.EngineClient(t), "app.testfirst.test="+t.Name(), "")
+	var l []container.Summary
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		l = testenv.Labelled(t, testenv.EngineClient(t), "app.testfirst.test="+t.Name(), "")
+		if len(l) == 0 || time.Now().After(end) {
+			return l
+		}
+	}
 }
 
 func TestRunStreamsInputAndOutput(t *testing.T) {
