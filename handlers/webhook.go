@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"sync"
 
 	"github.com/testfirst-app/testfirst/github"
 )
@@ -26,13 +27,17 @@ type Intake interface {
 // A body is read before its signature can be checked, so anyone who can
 // reach the service makes it hold what they send. Bodies up to
 // largeBodyFrom bytes (every delivery of the events the app subscribes to,
-// in practice) are read as they come; larger ones, or ones of unknown
-// length, maxLargeBodies at a time, the rest refused at once with 503:
-// GitHub then shows a failed delivery, and the redelivery sweep asks for
-// it again.
+// in practice) are read as they come while the lengths they declare (at
+// least smallBodyCost each, for the connection's own buffers) fit in
+// smallBodiesBudget; larger ones, or ones of unknown length, maxLargeBodies
+// at a time. The rest are refused at once with 503: GitHub then shows a
+// failed delivery, and the redelivery sweep asks for it again. The
+// server's ReadTimeout bounds how long a slow sender holds its share.
 const (
-	largeBodyFrom  = 1 << 20
-	maxLargeBodies = 2
+	largeBodyFrom     = 1 << 20
+	maxLargeBodies    = 2
+	smallBodiesBudget = 64 << 20
+	smallBodyCost     = 4 << 10
 )
 
 // Webhook is the POST /webhook handler.
@@ -43,6 +48,26 @@ type Webhook struct {
 	log     *slog.Logger
 	// large holds a token per large body being read.
 	large chan struct{}
+	// small is the sum of what the small bodies being read declare.
+	mu    sync.Mutex
+	small int64
+}
+
+// reserve takes n bytes of the small bodies' budget, if they fit.
+func (h *Webhook) reserve(n int64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.small+n > smallBodiesBudget {
+		return false
+	}
+	h.small += n
+	return true
+}
+
+func (h *Webhook) release(n int64) {
+	h.mu.Lock()
+	h.small -= n
+	h.mu.Unlock()
 }
 
 // NewWebhook returns the webhook handler. Every secret verifies a delivery
@@ -78,6 +103,13 @@ func (h *Webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			answer(http.StatusServiceUnavailable, ResultBusy, "too many large deliveries are being read; try again")
 			return
 		}
+	} else {
+		cost := max(r.ContentLength, smallBodyCost)
+		if !h.reserve(cost) {
+			answer(http.StatusServiceUnavailable, ResultBusy, "too many deliveries are being read; try again")
+			return
+		}
+		defer h.release(cost)
 	}
 	body, tooLarge, err := github.ReadBody(http.MaxBytesReader(w, r.Body, MaxWebhookBody+1), MaxWebhookBody, r.ContentLength)
 	var maxErr *http.MaxBytesError

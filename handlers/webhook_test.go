@@ -372,3 +372,63 @@ func TestWebhookBoundsLargeUnverifiedBodies(t *testing.T) {
 		t.Errorf("a delivery of the usual size while large ones are read: %d", rec.Code)
 	}
 }
+
+// TestWebhookBoundsSmallUnverifiedBodies: bodies under 1 MiB are read as
+// they come, but not without end: 64 slow senders each declaring 1 MiB
+// fill the budget, and the next post is refused at once with 503 rather
+// than read (before, every one was read, so thousands of them held
+// gigabytes). Once they are gone a delivery is taken again.
+func TestWebhookBoundsSmallUnverifiedBodies(t *testing.T) {
+	h := newHarness("s3cret")
+	srv := httptest.NewServer(h.h)
+	defer srv.Close()
+	const size = largeBodyFrom
+	holders := smallBodiesBudget / size
+	held := make([]*io.PipeWriter, 0, holders)
+	for range holders {
+		pr, pw := io.Pipe()
+		held = append(held, pw)
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, pr)
+		req.ContentLength = size
+		req.Header.Set("X-GitHub-Event", "issues")
+		req.Header.Set("X-Hub-Signature-256", "sha256="+strings.Repeat("0", 64))
+		go func() {
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		pw.Write(make([]byte, 1<<10)) // the read has begun
+	}
+	release := func() {
+		for _, pw := range held {
+			pw.CloseWithError(io.ErrUnexpectedEOF)
+		}
+		held = nil
+	}
+	defer release()
+	time.Sleep(500 * time.Millisecond)
+
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader(make([]byte, size)))
+	req.Header.Set("X-GitHub-Event", "issues")
+	req.Header.Set("X-Hub-Signature-256", "sha256="+strings.Repeat("0", 64))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a post while %d slow ones hold %d MiB: %d; want 503 at once", holders, smallBodiesBudget>>20, resp.StatusCode)
+	}
+
+	release()
+	body := fixture(t, "issues", "labeled.payload.json")
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		rec := h.post("issues", "d-after", body, sign("s3cret", body))
+		if rec.Code == http.StatusAccepted {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("a delivery after the slow senders left: %d", rec.Code)
+		}
+	}
+}
