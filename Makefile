@@ -45,12 +45,12 @@ TEST_POSTGRES_URL ?= postgres://testfirst:testfirst@127.0.0.1:5432/testfirst?ssl
 # when it ends. TestDockerfile, which compiles every dependency inside a
 # container, is make test-docker's.
 FAULT_TESTS   := TestFaultsGrading|TestFaultsWebhookBurst|TestFaultsDiskFullSQLite
-# The corpus graded split runs beside the fault cases, which mostly wait.
-SPLIT_TESTS   := TestAttacksSplit|TestSampleCasesSplit
+# The attacks graded split run beside the fault cases, which mostly wait.
+SPLIT_TESTS   := TestAttacksSplit
 # Tests that wait on pip, an index or a hanging run more than they compute
 # go after the gVisor corpus, the leg that ends first: in the rest they
 # made make test take 22 min.
-AFTER_RUNSC_TESTS := TestEnvironments|TestIndexCredentialsNeverShown|TestUnreachableIndexSaysSo|TestNoSecretLeaves|TestHangingBase|TestHangingBaseSplit
+AFTER_RUNSC_TESTS := TestEnvironments|TestIndexCredentialsNeverShown|TestUnreachableIndexSaysSo|TestNoSecretLeaves|TestHangingBase|TestHangingBaseSplit|TestSampleCasesSplit
 SERVICE_TESTS := TestServeReplicasOnPostgres|TestServeScenarioOneTicket|TestServeAgents|TestServeRolesOnPostgres|TestUIDSplitRequired|TestServeTicketLifecycle|TestServeQueueAndTwoTickets
 OWN_TARGET    := TestDockerfile
 TEST_ENV := TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_TEST_POSTGRES_URL='$(TEST_POSTGRES_URL)'

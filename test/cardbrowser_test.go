@@ -149,12 +149,17 @@ func TestCardInBrowser(t *testing.T) {
 	step(t, browser, "open the card", chromedp.Click(`a[href="`+cardPath+`"]`), chromedp.WaitVisible(`#files`))
 	page := text(t, browser, "main")
 	for _, want := range []string{"1 acceptance criterion has no test", "average_word_length of a text", "tfc-masked",
-		"this is all the implementer learns", wordstatsIDs[6], v1, "Approve v1",
-		// The base check graded mutants of the reference patch.
-		"These tests notice all 20 changes to the reference tried"} {
+		"this is all the implementer learns", wordstatsIDs[6], v1, "Approve v1"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("card v1 lacks %q", want)
 		}
+	}
+	// The base check graded mutants of the reference patch, and the tests
+	// noticed each one tried. How many are tried within the mutation's
+	// one-minute budget depends on the machine's load (20 when it is
+	// idle), so the count is not held to a number.
+	if !regexp.MustCompile(`These tests notice all [1-9][0-9]* changes to the reference tried`).MatchString(page) {
+		t.Errorf("card v1 does not say the tests noticed every change to the reference tried:\n%s", page)
 	}
 	html := outerHTML(t, browser, "html")
 	if regexp.MustCompile(`tfc-[0-9a-f]{32}`).MatchString(html) {

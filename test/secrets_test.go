@@ -135,7 +135,11 @@ func TestNoSecretLeaves(t *testing.T) {
 	index.User = url.UserPassword(leakIndexUser, leakIndexPass)
 
 	base, fixed := files(p.base), files(p.fixed)
-	base["requirements.txt"], fixed["requirements.txt"] = "tfsecretdep==1.0\n", "tfsecretdep==1.0\n"
+	// A line of this run's own makes the environment's key new, so the
+	// environment is built from the index here, not found from a run
+	// before (the index answers at one port from run to run).
+	reqs := fmt.Sprintf("# run %d\ntfsecretdep==1.0\n", time.Now().UnixNano())
+	base["requirements.txt"], fixed["requirements.txt"] = reqs, reqs
 	gh.Commit(pipeOwner, pipeRepo, pipeBranch, base)
 	head := gh.Commit(pipeOwner, pipeRepo, "feature-secrets", fixed)
 	gh.AddIssue(pipeOwner, pipeRepo, 1, "alice", "Word statistics")
