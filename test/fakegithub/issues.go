@@ -50,6 +50,19 @@ func (s *Server) seededRepo(op, owner, repo string) *repository {
 	return rp
 }
 
+// seededIssue is issue or pull request number of owner/repo, and the
+// repository, which a test must have added; op names the seeding call in
+// the failure.
+func (s *Server) seededIssue(op, owner, repo string, number int) (*repository, *issue) {
+	s.t.Helper()
+	rp := s.seededRepo(op, owner, repo)
+	is := rp.issues[number]
+	if is == nil {
+		s.fatalf("%s: %s#%d was not added", op, rp.fullName(), number)
+	}
+	return rp, is
+}
+
 // checkNewNumber fails the test when an issue or pull number is taken.
 func (s *Server) checkNewNumber(op string, rp *repository, number int) {
 	s.t.Helper()

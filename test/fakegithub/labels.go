@@ -275,11 +275,7 @@ func (s *Server) LabelIssue(owner, repo string, number int, names ...string) {
 	s.t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp := s.seededRepo("LabelIssue", owner, repo)
-	is := rp.issues[number]
-	if is == nil {
-		s.fatalf("LabelIssue: %s#%d was not added", rp.fullName(), number)
-	}
+	rp, is := s.seededIssue("LabelIssue", owner, repo, number)
 	for _, name := range names {
 		l := rp.findLabel(name)
 		if l == nil {
@@ -298,11 +294,7 @@ func (s *Server) UnlabelIssue(owner, repo string, number int, names ...string) {
 	s.t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp := s.seededRepo("UnlabelIssue", owner, repo)
-	is := rp.issues[number]
-	if is == nil {
-		s.fatalf("UnlabelIssue: %s#%d was not added", rp.fullName(), number)
-	}
+	_, is := s.seededIssue("UnlabelIssue", owner, repo, number)
 	for _, name := range names {
 		is.labels = slices.DeleteFunc(is.labels, func(l *label) bool { return strings.EqualFold(l.name, name) })
 	}
