@@ -327,31 +327,7 @@ func TestWebhookBoundsLargeUnverifiedBodies(t *testing.T) {
 	srv := httptest.NewServer(h.h)
 	defer srv.Close()
 	const large, holders = 20 << 20, 4
-	held := make([]*io.PipeWriter, 0, holders)
-	done := make(chan int, holders)
-	for range holders {
-		pr, pw := io.Pipe()
-		held = append(held, pw)
-		req, _ := http.NewRequest(http.MethodPost, srv.URL, pr)
-		req.ContentLength = large
-		req.Header.Set("X-GitHub-Event", "issues")
-		req.Header.Set("X-Hub-Signature-256", "sha256="+strings.Repeat("0", 64))
-		go func() {
-			resp, err := http.DefaultClient.Do(req)
-			if err == nil {
-				resp.Body.Close()
-				done <- resp.StatusCode
-				return
-			}
-			done <- 0
-		}()
-		pw.Write(make([]byte, 1<<20)) // the read has begun
-	}
-	defer func() {
-		for _, pw := range held {
-			pw.CloseWithError(io.ErrUnexpectedEOF)
-		}
-	}()
+	defer holdSlowPosts(srv.URL, holders, large, 1<<20)()
 	time.Sleep(500 * time.Millisecond) // every holder's read is under way
 
 	req, _ := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader(make([]byte, large)))
@@ -384,27 +360,7 @@ func TestWebhookBoundsSmallUnverifiedBodies(t *testing.T) {
 	defer srv.Close()
 	const size = largeBodyFrom
 	holders := smallBodiesBudget / size
-	held := make([]*io.PipeWriter, 0, holders)
-	for range holders {
-		pr, pw := io.Pipe()
-		held = append(held, pw)
-		req, _ := http.NewRequest(http.MethodPost, srv.URL, pr)
-		req.ContentLength = size
-		req.Header.Set("X-GitHub-Event", "issues")
-		req.Header.Set("X-Hub-Signature-256", "sha256="+strings.Repeat("0", 64))
-		go func() {
-			if resp, err := http.DefaultClient.Do(req); err == nil {
-				resp.Body.Close()
-			}
-		}()
-		pw.Write(make([]byte, 1<<10)) // the read has begun
-	}
-	release := func() {
-		for _, pw := range held {
-			pw.CloseWithError(io.ErrUnexpectedEOF)
-		}
-		held = nil
-	}
+	release := holdSlowPosts(srv.URL, holders, size, 1<<10)
 	defer release()
 	time.Sleep(500 * time.Millisecond)
 
@@ -430,5 +386,32 @@ func TestWebhookBoundsSmallUnverifiedBodies(t *testing.T) {
 		if time.Now().After(end) {
 			t.Fatalf("a delivery after the slow senders left: %d", rec.Code)
 		}
+	}
+}
+
+// holdSlowPosts starts n unsigned posts to url, each declaring size bytes
+// and sending only the first sent of them, so that the handler holds each
+// one's read; release ends them all (and may be called again).
+func holdSlowPosts(url string, n int, size int64, sent int) (release func()) {
+	held := make([]*io.PipeWriter, 0, n)
+	for range n {
+		pr, pw := io.Pipe()
+		held = append(held, pw)
+		req, _ := http.NewRequest(http.MethodPost, url, pr)
+		req.ContentLength = size
+		req.Header.Set("X-GitHub-Event", "issues")
+		req.Header.Set("X-Hub-Signature-256", "sha256="+strings.Repeat("0", 64))
+		go func() {
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		pw.Write(make([]byte, sent)) // the read has begun
+	}
+	return func() {
+		for _, pw := range held {
+			pw.CloseWithError(io.ErrUnexpectedEOF)
+		}
+		held = nil
 	}
 }
