@@ -2,6 +2,7 @@ package grader
 
 import (
 	"cmp"
+	"github.com/testfirst-app/testfirst/grader/detect"
 	"path"
 	"slices"
 	"strings"
@@ -126,8 +127,7 @@ func excludedFromContext(p string) bool {
 		}
 	}
 	name := parts[len(parts)-1]
-	return strings.HasSuffix(name, ".py") && (strings.HasPrefix(name, "test_") || strings.HasSuffix(name, "_test.py")) ||
-		strings.HasSuffix(name, ".pyc") || strings.HasSuffix(name, ".pyo")
+	return detect.IsTestModule(name) || strings.HasSuffix(name, ".pyc") || strings.HasSuffix(name, ".pyo")
 }
 
 // withContext is hidden with the context's files beside it: the tree the

@@ -150,8 +150,7 @@ func (d *Draft) validate() error {
 // deliberately broken fixture) and are not checked.
 func importedByPytest(p string) bool {
 	name := path.Base(p)
-	return name == "conftest.py" || name == "__init__.py" ||
-		strings.HasSuffix(name, ".py") && (strings.HasPrefix(name, "test_") || strings.HasSuffix(name, "_test.py"))
+	return name == "conftest.py" || name == "__init__.py" || detect.IsTestModule(name)
 }
 
 // criteriaNameTests checks that each test id of the criteria map names a

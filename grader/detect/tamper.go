@@ -97,7 +97,7 @@ func hiddenModuleNames(hidden *tree.Tree) hiddenNames {
 	}
 	for _, f := range hidden.Files {
 		base := path.Base(f.Path)
-		if !strings.HasSuffix(base, ".py") || !(strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py")) {
+		if !IsTestModule(base) {
 			continue
 		}
 		n.paths[f.Path] = true

@@ -14,12 +14,7 @@ import (
 // a directory named tests or test at any depth.
 func IsTestFile(p string) bool {
 	base := path.Base(p)
-	switch {
-	case base == "conftest.py":
-		return true
-	case strings.HasPrefix(base, "test_") && strings.HasSuffix(base, ".py"):
-		return true
-	case strings.HasSuffix(base, "_test.py"):
+	if base == "conftest.py" || IsTestModule(base) {
 		return true
 	}
 	for _, d := range dirNames(p) {
@@ -28,6 +23,12 @@ func IsTestFile(p string) bool {
 		}
 	}
 	return false
+}
+
+// IsTestModule reports whether a file named name is a test module by
+// pytest's default names: test_*.py or *_test.py.
+func IsTestModule(name string) bool {
+	return strings.HasSuffix(name, ".py") && (strings.HasPrefix(name, "test_") || strings.HasSuffix(name, "_test.py"))
 }
 
 // TouchedTests returns the sorted paths of existing test files (by
