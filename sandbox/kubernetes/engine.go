@@ -183,7 +183,7 @@ func (e *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result
 		cancel()
 		if timedOut(err) {
 			why, room := e.pending(name)
-			if room && time.Now().Before(began.Add(e.queueWait)) && limit.Before(began.Add(e.queueWait)) {
+			if room && limit.Before(began.Add(e.queueWait)) {
 				limit = began.Add(e.queueWait)
 				continue
 			}
@@ -197,9 +197,8 @@ func (e *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result
 		}
 		break
 	}
-	if d := time.Now().Add(spec.Timeout); d.After(deadline) {
-		deadline = d
-	}
+	// The run's time starts now that the pod has a node.
+	deadline = time.Now().Add(spec.Timeout)
 	wctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	killed := func() (sandbox.Result, error) {
