@@ -66,6 +66,17 @@ const streamGrace = 10 * time.Second
 // out-of-memory kill went unreported (TestRunReportsOOM, in make test).
 const eventGrace = 10 * time.Second
 
+// oomTrail is how long a run killed by SIGKILL waits for an out-of-memory
+// event after the container's die event. containerd 1.6 (Debian 12's)
+// publishes the event from its own goroutine, and it came after the die in
+// make test (TestRunReportsOOM: exit 137, "Killed", no out-of-memory kill
+// reported).
+const oomTrail = 5 * time.Second
+
+// sigkillExit is a container's exit status when its main process, or the
+// shell that ran the killed one, reports death by SIGKILL.
+const sigkillExit = 128 + 9
+
 // Engine runs sandboxes on a Docker Engine.
 type Engine struct {
 	eng Client
@@ -151,7 +162,10 @@ type ending struct {
 	// died closes at the container's die event, or when the event stream
 	// ends (an engine whose stream failed reports no out-of-memory kill).
 	died chan struct{}
-	stop context.CancelFunc
+	// oomSeen closes at the out-of-memory event, which may trail the die
+	// event: containerd 1.6 (Debian 12's) sends it when it gets to it.
+	oomSeen chan struct{}
+	stop    context.CancelFunc
 }
 
 // eventsSince is how far back the event stream of a new container starts:
@@ -165,22 +179,33 @@ const eventsSince = time.Hour
 // until remove stops it.
 func (d *Engine) watchEnd(ctx context.Context, id string, began time.Time, autoRemoved bool) *ending {
 	wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	e := &ending{autoRemoved: autoRemoved, died: make(chan struct{}), stop: stop}
+	e := &ending{autoRemoved: autoRemoved, died: make(chan struct{}), oomSeen: make(chan struct{}), stop: stop}
 	msgs, errs := d.eng.Events(wctx, events.ListOptions{
 		Since: strconv.FormatInt(began.Add(-eventsSince).Unix(), 10),
 		Filters: filters.NewArgs(filters.Arg("type", string(events.ContainerEventType)), filters.Arg("container", id),
 			filters.Arg("event", string(events.ActionOOM)), filters.Arg("event", string(events.ActionDie))),
 	})
 	go func() {
-		defer close(e.died)
+		died := false
+		markDied := func() {
+			if !died {
+				died = true
+				close(e.died)
+			}
+		}
+		defer markDied()
 		for {
 			select {
 			case m := <-msgs:
 				switch m.Action {
 				case events.ActionOOM:
-					e.oom.Store(true)
+					if !e.oom.Swap(true) {
+						close(e.oomSeen)
+					}
 				case events.ActionDie:
-					return
+					// The stream is read on until the run is done with:
+					// an out-of-memory event may come after the die.
+					markDied()
 				}
 			case <-errs:
 				return // the stream ended: what it told is kept
@@ -301,6 +326,16 @@ func (d *Engine) runCreated(ctx context.Context, id string, spec sandbox.Spec, b
 	select {
 	case <-end.died:
 	case <-time.After(eventGrace):
+	}
+	// A process the kernel killed for memory leaves the container with
+	// 137 (SIGKILL), and the engine's out-of-memory event may trail the
+	// die event: such an end waits a little for it. A deadline's kill is
+	// ours and says so already.
+	if res.ExitCode == sigkillExit && !res.TimedOut && !end.oom.Load() {
+		select {
+		case <-end.oomSeen:
+		case <-time.After(oomTrail):
+		}
 	}
 	res.OOMKilled = end.oom.Load()
 	return res, nil
