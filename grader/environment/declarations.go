@@ -30,6 +30,10 @@ type Declared struct {
 	// "requirement (why)": a pin on the grader's runner (pytest, pluggy),
 	// or a development group's tooling.
 	SetAside []string
+	// PytestPins are the declared requirements on pytest, as declared
+	// (set aside too): ChoosePython prefers a Python whose pytest meets
+	// them.
+	PytestPins []string
 }
 
 // testGroups are the optional dependency groups of pyproject.toml, its
@@ -193,6 +197,9 @@ func Declarations(t *tree.Tree) (Declared, error) {
 		switch {
 		case slices.Contains(runnerDists, name):
 			d.SetAside = append(d.SetAside, req+" (the grader's own "+name+" runs the hidden tests)")
+			if name == "pytest" {
+				d.PytestPins = append(d.PytestPins, req)
+			}
 		case kind == kindDev && isTooling(name):
 			d.SetAside = append(d.SetAside, req+" (tooling in "+from+")")
 		default:

@@ -63,6 +63,7 @@ lint = ["ruff"]
 		SetAside: []string{"mypy==1.8 (tooling in requirements-dev.txt)", "flake8-bugbear (tooling in requirements-dev.txt)", "types-requests (tooling in requirements-dev.txt)",
 			"pytest>=8 (the grader's own pytest runs the hidden tests)", "Flit_Core>=3 (tooling in pyproject.toml [dev])", "pre-commit (tooling in pyproject.toml [dev])",
 			"pluggy>=1.5 (the grader's own pluggy runs the hidden tests)"},
+		PytestPins: []string{"pytest>=8"},
 	}
 	if diff := cmp.Diff(want, d); diff != "" {
 		t.Errorf("Declarations (-want +got):\n%s", diff)

@@ -18,14 +18,72 @@ import (
 // `python3 --version` in the grader's images says.
 var debianPython = map[string]string{"3.11": "3.11.2", "3.13": "3.13.5"}
 
+// debianPytest is the pytest each of the grader's Pythons runs the hidden
+// tests with (Debian's python3-pytest of that suite), as `python3 -m
+// pytest --version` in the grader's images says.
+var debianPytest = map[string]string{"3.11": "7.2.1", "3.13": "8.3.5"}
+
 // ChoosePython picks the Python a grade of base runs when none was asked
-// for: sandbox.DefaultPython when the base's requires-python
+// for, by what the base allows (choosePythonAllowed); then, when the
+// base's declarations ask for a pytest that Python's pytest does not
+// meet (pytest>=8 is common) and another Python the base allows has one
+// that does, that Python. why says so for the report; "" when the base
+// says nothing that moves the choice from the default.
+func ChoosePython(base *tree.Tree) (python, why string) {
+	python, why = choosePythonAllowed(base)
+	decl, err := Declarations(base)
+	if err != nil || len(decl.PytestPins) == 0 || pytestMeets(decl.PytestPins, debianPytest[python]) {
+		return python, why
+	}
+	for _, v := range sandbox.PythonVersions() {
+		if v == python || !pytestMeets(decl.PytestPins, debianPytest[v]) || !baseAllows(base, v) {
+			continue
+		}
+		return v, fmt.Sprintf("the base's declarations ask for %s, which Python %s's pytest %s meets and Python %s's pytest %s does not",
+			strings.Join(decl.PytestPins, ", "), v, debianPytest[v], python, debianPytest[python])
+	}
+	return python, why
+}
+
+// pytestMeets reports whether pytest version v meets every requirement of
+// pins ("pytest>=8", "pytest[testing] >= 7.4; python_version >= '3.8'"):
+// a requirement whose version part does not parse is met (it is set
+// aside anyway, and must not move the choice).
+func pytestMeets(pins []string, v string) bool {
+	for _, req := range pins {
+		req, _, _ = strings.Cut(req, ";")
+		i := strings.IndexAny(req, "<>=!~")
+		if i < 0 {
+			continue // any pytest
+		}
+		ok, err := allows(strings.Trim(strings.TrimSpace(req[i:]), "()"), v)
+		if err == nil && !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// baseAllows reports whether the base allows Python v: its requires-python
+// does, or it has none and its classifiers name no Python version or name
+// v.
+func baseAllows(base *tree.Tree, v string) bool {
+	if spec, _ := requiresPython(base); spec != "" {
+		ok, err := allows(spec, cmpOr(debianPython[v], v))
+		return err == nil && ok
+	}
+	named, _ := classifierVersions(base)
+	return len(named) == 0 || slices.Contains(named, v)
+}
+
+// choosePythonAllowed picks the Python a grade of base runs by what the
+// base allows: sandbox.DefaultPython when the base's requires-python
 // (pyproject.toml's [project], else setup.cfg's python_requires) allows
 // it or says nothing, else the first of the grader's Pythons it allows;
 // without requires-python, the Python versions its classifiers name
 // decide alike. why says so for the report; "" when the base says
 // nothing that moves the choice from the default.
-func ChoosePython(base *tree.Tree) (python, why string) {
+func choosePythonAllowed(base *tree.Tree) (python, why string) {
 	spec, from := requiresPython(base)
 	if spec == "" {
 		return fromClassifiers(base)
@@ -61,8 +119,22 @@ const classifierPrefix = "Programming Language :: Python :: "
 // setup.cfg's [metadata]) name: the default when it is named or none is,
 // else the first of the grader's that is.
 func fromClassifiers(base *tree.Tree) (python, why string) {
-	var named []string
-	from := ""
+	named, from := classifierVersions(base)
+	if len(named) == 0 || slices.Contains(named, sandbox.DefaultPython) {
+		return sandbox.DefaultPython, ""
+	}
+	for _, v := range sandbox.PythonVersions() {
+		if slices.Contains(named, v) {
+			return v, fmt.Sprintf("%s name Python %s", from, strings.Join(named, ", "))
+		}
+	}
+	return sandbox.DefaultPython, fmt.Sprintf("%s name Python %s, none of the grader's (%s): graded with %s", from, strings.Join(named, ", "), strings.Join(sandbox.PythonVersions(), ", "), sandbox.DefaultPython)
+}
+
+// classifierVersions are the Python versions (3.x) the base's trove
+// classifiers name, from pyproject.toml's [project], else setup.cfg's
+// [metadata], and which of the two named them.
+func classifierVersions(base *tree.Tree) (named []string, from string) {
 	if f, ok := base.Lookup("pyproject.toml"); ok && !f.IsSymlink() {
 		var doc struct {
 			Project struct {
@@ -84,15 +156,7 @@ func fromClassifiers(base *tree.Tree) (python, why string) {
 			}
 		}
 	}
-	if len(named) == 0 || slices.Contains(named, sandbox.DefaultPython) {
-		return sandbox.DefaultPython, ""
-	}
-	for _, v := range sandbox.PythonVersions() {
-		if slices.Contains(named, v) {
-			return v, fmt.Sprintf("%s name Python %s", from, strings.Join(named, ", "))
-		}
-	}
-	return sandbox.DefaultPython, fmt.Sprintf("%s name Python %s, none of the grader's (%s): graded with %s", from, strings.Join(named, ", "), strings.Join(sandbox.PythonVersions(), ", "), sandbox.DefaultPython)
+	return named, from
 }
 
 // requiresPython is the base's Python requirement and where it says so.
