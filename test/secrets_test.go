@@ -2,8 +2,10 @@ package test
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -12,7 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/testfirst-app/testfirst/agent"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
+	"github.com/testfirst-app/testfirst/test/fakemodel"
+	"github.com/testfirst-app/testfirst/test/testenv"
 )
 
 // The configured secrets of TestNoSecretLeaves, each distinctive, so that
@@ -120,7 +125,9 @@ func databaseRows(t *testing.T, path string) map[string]string {
 // the app's private key, a model API's key, the OAuth client secret, the
 // session key, the operator token), takes a ticket through grading: the
 // label, a version's base check, its approval on the card, a pull
-// request graded in an environment built from the index. Then no request
+// request graded in an environment built from the index. The version is
+// the writer agent's, which asks the model API first: the proxy adds the
+// model key, which the scripted model API sees. Then no request
 // the fake GitHub received (the client secret aside, in the OAuth token
 // exchange it exists for), no log line, and no row of the database (every
 // grade's report and requester-only output among them) holds any of them.
@@ -140,6 +147,7 @@ func TestNoSecretLeaves(t *testing.T) {
 	// before (the index answers at one port from run to run).
 	reqs := fmt.Sprintf("# run %d\ntfsecretdep==1.0\n", time.Now().UnixNano())
 	base["requirements.txt"], fixed["requirements.txt"] = reqs, reqs
+	base[".github/testfirst.yml"], fixed[".github/testfirst.yml"] = "writer: leak-writer\n", "writer: leak-writer\n"
 	gh.Commit(pipeOwner, pipeRepo, pipeBranch, base)
 	head := gh.Commit(pipeOwner, pipeRepo, "feature-secrets", fixed)
 	gh.AddIssue(pipeOwner, pipeRepo, 1, "alice", "Word statistics")
@@ -156,7 +164,22 @@ func TestNoSecretLeaves(t *testing.T) {
 	webhookFile := write("leak-webhook-secret", leakWebhook+"\n")
 	sessionFile := write("leak-session-key", leakSessionKey+"\n")
 	modelKeyFile := write("leak-model-key", leakModelKey+"\n")
-	config := write("leak-testfirst.yml", fmt.Sprintf("model_apis:\n  scripted: {url: \"http://127.0.0.1:9/v1\", key_file: %s, header: x-api-key, vendor: anthropic}\n", modelKeyFile))
+	model := fakemodel.New(nil, fakemodel.WithKey(leakModelKey), fakemodel.WithAddr("127.0.0.2:0"))
+	t.Cleanup(model.Close)
+	writerDir := filepath.Join(p.dir, "agents", "leak-writer")
+	for path, content := range files(testenv.SampleHidden(t, filepath.Join(sampleDir, "hidden"))) {
+		writeFile(t, filepath.Join(writerDir, "hidden", path), content, 0o644)
+	}
+	writeFile(t, filepath.Join(writerDir, "run.sh"), leakWriter, 0o755)
+	config := write("leak-testfirst.yml", fmt.Sprintf(`model_apis:
+  scripted: {url: %q, key_file: %s, header: x-api-key, vendor: anthropic}
+harnesses:
+  leak-writer: {preset: command, command: ["/agent/run.sh"], files: %s, model_api: scripted}
+agents: {timeout: 5m, memory: 512MiB, cpus: 1, pids: 256}
+`, model.URL, modelKeyFile, writerDir))
+	if _, err := testenv.Docker(t).EnsureDebianImage(context.Background(), agent.CommandRecipe, io.Discard); err != nil {
+		t.Fatal(err)
+	}
 	s := p.serve(t, "", "TESTFIRST_STORE_SYNC_INTERVAL=1s", "TESTFIRST_PACKAGE_INDEX="+index.String(),
 		"TESTFIRST_WEBHOOK_SECRET_FILE="+webhookFile, "TESTFIRST_SESSION_KEY_FILE="+sessionFile, "TESTFIRST_CONFIG="+config)
 
@@ -166,8 +189,11 @@ func TestNoSecretLeaves(t *testing.T) {
 		t.Fatalf("labeled: %d", code)
 	}
 	waitFor(t, "the ticket", time.Minute, func() bool { return strings.Contains(s.log(), `"msg":"ticket opened"`) }, s.log)
-	k, digest := p.push(t, "writer-bot", nil)
-	p.decide(t, s, k, digest, "alice", "")
+	v1 := p.waitVersion(t, s, 1, 1)
+	if v1.Author != "writer:leak-writer" {
+		t.Fatalf("v1's author is %q, want the writer agent", v1.Author)
+	}
+	p.decide(t, s, v1.Number, v1.Digest, "alice", "")
 	gh.AddPull(pipeOwner, pipeRepo, 2, head, pipeBranch, "Fixes #1", pipeOwner+"/"+pipeRepo)
 	opened := patchFixture(t, "pull_request/opened.payload.json", map[string]any{"number": 2, "pull_request.number": 2,
 		"pull_request.body": "Fixes #1", "pull_request.head.sha": head, "pull_request.state": "open", "installation.id": 1})
@@ -180,6 +206,11 @@ func TestNoSecretLeaves(t *testing.T) {
 	}
 	// A moment for the last lines and rows after the check run.
 	time.Sleep(2 * time.Second)
+	// The model key was used: the writer's request reached the model API
+	// with it, put there by the proxy.
+	if reqs := model.Requests(); len(reqs) == 0 || reqs[0].Key != leakModelKey {
+		t.Errorf("the model API saw %d requests (first key %q): the writer's request did not reach it with the configured key", len(reqs), firstKey(reqs))
+	}
 
 	key := strings.Split(strings.TrimSpace(string(gh.PrivateKeyPEM())), "\n")
 	secrets := map[string]string{
@@ -222,4 +253,40 @@ func TestNoSecretLeaves(t *testing.T) {
 	if !strings.Contains(joined.String(), "check-runs") {
 		t.Errorf("no check run request recorded")
 	}
+}
+
+// leakWriter is the writer harness of TestNoSecretLeaves: it asks the
+// model API through the proxy, with the placeholder key its sandbox holds,
+// then hands in the sample's hidden tests.
+const leakWriter = `#!/bin/sh
+set -eu
+python3 - <<'PY'
+import json, os, urllib.request
+body = json.dumps({"model": "scripted", "max_tokens": 16, "messages": [{"role": "user", "content": "name a test"}]}).encode()
+req = urllib.request.Request(os.environ["TESTFIRST_MODEL_URL"] + "/v1/messages", data=body, headers={
+    "content-type": "application/json", "anthropic-version": "2023-06-01", "x-api-key": os.environ.get("ANTHROPIC_API_KEY", "")})
+print(urllib.request.build_opener(urllib.request.ProxyHandler({})).open(req, timeout=60).read().decode())
+PY
+mkdir -p /out/tests
+cp -R /agent/hidden/. /out/tests/
+echo "# Hidden tests" > /out/RESULT.md
+`
+
+// writeFile writes content to path, making its directories.
+func writeFile(t *testing.T, path, content string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// firstKey is the key of the first of reqs, "" without one.
+func firstKey(reqs []fakemodel.Request) string {
+	if len(reqs) == 0 {
+		return ""
+	}
+	return reqs[0].Key
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -53,6 +54,7 @@ type Server struct {
 	mu       sync.Mutex
 	requests []Request
 	errs     []string
+	addr     string
 }
 
 // Option changes a Server.
@@ -62,8 +64,13 @@ type Option func(*Server)
 // key, as the real service does with a wrong key.
 func WithKey(key string) Option { return func(s *Server) { s.key = key } }
 
-// New starts a server on 127.0.0.1 that answers with script. Close it
-// when done.
+// WithAddr makes the server listen on addr (a loopback address and port,
+// "127.0.0.2:0") rather than 127.0.0.1: a service whose fake GitHub is at
+// 127.0.0.1 refuses a model API on GitHub's host.
+func WithAddr(addr string) Option { return func(s *Server) { s.addr = addr } }
+
+// New starts a server on 127.0.0.1 (or WithAddr's address) that answers
+// with script. Close it when done.
 func New(script []Step, opts ...Option) *Server {
 	s := &Server{script: script}
 	for _, o := range opts {
@@ -77,7 +84,16 @@ func New(script []Step, opts ...Option) *Server {
 		s.fail("no route for %s %s", r.Method, r.URL.Path)
 		http.Error(w, `{"error":{"type":"not_found_error","message":"fakemodel: no such route"}}`, http.StatusNotFound)
 	})
-	s.Server = httptest.NewServer(s.record(mux))
+	s.Server = httptest.NewUnstartedServer(s.record(mux))
+	if s.addr != "" {
+		l, err := net.Listen("tcp", s.addr)
+		if err != nil {
+			panic(fmt.Sprintf("fakemodel: listen on %s: %v", s.addr, err))
+		}
+		s.Server.Listener.Close()
+		s.Server.Listener = l
+	}
+	s.Server.Start()
 	return s
 }
 
