@@ -85,7 +85,11 @@ func serveIndex(t *testing.T, wheels map[string][]byte, addr string, wrap func(h
 	t.Helper()
 	projects := map[string][]string{}
 	for name := range wheels {
-		project := strings.ToLower(strings.SplitN(name, "-", 2)[0])
+		// PEP 503's normalized name: a wheel's python_dateutil is
+		// asked for as python-dateutil.
+		project := strings.Join(strings.FieldsFunc(strings.ToLower(strings.SplitN(name, "-", 2)[0]), func(r rune) bool {
+			return r == '_' || r == '.' || r == '-'
+		}), "-")
 		projects[project] = append(projects[project], name)
 	}
 	mux := http.NewServeMux()

@@ -152,7 +152,25 @@ func TestRealRepos(t *testing.T) {
 	}
 	// TESTFIRST_REAL_REPOS_SPLIT=1 grades split (grader.Request.Split).
 	split := os.Getenv("TESTFIRST_REAL_REPOS_SPLIT") == "1"
+	// TESTFIRST_REAL_REPOS_WHEELS=DIR grades with a package index on
+	// loopback that serves DIR's wheels (scripts/debian-wheels builds them
+	// from Debian's packages); without it no index is reachable.
 	g := testenv.Grading(t)
+	if dir := os.Getenv("TESTFIRST_REAL_REPOS_WHEELS"); dir != "" {
+		wheels := map[string][]byte{}
+		names, _ := filepath.Glob(filepath.Join(dir, "*.whl"))
+		for _, name := range names {
+			data, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wheels[filepath.Base(name)] = data
+		}
+		if len(wheels) == 0 {
+			t.Fatalf("TESTFIRST_REAL_REPOS_WHEELS=%s: no wheels there; build them with scripts/debian-wheels %s", dir, dir)
+		}
+		g, _, _ = envGrading(t, serveIndex(t, wheels, "127.0.0.1:0", nil))
+	}
 	slots := make(chan struct{}, parallel)
 
 	var mu sync.Mutex
