@@ -65,3 +65,35 @@ func TestListedCasesNumbered(t *testing.T) {
 		t.Errorf("CaseNames (-want +got):\n%s", diff)
 	}
 }
+
+// TestListedCasesStackedEmpty: the cases of an empty string stacked on
+// another parametrization ("-fg", as pytest names them and the listing
+// lists them) are held like any other: the honest report is clean, a
+// report that drops them or renames them to "fg" is caught.
+func TestListedCasesStackedEmpty(t *testing.T) {
+	listed := []string{"-fg", "-bg", "-1-fg", "-1-bg", "value9-fg", "value9-bg"}
+	expected := []wrapper.ExpectedTest{{File: "tests/test_style.py", Name: "test_styling_invalid_color", Cases: listed}}
+	report := func(cases ...string) *wrapper.Result {
+		var js []string
+		for _, c := range cases {
+			js = append(js, "tests.test_style|test_styling_invalid_color["+c+"]")
+		}
+		return &wrapper.Result{Expected: expected, JUnit: junitOf(js...)}
+	}
+	ev := &Evaluation{}
+	checkListedCases(ev, report(listed...))
+	if len(ev.Problems) != 0 {
+		t.Errorf("problems %q for the honest report", ev.Problems)
+	}
+	for _, bent := range [][]string{
+		{"-1-fg", "-1-bg", "value9-fg", "value9-bg"},
+		{"fg", "bg", "-1-fg", "-1-bg", "value9-fg", "value9-bg"},
+		{"-fg", "-1-fg", "-1-bg", "value9-fg", "value9-bg", "value9-bg"},
+	} {
+		ev := &Evaluation{}
+		checkListedCases(ev, report(bent...))
+		if len(ev.Problems) != 1 || !strings.Contains(ev.Problems[0], "missing from the runner's report") {
+			t.Errorf("report %q: problems %q, want one about the missing cases", bent, ev.Problems)
+		}
+	}
+}

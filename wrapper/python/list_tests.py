@@ -588,11 +588,13 @@ def case_ids(mod, fn, klass_marks, module_marks):
     calls = parametrize_marks(fn.decorator_list) + klass_marks + module_marks
     if not calls:
         return []
-    combined = [""]
+    # pytest joins the ids of stacked parametrizations with "-" whatever
+    # they are, an empty one too ("" then "fg" is "-fg"): CallSpec2.id.
+    combined = None
     try:
         for c in calls:
             ids = param_ids(c, mod)
-            combined = [a + "-" + b if a else b for a in combined for b in ids]
+            combined = ids if combined is None else [a + "-" + b for a in combined for b in ids]
     except Unknown:
         return None
     except Exception:
