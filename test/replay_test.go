@@ -289,7 +289,18 @@ func TestServeLateReopenedDoesNotRevive(t *testing.T) {
 	s.mustDeliver(t, "issues", "reopen-3", issuePayloadAt(t, "reopened", "2026-12-01T09:04:00Z", nil))
 	waitFor(t, "the ticket reopened", 60*time.Second, func() bool { return s.logCount("ticket reopened") == 1 }, s.log)
 	if n := closedTickets(); n != 0 {
-		t.Errorf("%d tickets closed after a real reopening", n)
+		t.Fatalf("%d tickets closed after a real reopening", n)
+	}
+
+	// And the mirror: a closing delivered after the issue was reopened
+	// since leaves the ticket open.
+	mark := s.logCount("ticket left as GitHub shows its issue")
+	s.mustDeliver(t, "issues", "close-2b-late", issuePayloadAt(t, "closed", "2026-12-01T09:03:30Z", nil))
+	waitFor(t, "close-2b-late handled", 60*time.Second, func() bool {
+		return s.logCount("ticket closed") > 1 || s.logCount("ticket left as GitHub shows its issue") > mark
+	}, s.log)
+	if n := closedTickets(); n != 0 || s.logCount("ticket closed") > 1 {
+		t.Errorf("a late closed delivery closed the ticket while the issue is open on GitHub")
 	}
 }
 
