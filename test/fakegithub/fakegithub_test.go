@@ -1181,6 +1181,21 @@ func TestPermission(t *testing.T) {
 			}
 		})
 	}
+
+	// A renamed account keeps its id and role under the new login; the
+	// old login names no one until claimed, then another account.
+	id := f.s.UserID("user-write")
+	f.s.RenameLogin("user-write", "user-renamed")
+	lvl, _, err := f.inst.Repositories.GetPermissionLevel(context.Background(), owner, repoName, "user-renamed")
+	if err != nil || lvl.GetRoleName() != "write" || lvl.GetUser().GetID() != id {
+		t.Errorf("renamed: %v, role %q, id %d, want write and %d", err, lvl.GetRoleName(), lvl.GetUser().GetID(), id)
+	}
+	if _, _, err := f.inst.Repositories.GetPermissionLevel(context.Background(), owner, repoName, "user-write"); errOf(t, err).Status != 404 {
+		t.Errorf("the freed login: %v, want 404", err)
+	}
+	if claimed := f.s.ClaimLogin("user-write"); claimed == id {
+		t.Errorf("the claimed login kept the renamed account's id %d", id)
+	}
 }
 
 func TestDeliveries(t *testing.T) {
