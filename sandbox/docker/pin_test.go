@@ -3,6 +3,7 @@ package docker_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,5 +83,24 @@ func TestRunKeepsTheImageItResolved(t *testing.T) {
 	}
 	if got := run(id); got != "genuine" {
 		t.Errorf("a run of %s printed %q, want genuine", id, got)
+	}
+
+	// The resolved image is removed from the engine: a run of its tag
+	// fails and says so (never the tag's image in its place); the layer,
+	// asked for again, is built again from what it is made of.
+	if _, err := cli.ImageRemove(ctx, id, image.RemoveOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Run(ctx, sandbox.Spec{Image: ref, Entrypoint: []string{"/bin/true"}, Timeout: time.Minute, Limits: sandbox.DefaultLimits,
+		Labels: map[string]string{"app.testfirst.test": t.Name()}}); err == nil || !strings.Contains(err.Error(), "is gone from the engine") {
+		t.Errorf("a run of a removed pinned image: %v, want it to say the image is gone", err)
+	}
+	_, rebuilt, err := d.EnsureLayer(ctx, layer(name, "genuine"))
+	if err != nil || rebuilt == id || rebuilt == otherID {
+		t.Fatalf("EnsureLayer after the image was removed: %s, %v; want a new build", rebuilt, err)
+	}
+	t.Cleanup(func() { cli.ImageRemove(context.Background(), rebuilt, image.RemoveOptions{Force: true}) })
+	if got := run(ref); got != "genuine" {
+		t.Errorf("after the rebuild a run of %s printed %q, want genuine", ref, got)
 	}
 }
