@@ -179,15 +179,28 @@ func (s *Service) authorize(ctx context.Context, viewer string, ct *cardTicket, 
 	return may(perm, ct.requester), nil
 }
 
-// isRequester reports whether viewer is the ticket's requester: the same
-// login and, when the ticket knows the requester's user id, the same
-// account (handlers.ViewerID). A login renamed away and taken by someone
-// else names another account, which gets none of the requester's rights.
+// isRequester reports whether viewer is the ticket's requester: when the
+// ticket knows the requester's user id, the same account
+// (handlers.ViewerID) under whatever login it has now; else the same
+// login. A login renamed away and taken by someone else names another
+// account, which gets none of the requester's rights; the requester,
+// renamed, keeps them.
 func isRequester(ctx context.Context, viewer string, tk db.Ticket) bool {
-	if !strings.EqualFold(viewer, tk.Requester) {
-		return false
+	if tk.RequesterID != 0 {
+		return handlers.ViewerID(ctx) == tk.RequesterID
 	}
-	return tk.RequesterID == 0 || handlers.ViewerID(ctx) == tk.RequesterID
+	return strings.EqualFold(viewer, tk.Requester)
+}
+
+// viewerAccount is the signed-in viewer as an account: the login and the
+// session's user id.
+func viewerAccount(ctx context.Context, viewer string) pipeline.Account {
+	return pipeline.Account{Login: viewer, ID: handlers.ViewerID(ctx)}
+}
+
+// requesterAccount is the ticket's requester as an account.
+func requesterAccount(tk db.Ticket) pipeline.Account {
+	return pipeline.Account{Login: tk.Requester, ID: tk.RequesterID}
 }
 
 // permission asks GitHub, with the installation's token, for login's
@@ -271,19 +284,28 @@ func (s *Service) versionState(ctx context.Context, tx *db.Tx, ticketID int64, k
 	return vs, err
 }
 
-// signers lists the logins of a version's signatures.
-func signers(sigs []db.Approval) []string {
-	out := make([]string, 0, len(sigs))
+// signers lists the accounts of a version's signatures.
+func signers(sigs []db.Approval) []pipeline.Account {
+	out := make([]pipeline.Account, 0, len(sigs))
 	for _, a := range sigs {
-		out = append(out, a.ApprovedBy)
+		out = append(out, pipeline.Account{Login: a.ApprovedBy, ID: a.ApproverID})
 	}
 	return out
 }
 
-// approvalBlock says why viewer may not sign version v now, or "": the
+// logins lists the logins of accounts, as a decision names its signers.
+func logins(as []pipeline.Account) []string {
+	out := make([]string, 0, len(as))
+	for _, a := range as {
+		out = append(out, a.Login)
+	}
+	return out
+}
+
+// approvalBlock says why the viewer may not sign version v now, or "": the
 // approval policy (pipeline.SignBlock) applied to what the card knows.
-func approvalBlock(viewer string, ct cardTicket, v store.Version, newest int, st versionState, cfg pipeline.FetchedConfig) string {
-	sg := pipeline.Signing{Viewer: viewer, Permission: ct.perm, Requester: ct.tk.Requester, Version: v.Number, Newest: newest,
+func approvalBlock(viewer pipeline.Account, ct cardTicket, v store.Version, newest int, st versionState, cfg pipeline.FetchedConfig) string {
+	sg := pipeline.Signing{Viewer: viewer, Permission: ct.perm, Requester: requesterAccount(ct.tk), Version: v.Number, Newest: newest,
 		ConfigError: cfg.ParseError, Policy: cfg.Config.Policy, Ready: !st.row.ReadyAt.IsZero(), Check: st.check, Signers: signers(st.sigs)}
 	if d := v.Decision; d != nil {
 		sg.Decision = &pipeline.Decision{Approved: d.Approved, By: d.By}
@@ -420,7 +442,7 @@ func (s *Service) Card(ctx context.Context, viewer string, ref handlers.TicketRe
 	for _, a := range state.sigs {
 		page.Signatures = append(page.Signatures, handlers.Signature{Login: a.ApprovedBy, At: a.ApprovedAt, ReviewSeconds: a.ReviewSeconds, Fast: a.Fast})
 	}
-	page.Blocked = approvalBlock(viewer, ct, v, page.Newest, state, cfg)
+	page.Blocked = approvalBlock(viewerAccount(ctx, viewer), ct, v, page.Newest, state, cfg)
 	page.CanDecide = page.Blocked == ""
 	page.CanReject = v.Number == page.Newest && v.Decision == nil && ct.decides()
 	if v.Decision != nil || v.Number != page.Newest {

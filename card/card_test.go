@@ -665,7 +665,7 @@ func TestCardEnforceConcurrentSigners(t *testing.T) {
 		results := make([]string, 2)
 		for i, login := range []string{requester, "ada"} {
 			wg.Go(func() {
-				d, err := f.svc.Approve(ctx, login, ref, k, v.Digest)
+				d, err := f.svc.Approve(handlers.WithViewerID(ctx, f.gh.UserID(login)), login, ref, k, v.Digest)
 				results[i] = fmt.Sprint(d, err)
 			})
 		}

@@ -96,15 +96,21 @@ func (s *Service) Approve(ctx context.Context, viewer string, ref handlers.Ticke
 	}); err != nil {
 		return "", err
 	}
-	if why := approvalBlock(viewer, ct, v, v.Number, state, cfg); why != "" {
+	me := viewerAccount(ctx, viewer)
+	if me.ID == 0 {
+		// A sign-in from before the card kept user ids: which account
+		// signs must be known (a login can pass to someone else).
+		return "", handlers.Refusef("Sign out and sign in again before you sign: this sign-in does not say which GitHub account you are.")
+	}
+	if why := approvalBlock(me, ct, v, v.Number, state, cfg); why != "" {
 		return "", handlers.Refusef("%s", why)
 	}
 
 	at := s.now().UTC()
 	review := max(at.Sub(state.row.ReadyAt).Round(time.Second), 0)
-	sig := db.Approval{VersionID: state.row.ID, ApprovedBy: viewer, ApprovedAt: at, Digest: digest, ReviewSeconds: int64(review.Seconds()),
+	sig := db.Approval{VersionID: state.row.ID, ApprovedBy: viewer, ApproverID: me.ID, ApprovedAt: at, Digest: digest, ReviewSeconds: int64(review.Seconds()),
 		Fast: review < cfg.Config.FastApproval}
-	logins := append(signers(state.sigs), viewer)
+	accounts := append(signers(state.sigs), me)
 	policy := cfg.Config.Policy
 	audit := func(kind string, logins []string, complete bool) db.AuditEvent {
 		detail, _ := json.Marshal(map[string]any{"version": k, "digest": digest, "review_seconds": sig.ReviewSeconds, "fast": sig.Fast,
@@ -113,11 +119,11 @@ func (s *Service) Approve(ctx context.Context, viewer string, ref handlers.Ticke
 	}
 
 	var done bool
-	if pipeline.ApprovalComplete(policy, ct.tk.Requester, logins) {
+	if pipeline.ApprovalComplete(policy, requesterAccount(ct.tk), accounts) {
 		// This signature completes the approval: the store first (it
 		// refuses a version that is no longer the newest), then the
 		// database.
-		if _, err := s.store.Approve(ctx, ct.st, k, digest, strings.Join(logins, ", ")); err != nil {
+		if _, err := s.store.Approve(ctx, ct.st, k, digest, strings.Join(logins(accounts), ", ")); err != nil {
 			return "", s.storeRefusal(ctx, ct, k, err)
 		}
 		done = true
@@ -128,7 +134,7 @@ func (s *Service) Approve(ctx context.Context, viewer string, ref handlers.Ticke
 			if err := tx.SetVersionDecision(ctx, state.row.ID, pipeline.VersionApproved, ""); err != nil {
 				return err
 			}
-			return tx.AppendAudit(ctx, audit("version.approved", logins, true))
+			return tx.AppendAudit(ctx, audit("version.approved", logins(accounts), true))
 		})
 		if errors.Is(err, db.ErrAlreadySigned) {
 			// The store sync mirrored this very approval from the store
@@ -151,7 +157,7 @@ func (s *Service) Approve(ctx context.Context, viewer string, ref handlers.Ticke
 			if _, err := tx.Approve(ctx, sig); err != nil {
 				return err
 			}
-			return tx.AppendAudit(ctx, audit("version.signed", logins, false))
+			return tx.AppendAudit(ctx, audit("version.signed", logins(accounts), false))
 		})
 		if err == nil {
 			err = s.db.Tx(ctx, func(tx *db.Tx) error {
@@ -166,8 +172,8 @@ func (s *Service) Approve(ctx context.Context, viewer string, ref handlers.Ticke
 		if err != nil {
 			return "", err
 		}
-		if all := signers(now); pipeline.ApprovalComplete(policy, ct.tk.Requester, all) {
-			if done, err = s.completeLate(ctx, ct, k, digest, state.row.ID, all, audit("version.approved", all, true)); err != nil {
+		if all := signers(now); pipeline.ApprovalComplete(policy, requesterAccount(ct.tk), all) {
+			if done, err = s.completeLate(ctx, ct, k, digest, state.row.ID, logins(all), audit("version.approved", logins(all), true)); err != nil {
 				return "", err
 			}
 		}

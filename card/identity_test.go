@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/testfirst-app/testfirst/store"
 )
 
 // TestCardRequesterIsAnAccountNotALogin: the requester's rights (the
@@ -43,5 +45,66 @@ func TestCardRequesterIsAnAccountNotALogin(t *testing.T) {
 	}
 	if code, _, _ := c.post(t, cardPath+"/versions/1/reject", url.Values{"digest": {v.Digest}, "reason": {"taken over"}}); code == http.StatusOK || code == http.StatusSeeOther {
 		t.Errorf("the login's new holder rejected v1: %d", code)
+	}
+}
+
+// TestCardEnforceOneAccountSignsOnce: under enforce the requester signs,
+// renames their account and signs again under the new login. Both
+// signatures are one person's: the second is refused and the version
+// waits. A second approver's signature completes it.
+func TestCardEnforceOneAccountSignsOnce(t *testing.T) {
+	f := newCardFixture(t, "approval:\n  policy: enforce\n")
+	v := f.push(t, writerCriteria)
+	f.sync(t, v, &defaultCheck, true)
+	form := url.Values{"digest": {v.Digest}}
+	if code, _, resp := f.signIn(t, requester).post(t, cardPath+"/versions/1/approve", form); code != http.StatusSeeOther || !strings.HasSuffix(resp.Header.Get("Location"), "decided=signed") {
+		t.Fatalf("dev signs: %d %q", code, resp.Header.Get("Location"))
+	}
+
+	f.gh.RenameLogin(requester, "dev-renamed")
+	code, body, _ := f.signIn(t, "dev-renamed").post(t, cardPath+"/versions/1/approve", form)
+	if got, _ := f.store.Version(t.Context(), f.st, 1); got.State != store.StatePending {
+		t.Fatalf("the requester's second signature, under a new login, approved v1 (%+v)", got.Decision)
+	}
+	if code != http.StatusConflict || !strings.Contains(body, "You signed v1") {
+		t.Errorf("the requester's second signature under a new login: %d, want 409 saying they signed:\n%s", code, body)
+	}
+
+	// Honest: another person with write access completes it.
+	if code, _, resp := f.signIn(t, "wes").post(t, cardPath+"/versions/1/approve", form); code != http.StatusSeeOther || !strings.HasSuffix(resp.Header.Get("Location"), "decided=approved") {
+		t.Fatalf("wes completes: %d %q", code, resp.Header.Get("Location"))
+	}
+	if got, _ := f.store.Version(t.Context(), f.st, 1); got.State != store.StateApproved || got.Decision.By != "dev, wes" {
+		t.Errorf("store: %+v", got.Decision)
+	}
+}
+
+// TestCardEnforceRequesterSignsByAccount: under enforce the requester's
+// signature is the requester account's, whatever login signs. The
+// requester renames their account and a colleague with write access takes
+// the freed login: the colleague's signature is a second approver's, so a
+// maintainer's after it does not complete the approval; the requester,
+// signing under the new login, does.
+func TestCardEnforceRequesterSignsByAccount(t *testing.T) {
+	f := newCardFixture(t, "approval:\n  policy: enforce\n")
+	v := f.push(t, writerCriteria)
+	f.sync(t, v, &defaultCheck, true)
+	form := url.Values{"digest": {v.Digest}}
+	f.gh.RenameLogin(requester, "dev-renamed")
+	f.gh.ClaimLogin(requester)
+	f.gh.SetPermission(cardOwner, cardRepo, requester, "write")
+
+	if code, _, _ := f.signIn(t, requester).post(t, cardPath+"/versions/1/approve", form); code != http.StatusSeeOther {
+		t.Fatalf("the login's new holder signs: %d", code)
+	}
+	f.signIn(t, "max").post(t, cardPath+"/versions/1/approve", form)
+	if got, _ := f.store.Version(t.Context(), f.st, 1); got.State != store.StatePending {
+		t.Fatalf("approved without the requester's signature: the login's new holder counted as the requester (%+v)", got.Decision)
+	}
+
+	// Honest: the requester, renamed, is still the requester.
+	code, body, resp := f.signIn(t, "dev-renamed").post(t, cardPath+"/versions/1/approve", form)
+	if code != http.StatusSeeOther || !strings.HasSuffix(resp.Header.Get("Location"), "decided=approved") {
+		t.Fatalf("the renamed requester completes: %d %q\n%s", code, resp.Header.Get("Location"), body)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/testfirst-app/testfirst/db"
@@ -94,14 +95,8 @@ func (s *Service) waiting(ctx context.Context, viewer string, ct cardTicket, ite
 			return nil
 		}
 		signed := signers(sigs)
-		mine := false
-		for _, l := range signed {
-			mine = mine || strings.EqualFold(l, viewer)
-		}
-		byRequester := false
-		for _, l := range signed {
-			byRequester = byRequester || strings.EqualFold(l, ct.tk.Requester)
-		}
+		mine := slices.ContainsFunc(signed, viewerAccount(ctx, viewer).Same)
+		byRequester := slices.ContainsFunc(signed, requesterAccount(ct.tk).Same)
 		switch {
 		case cfg.Policy != pipeline.PolicyEnforce:
 			item.Waiting, item.OnViewer = fmt.Sprintf("your review of v%d", v.Number), true

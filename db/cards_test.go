@@ -79,21 +79,32 @@ func TestCardQueries(t *testing.T) {
 			if err := tx.SetVersionDecision(ctx, v1.ID, "rejected", "misses rounding"); err != nil {
 				return err
 			}
-			if _, err := tx.Approve(ctx, Approval{VersionID: v2.ID, ApprovedBy: "dev", Digest: "sha256:22", ReviewSeconds: 95, Fast: true}); err != nil {
+			if _, err := tx.Approve(ctx, Approval{VersionID: v2.ID, ApprovedBy: "dev", ApproverID: 41, Digest: "sha256:22", ReviewSeconds: 95, Fast: true}); err != nil {
 				return err
 			}
 			if _, err := tx.Approve(ctx, Approval{VersionID: v2.ID, ApprovedBy: "DEV", Digest: "sha256:22"}); !errors.Is(err, ErrAlreadySigned) {
 				t.Errorf("second signature by the same person = %v; want ErrAlreadySigned", err)
 			}
-			_, err = tx.Approve(ctx, Approval{VersionID: v2.ID, ApprovedBy: "lead", Digest: "sha256:22", ReviewSeconds: 600})
+			// The same account renamed: another login, its id.
+			if _, err := tx.Approve(ctx, Approval{VersionID: v2.ID, ApprovedBy: "dev-renamed", ApproverID: 41, Digest: "sha256:22"}); !errors.Is(err, ErrAlreadySigned) {
+				t.Errorf("second signature by the same account under another login = %v; want ErrAlreadySigned", err)
+			}
+			_, err = tx.Approve(ctx, Approval{VersionID: v2.ID, ApprovedBy: "lead", ApproverID: 42, Digest: "sha256:22", ReviewSeconds: 600})
 			return err
 		}))
+		// The index holds it too, for a writer that skips Approve's check.
+		if err := d.Tx(ctx, func(tx *Tx) error {
+			_, err := tx.q.exec(ctx, "INSERT INTO approvals (version_id, approved_by, approver_id, approved_at, digest) VALUES ($1, 'someone', 41, $2, 'sha256:22')", v2.ID, tx.dia.time(time.Now()))
+			return err
+		}); err == nil {
+			t.Error("a second row of account 41's signature of v2 was stored")
+		}
 		must(d.Tx(ctx, func(tx *Tx) error {
 			as, err := tx.Approvals(ctx, v2.ID)
 			if err != nil {
 				return err
 			}
-			if len(as) != 2 || as[0].ApprovedBy != "dev" || as[0].ReviewSeconds != 95 || !as[0].Fast || as[1].ApprovedBy != "lead" || as[1].Fast {
+			if len(as) != 2 || as[0].ApprovedBy != "dev" || as[0].ApproverID != 41 || as[0].ReviewSeconds != 95 || !as[0].Fast || as[1].ApprovedBy != "lead" || as[1].ApproverID != 42 || as[1].Fast {
 				t.Errorf("Approvals = %+v; want dev (95s, fast) then lead", as)
 			}
 			if n, err := tx.Rejections(ctx, tk2.ID); err != nil || n != 1 {

@@ -43,6 +43,10 @@ type Approval struct {
 	ID         int64
 	VersionID  int64
 	ApprovedBy string
+	// ApproverID is the numeric GitHub user id of the account that
+	// signed; 0 for signatures made before ids were kept (and for the
+	// store sync's mirror of an approval the card did not record).
+	ApproverID int64
 	ApprovedAt time.Time
 	Digest     string
 	// ReviewSeconds is how long the signer had the card: from the
@@ -96,23 +100,23 @@ func (t *Tx) SetVersionState(ctx context.Context, id int64, state pipeline.Versi
 
 // Approve records an approval (one signature) of a version. It fails with
 // ErrDigestMismatch when a.Digest is not the version's digest (or the
-// version does not exist), and with ErrAlreadySigned when a.ApprovedBy has
-// signed the version before.
+// version does not exist), and with ErrAlreadySigned when a.ApprovedBy, or
+// the account a.ApproverID under any login, has signed the version before.
 func (t *Tx) Approve(ctx context.Context, a Approval) (Approval, error) {
 	if a.ApprovedAt.IsZero() {
 		a.ApprovedAt = now()
 	}
 	var n int
-	if err := t.q.queryRow(ctx, "SELECT count(*) FROM approvals WHERE version_id = $1 AND lower(approved_by) = lower($2)",
-		a.VersionID, a.ApprovedBy).Scan(&n); err != nil {
+	if err := t.q.queryRow(ctx, "SELECT count(*) FROM approvals WHERE version_id = $1 AND (lower(approved_by) = lower($2) OR (CAST($3 AS BIGINT) <> 0 AND approver_id = CAST($3 AS BIGINT)))",
+		a.VersionID, a.ApprovedBy, a.ApproverID).Scan(&n); err != nil {
 		return Approval{}, fmt.Errorf("approve version %d: %w", a.VersionID, err)
 	}
 	if n > 0 {
 		return Approval{}, fmt.Errorf("approve version %d: %s: %w", a.VersionID, a.ApprovedBy, ErrAlreadySigned)
 	}
-	err := t.q.queryRow(ctx, `INSERT INTO approvals (version_id, approved_by, approved_at, digest, review_seconds, fast)
-SELECT id, $2, $3, digest, $5, $6 FROM versions WHERE id = $1 AND digest = $4
-RETURNING id`, a.VersionID, a.ApprovedBy, t.dia.time(a.ApprovedAt), a.Digest, a.ReviewSeconds, a.Fast).Scan(&a.ID)
+	err := t.q.queryRow(ctx, `INSERT INTO approvals (version_id, approved_by, approver_id, approved_at, digest, review_seconds, fast)
+SELECT id, $2, $7, $3, digest, $5, $6 FROM versions WHERE id = $1 AND digest = $4
+RETURNING id`, a.VersionID, a.ApprovedBy, t.dia.time(a.ApprovedAt), a.Digest, a.ReviewSeconds, a.Fast, a.ApproverID).Scan(&a.ID)
 	if errors.Is(err, ErrNotFound) {
 		return Approval{}, fmt.Errorf("approve version %d: %w", a.VersionID, ErrDigestMismatch)
 	}
@@ -218,7 +222,7 @@ func (t *Tx) SetVersionAnnounced(ctx context.Context, id int64, state pipeline.A
 
 // Approvals lists a version's approvals, oldest first.
 func (t *Tx) Approvals(ctx context.Context, versionID int64) ([]Approval, error) {
-	rs, err := t.q.query(ctx, "SELECT id, version_id, approved_by, approved_at, digest, review_seconds, fast FROM approvals WHERE version_id = $1 ORDER BY id", versionID)
+	rs, err := t.q.query(ctx, "SELECT id, version_id, approved_by, approver_id, approved_at, digest, review_seconds, fast FROM approvals WHERE version_id = $1 ORDER BY id", versionID)
 	if err != nil {
 		return nil, fmt.Errorf("list approvals of version %d: %w", versionID, err)
 	}
@@ -226,7 +230,7 @@ func (t *Tx) Approvals(ctx context.Context, versionID int64) ([]Approval, error)
 	var as []Approval
 	for rs.Next() {
 		var a Approval
-		if err := rs.Scan(&a.ID, &a.VersionID, &a.ApprovedBy, timeCol{&a.ApprovedAt}, &a.Digest, &a.ReviewSeconds, &a.Fast); err != nil {
+		if err := rs.Scan(&a.ID, &a.VersionID, &a.ApprovedBy, &a.ApproverID, timeCol{&a.ApprovedAt}, &a.Digest, &a.ReviewSeconds, &a.Fast); err != nil {
 			return nil, fmt.Errorf("list approvals of version %d: %w", versionID, err)
 		}
 		as = append(as, a)

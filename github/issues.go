@@ -77,3 +77,25 @@ func (in *Installation) IssueLabels(ctx context.Context, owner, repo string, iss
 		opts.Page = resp.NextPage
 	}
 }
+
+// Issue is an issue as GitHub shows it now.
+type Issue struct {
+	Open   bool
+	Title  string
+	Body   string
+	Labels []string
+}
+
+// Issue reads an issue's state, text and labels now (its first page of
+// labels: GitHub lists up to 100 on the issue itself).
+func (in *Installation) Issue(ctx context.Context, owner, repo string, number int) (Issue, error) {
+	is, resp, err := in.gh.Issues.Get(ctx, owner, repo, number)
+	if err := classify(fmt.Sprintf("read %s/%s#%d", owner, repo, number), resp, err, in.now()); err != nil {
+		return Issue{}, err
+	}
+	out := Issue{Open: is.GetState() == "open", Title: is.GetTitle(), Body: is.GetBody()}
+	for _, l := range is.Labels {
+		out.Labels = append(out.Labels, l.GetName())
+	}
+	return out, nil
+}

@@ -864,9 +864,6 @@ func (g *Grader) runWrapper(ctx context.Context, job wrapper.Job, hidden, tree *
 	return sres, nil
 }
 
-// noModule is Python's word for an import that found nothing.
-var noModule = regexp.MustCompile(`No module named '([A-Za-z0-9_.]+)'`)
-
 // wantOfUnavailable says on rep which requirements its environment could
 // not install, and turns a grade whose hidden tests failed for want of a
 // module (fail, invalid_task) into an error naming that import: the
@@ -883,10 +880,8 @@ func wantOfUnavailable(rep *report.Report) {
 		return
 	}
 	var mods []string
-	for _, m := range noModule.FindAllStringSubmatch(rep.Output, -1) {
-		if q := strconv.Quote(m[1]); !slices.Contains(mods, q) {
-			mods = append(mods, q)
-		}
+	for _, m := range evaluate.MissingModules(rep.Output) {
+		mods = append(mods, strconv.Quote(m))
 	}
 	if len(mods) == 0 {
 		return

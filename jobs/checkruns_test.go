@@ -287,6 +287,7 @@ func TestConfigReadAgainOnNextEvent(t *testing.T) {
 	brokenOn := func(issue int) {
 		t.Helper()
 		f.gh.AddIssue("octo-org", "app", issue, "alice", "Another")
+		f.gh.LabelIssue("octo-org", "app", issue, "test-first")
 		f.gh.Commit("octo-org", "app", "main", broken)
 		work(issueDelivery(t, "labeled", map[string]any{"issue.number": issue, "label": map[string]any{"name": "test-first"}, "issue.labels": labels}))
 		cs := f.gh.Comments("octo-org", "app", issue)
@@ -320,6 +321,14 @@ func TestConfigReadAgainOnNextEvent(t *testing.T) {
 	}
 	work(issueDelivery(t, "edited", map[string]any{"issue.number": 9, "issue.labels": labels, "sender.login": "maria"}))
 	opened(9, "maria's edit")
+
+	// A late edit whose payload still lists the label, which has come off
+	// on GitHub since: the labels are GitHub's, no ticket.
+	f.gh.AddIssue("octo-org", "app", 12, "alice", "Unlabelled since")
+	work(issueDelivery(t, "edited", map[string]any{"issue.number": 12, "issue.labels": labels, "sender.login": "maria"}))
+	if cs := f.gh.Comments("octo-org", "app", 12); len(cs) != 0 {
+		t.Fatalf("comments %+v after a late edit listing a label the issue no longer has; want no ticket", cs)
+	}
 
 	// /testfirst status, as the error comment says: a plain comment reads
 	// nothing, a reader's command opens nothing and says who can, a

@@ -124,12 +124,16 @@ func TestTicketIssueEvents(t *testing.T) {
 		t.Error("labeled again: the ticket is still withdrawn")
 	}
 
+	// Each change is made on GitHub first, as a person makes it: the
+	// worker asks GitHub how the issue is before it follows a delivery.
+	f.gh.EditIssue("octo-org", "app", 7, "Totals, rounded", "- [ ] counts\n- [ ] rounds")
 	work(issueDelivery(t, "edited", map[string]any{"issue.title": "Totals, rounded", "issue.body": "- [ ] counts\n- [ ] rounds"}))
 	if tk := ticket(); tk.Title != "Totals, rounded" || tk.Body != "- [ ] counts\n- [ ] rounds" {
 		t.Errorf("edited: ticket text %q / %q", tk.Title, tk.Body)
 	}
 
 	g2 := running(9)
+	f.gh.CloseIssue("octo-org", "app", 7)
 	work(issueDelivery(t, "closed", nil))
 	if tk := ticket(); tk.ClosedAt.IsZero() {
 		t.Error("closed: the ticket is not closed")
@@ -137,6 +141,7 @@ func TestTicketIssueEvents(t *testing.T) {
 	if got := conclusion(g2); got != "cancelled" {
 		t.Errorf("closed: the running grade's check run is %q, want cancelled", got)
 	}
+	f.gh.ReopenIssue("octo-org", "app", 7)
 	work(issueDelivery(t, "reopened", nil))
 	if tk := ticket(); !tk.ClosedAt.IsZero() {
 		t.Error("reopened: the ticket is still closed")

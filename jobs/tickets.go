@@ -205,6 +205,14 @@ func (w *DeliveryWorker) labeled(ctx context.Context, a DeliveryArgs, p issuePay
 // ticketEvent handles unlabeled, closed, reopened and edited on a ticket's
 // issue. Withdrawing or closing cancels the ticket's running grades;
 // taking it up again grades the open pull requests that close it.
+//
+// A payload says what was true when it was sent, and a delivery may arrive
+// late (GitHub redelivering an attempt that failed) or be sent again under
+// another id by whoever kept its signed body. So before a delivery changes
+// a ticket, GitHub is asked how the issue is now, and the ticket follows
+// that: a late reopened does not reopen an issue closed since, a late
+// closed does not close one reopened since, and an edit sets the text the
+// issue has now, not the one in the payload.
 func (w *DeliveryWorker) ticketEvent(ctx context.Context, a DeliveryArgs, p issuePayload) error {
 	if p.Action == "unlabeled" {
 		if refused, err := w.unlabelRefused(ctx, a, p); refused || err != nil {
@@ -216,6 +224,8 @@ func (w *DeliveryWorker) ticketEvent(ctx context.Context, a DeliveryArgs, p issu
 		repo db.Repository
 		// labelOff: GitHub said the label is off the issue now.
 		labelOff bool
+		// now: the issue as GitHub shows it, once asked.
+		now *github.Issue
 	)
 	change := func(tx *db.Tx) error {
 		var err error
@@ -225,21 +235,31 @@ func (w *DeliveryWorker) ticketEvent(ctx context.Context, a DeliveryArgs, p issu
 		if tk, err = tx.TicketByIssue(ctx, repo.ID, p.Issue.Number); err != nil {
 			return err
 		}
-		now := time.Now()
+		t := time.Now()
 		switch {
 		case p.Action == "unlabeled" && strings.EqualFold(p.Label.Name, tk.Label) && tk.WithdrawnAt.IsZero() && !labelOff:
 			return errAskGitHub
 		case p.Action == "unlabeled" && strings.EqualFold(p.Label.Name, tk.Label) && tk.WithdrawnAt.IsZero():
-			err = tx.SetTicketWithdrawn(ctx, tk.ID, now)
-			tk.WithdrawnAt = now
-		case p.Action == "closed" && tk.ClosedAt.IsZero():
-			err = tx.SetTicketClosed(ctx, tk.ID, now)
-			tk.ClosedAt = now
-		case p.Action == "reopened" && !tk.ClosedAt.IsZero():
-			err = tx.SetTicketClosed(ctx, tk.ID, time.Time{})
-			tk.ClosedAt = time.Time{}
-		case p.Action == "edited":
-			err = tx.SetTicketIssue(ctx, tk.ID, p.Issue.Title, p.Issue.Body)
+			err = tx.SetTicketWithdrawn(ctx, tk.ID, t)
+			tk.WithdrawnAt = t
+		case p.Action == "closed" && tk.ClosedAt.IsZero(),
+			p.Action == "reopened" && !tk.ClosedAt.IsZero(),
+			p.Action == "edited":
+			if now == nil {
+				return errAskGitHub
+			}
+			switch {
+			case p.Action == "closed" && !now.Open:
+				err = tx.SetTicketClosed(ctx, tk.ID, t)
+				tk.ClosedAt = t
+			case p.Action == "reopened" && now.Open:
+				err = tx.SetTicketClosed(ctx, tk.ID, time.Time{})
+				tk.ClosedAt = time.Time{}
+			case p.Action == "edited" && (now.Title != tk.Title || now.Body != tk.Body):
+				err = tx.SetTicketIssue(ctx, tk.ID, now.Title, now.Body)
+			default:
+				return errGitHubDisagrees
+			}
 		default:
 			return errNothingToDo
 		}
@@ -256,23 +276,37 @@ func (w *DeliveryWorker) ticketEvent(ctx context.Context, a DeliveryArgs, p issu
 	}
 	err := w.db.Tx(ctx, change)
 	if errors.Is(err, errAskGitHub) {
-		// An unlabeled payload says the label came off when it was sent; a
-		// redelivery of it may arrive after the label went back on.
 		gi, gerr := w.github.Installation(p.Installation.ID)
 		if gerr != nil {
 			return gerr
 		}
-		labels, lerr := gi.IssueLabels(ctx, repo.Owner, repo.Name, p.Issue.Number)
-		if lerr != nil {
-			return retryOrCancel(lerr)
+		if p.Action == "unlabeled" {
+			// An unlabeled payload says the label came off when it was
+			// sent; a redelivery of it may arrive after the label went
+			// back on.
+			labels, lerr := gi.IssueLabels(ctx, repo.Owner, repo.Name, p.Issue.Number)
+			if lerr != nil {
+				return retryOrCancel(lerr)
+			}
+			if slices.ContainsFunc(labels, func(l string) bool { return strings.EqualFold(l, tk.Label) }) {
+				w.log.InfoContext(ctx, "ticket not withdrawn: the label is on the issue", "delivery", a.Delivery,
+					"installation", p.Installation.ID, "repo", repo.Owner+"/"+repo.Name, "ticket", tk.ID, "label", tk.Label)
+				return nil
+			}
+			labelOff = true
+		} else {
+			is, ierr := gi.Issue(ctx, repo.Owner, repo.Name, p.Issue.Number)
+			if ierr != nil {
+				return retryOrCancel(ierr)
+			}
+			now = &is
 		}
-		if slices.ContainsFunc(labels, func(l string) bool { return strings.EqualFold(l, tk.Label) }) {
-			w.log.InfoContext(ctx, "ticket not withdrawn: the label is on the issue", "delivery", a.Delivery,
-				"installation", p.Installation.ID, "repo", repo.Owner+"/"+repo.Name, "ticket", tk.ID, "label", tk.Label)
-			return nil
-		}
-		labelOff = true
 		err = w.db.Tx(ctx, change)
+	}
+	if errors.Is(err, errGitHubDisagrees) {
+		w.log.InfoContext(ctx, "ticket left as GitHub shows its issue", "delivery", a.Delivery, "action", p.Action,
+			"installation", p.Installation.ID, "repo", repo.Owner+"/"+repo.Name, "ticket", tk.ID, "open", now.Open)
+		return nil
 	}
 	if errors.Is(err, db.ErrNotFound) && (p.Action == "edited" || p.Action == "reopened") {
 		return w.retake(ctx, a, p, byEdit)
@@ -372,18 +406,34 @@ var errNothingToDo = errors.New("nothing to do")
 // asked how things are now.
 var errAskGitHub = errors.New("ask GitHub first")
 
+// errGitHubDisagrees ends a transaction whose delivery GitHub, asked, does
+// not bear out now: the change it asks for is not how the issue is.
+var errGitHubDisagrees = errors.New("GitHub shows otherwise")
+
 // retake reads the config again for an issue that is labelled but is not a
 // ticket: perhaps the label came while the config was broken (the config
 // error comment says to edit the issue or comment /testfirst status once
 // it is fixed). It opens the ticket when the config now reads and names one
-// of the issue's labels, and the sender may open it (labeled).
+// of the issue's labels, and the sender may open it (labeled). The labels
+// and the text are the issue's as GitHub shows it now, not the payload's
+// (which may be late); a reopening opens nothing on an issue closed since.
 func (w *DeliveryWorker) retake(ctx context.Context, a DeliveryArgs, p issuePayload, by opener) error {
 	if len(p.Issue.Labels) == 0 {
+		return nil // unlabelled when sent: a labeled delivery comes after
+	}
+	gi, err := w.github.Installation(p.Installation.ID)
+	if err != nil {
+		return err
+	}
+	is, err := gi.Issue(ctx, p.Repository.Owner.Login, p.Repository.Name, p.Issue.Number)
+	if err != nil {
+		return retryOrCancel(err)
+	}
+	if p.Action == "reopened" && !is.Open {
+		w.log.InfoContext(ctx, "labelled issue not taken up: it is closed on GitHub", "delivery", a.Delivery,
+			"repo", p.Repository.Owner.Login+"/"+p.Repository.Name, "issue", p.Issue.Number)
 		return nil
 	}
-	labels := make([]string, len(p.Issue.Labels))
-	for i, l := range p.Issue.Labels {
-		labels[i] = l.Name
-	}
-	return w.labeled(ctx, a, p, labels, by)
+	p.Issue.Title, p.Issue.Body = is.Title, is.Body
+	return w.labeled(ctx, a, p, is.Labels, by)
 }

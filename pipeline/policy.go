@@ -66,15 +66,34 @@ func MaySeeCheck(perm string, requester bool) bool {
 	return requester && perm != PermNone
 }
 
-// ApprovalComplete reports whether a version signed by these logins is
-// approved under the policy: one signature under single; the requester's
-// and one other under enforce.
-func ApprovalComplete(policy, requester string, signers []string) bool {
+// Account is a GitHub account as a signature or a ticket names it: the
+// login it had then and its numeric user id, which stays with the account
+// through renames while the login can pass to someone else. ID 0: not
+// known (a record made before ids were kept), matched by login.
+type Account struct {
+	Login string
+	ID    int64
+}
+
+// Same reports whether a and b are one account: by id when both are
+// known, else by login.
+func (a Account) Same(b Account) bool {
+	if a.ID != 0 && b.ID != 0 {
+		return a.ID == b.ID
+	}
+	return strings.EqualFold(a.Login, b.Login)
+}
+
+// ApprovalComplete reports whether a version signed by these accounts is
+// approved under the policy: one signature under single; the requester
+// account's and another account's under enforce, whatever logins either
+// signed under.
+func ApprovalComplete(policy string, requester Account, signers []Account) bool {
 	if policy != PolicyEnforce {
 		return len(signers) > 0
 	}
-	return slices.ContainsFunc(signers, func(l string) bool { return strings.EqualFold(l, requester) }) &&
-		slices.ContainsFunc(signers, func(l string) bool { return !strings.EqualFold(l, requester) })
+	return slices.ContainsFunc(signers, requester.Same) &&
+		slices.ContainsFunc(signers, func(a Account) bool { return !requester.Same(a) })
 }
 
 // Decision is a version's recorded decision, as the approval policy reads it.
@@ -86,9 +105,10 @@ type Decision struct {
 // Signing is everything the approval policy weighs when someone would
 // sign a version: who they are, the version, and the repository's policy.
 type Signing struct {
-	// Viewer is the login about to sign, Permission theirs on the
-	// repository, Requester the ticket's.
-	Viewer, Permission, Requester string
+	// Viewer is the account about to sign, Requester the ticket's;
+	// Permission is the viewer's on the repository.
+	Viewer, Requester Account
+	Permission        string
 	// Version is the number of the version to sign, Newest the ticket's
 	// newest version.
 	Version, Newest int
@@ -103,8 +123,8 @@ type Signing struct {
 	// is its base check, nil before it ran.
 	Ready bool
 	Check *VersionCheck
-	// Signers are the logins that signed the version already.
-	Signers []string
+	// Signers are the accounts that signed the version already.
+	Signers []Account
 }
 
 // SignBlock says why s.Viewer may not sign the version now, or "" when they
@@ -129,22 +149,22 @@ func SignBlock(s Signing) string {
 	if !s.Ready {
 		return fmt.Sprintf("v%d is not ready for review yet: its base check has just finished and the issue is being told.", s.Version)
 	}
-	for _, l := range s.Signers {
-		if strings.EqualFold(l, s.Viewer) {
+	for _, a := range s.Signers {
+		if a.Same(s.Viewer) {
 			return fmt.Sprintf("You signed v%d. The repository's policy is enforce: a second approver with write access who is not the requester must sign too.", s.Version)
 		}
 	}
-	requester := strings.EqualFold(s.Viewer, s.Requester)
+	requester := s.Viewer.Same(s.Requester)
 	if s.Policy != PolicyEnforce && !MayDecide(s.Permission, requester) {
-		return fmt.Sprintf("Policy %s: the requester, %s, or a maintainer approves. With write access you sign as the second approver where the policy is enforce.", s.Policy, s.Requester)
+		return fmt.Sprintf("Policy %s: the requester, %s, or a maintainer approves. With write access you sign as the second approver where the policy is enforce.", s.Policy, s.Requester.Login)
 	}
 	if s.Policy == PolicyEnforce && !requester {
 		if !HasWriteAccess(s.Permission) {
 			return "Policy enforce: a second approver needs write access to the repository."
 		}
-		for _, l := range s.Signers {
-			if !strings.EqualFold(l, s.Requester) {
-				return fmt.Sprintf("%s signed as the second approver; the requester, %s, must sign too.", l, s.Requester)
+		for _, a := range s.Signers {
+			if !a.Same(s.Requester) {
+				return fmt.Sprintf("%s signed as the second approver; the requester, %s, must sign too.", a.Login, s.Requester.Login)
 			}
 		}
 	}

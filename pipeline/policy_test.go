@@ -49,22 +49,33 @@ func TestHasWriteAccessAndMayView(t *testing.T) {
 }
 
 func TestApprovalComplete(t *testing.T) {
+	dev, ada, max := Account{"dev", 41}, Account{"ada", 42}, Account{"max", 43}
 	tests := []struct {
+		name    string
 		policy  string
-		signers []string
+		signers []Account
 		want    bool
 	}{
-		{PolicySingle, nil, false},
-		{PolicySingle, []string{"dev"}, true},
-		{PolicySingle, []string{"ada"}, true},
-		{PolicyEnforce, []string{"dev"}, false},
-		{PolicyEnforce, []string{"ada"}, false},
-		{PolicyEnforce, []string{"ada", "DEV"}, true},
-		{PolicyEnforce, []string{"ada", "max"}, false},
+		{"single, none", PolicySingle, nil, false},
+		{"single, the requester", PolicySingle, []Account{dev}, true},
+		{"single, another", PolicySingle, []Account{ada}, true},
+		{"enforce, the requester alone", PolicyEnforce, []Account{dev}, false},
+		{"enforce, another alone", PolicyEnforce, []Account{ada}, false},
+		{"enforce, another and the requester", PolicyEnforce, []Account{ada, {"DEV", 41}}, true},
+		{"enforce, two others", PolicyEnforce, []Account{ada, max}, false},
+		// By account: the requester under two logins is one signer; a
+		// login the requester left, now another account's, is not the
+		// requester; the requester renamed still is.
+		{"enforce, the requester renamed signs again", PolicyEnforce, []Account{dev, {"dev-renamed", 41}}, false},
+		{"enforce, the requester's old login on another account", PolicyEnforce, []Account{{"dev", 99}, max}, false},
+		{"enforce, the requester renamed and another", PolicyEnforce, []Account{{"dev", 99}, {"dev-renamed", 41}}, true},
+		// Signatures made before ids were kept are matched by login.
+		{"enforce, old signatures", PolicyEnforce, []Account{{"ada", 0}, {"dev", 0}}, true},
+		{"enforce, an old signature of the requester's login", PolicyEnforce, []Account{{"dev", 0}, dev}, false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.policy+" "+strings.Join(tt.signers, ","), func(t *testing.T) {
-			if got := ApprovalComplete(tt.policy, "dev", tt.signers); got != tt.want {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ApprovalComplete(tt.policy, dev, tt.signers); got != tt.want {
 				t.Errorf("ApprovalComplete = %t, want %t", got, tt.want)
 			}
 		})
@@ -72,7 +83,8 @@ func TestApprovalComplete(t *testing.T) {
 }
 
 func TestSignBlock(t *testing.T) {
-	ok := Signing{Viewer: "dev", Permission: PermWrite, Requester: "dev", Version: 2, Newest: 2, Policy: PolicySingle, Ready: true, Check: valid}
+	dev := Account{"dev", 41}
+	ok := Signing{Viewer: dev, Permission: PermWrite, Requester: dev, Version: 2, Newest: 2, Policy: PolicySingle, Ready: true, Check: valid}
 	with := func(f func(*Signing)) Signing { s := ok; f(&s); return s }
 	tests := []struct {
 		name string
@@ -89,15 +101,22 @@ func TestSignBlock(t *testing.T) {
 		{"the reference fails", with(func(s *Signing) {
 			s.Check = &VersionCheck{Tests: []string{"t::a"}, Reference: &report.ReferenceCheck{Failed: []string{"t::a"}}}
 		}), "reference patch fails 1 of the hidden tests"},
-		{"signed already", with(func(s *Signing) { s.Signers = []string{"DEV"} }), "You signed v2"},
-		{"enforce: a second approver with write access", with(func(s *Signing) { s.Policy, s.Viewer, s.Permission = PolicyEnforce, "wes", PermWrite }), ""},
-		{"enforce: a reader may not be second", with(func(s *Signing) { s.Policy, s.Viewer, s.Permission = PolicyEnforce, "sam", PermRead }), "needs write access"},
-		{"enforce: one second approver only", with(func(s *Signing) {
-			s.Policy, s.Viewer, s.Permission, s.Signers = PolicyEnforce, "wes", PermWrite, []string{"ada"}
+		{"signed already", with(func(s *Signing) { s.Signers = []Account{{"DEV", 41}} }), "You signed v2"},
+		{"signed already under another login", with(func(s *Signing) { s.Signers = []Account{{"dev-old", 41}} }), "You signed v2"},
+		{"enforce: the requester's old login, another account's now, is a second approver", with(func(s *Signing) {
+			s.Policy, s.Viewer, s.Permission, s.Signers = PolicyEnforce, Account{"dev", 99}, PermWrite, []Account{{"ada", 42}}
 		}), "ada signed as the second approver; the requester, dev, must sign too"},
-		{"single: write access alone does not approve", with(func(s *Signing) { s.Viewer, s.Permission = "wes", PermWrite }), "the requester, dev, or a maintainer approves"},
-		{"single: a maintainer approves", with(func(s *Signing) { s.Viewer, s.Permission = "max", PermMaintain }), ""},
-		{"enforce: the requester completes", with(func(s *Signing) { s.Policy, s.Signers = PolicyEnforce, []string{"ada"} }), ""},
+		{"enforce: the requester renamed completes", with(func(s *Signing) {
+			s.Policy, s.Viewer, s.Signers = PolicyEnforce, Account{"dev-renamed", 41}, []Account{{"ada", 42}}
+		}), ""},
+		{"enforce: a second approver with write access", with(func(s *Signing) { s.Policy, s.Viewer, s.Permission = PolicyEnforce, Account{"wes", 44}, PermWrite }), ""},
+		{"enforce: a reader may not be second", with(func(s *Signing) { s.Policy, s.Viewer, s.Permission = PolicyEnforce, Account{"sam", 45}, PermRead }), "needs write access"},
+		{"enforce: one second approver only", with(func(s *Signing) {
+			s.Policy, s.Viewer, s.Permission, s.Signers = PolicyEnforce, Account{"wes", 44}, PermWrite, []Account{{"ada", 42}}
+		}), "ada signed as the second approver; the requester, dev, must sign too"},
+		{"single: write access alone does not approve", with(func(s *Signing) { s.Viewer, s.Permission = Account{"wes", 44}, PermWrite }), "the requester, dev, or a maintainer approves"},
+		{"single: a maintainer approves", with(func(s *Signing) { s.Viewer, s.Permission = Account{"max", 43}, PermMaintain }), ""},
+		{"enforce: the requester completes", with(func(s *Signing) { s.Policy, s.Signers = PolicyEnforce, []Account{{"ada", 42}} }), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

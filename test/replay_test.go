@@ -230,3 +230,107 @@ func TestServeRepositoryRemovalKeepsItsInstallation(t *testing.T) {
 		t.Errorf("installation 2's removal removed installation 1's repository")
 	}
 }
+
+// issuePayloadAt is an issues delivery of action on issue #1 by alice at
+// the given time, with fields set besides. There is no issues.closed
+// fixture: closed is the reopened payload with its action and state
+// turned.
+func issuePayloadAt(t *testing.T, action, at string, set map[string]any) []byte {
+	t.Helper()
+	fixture, state := action, "open"
+	if action == "closed" {
+		fixture, state = "reopened", "closed"
+	}
+	fields := map[string]any{"action": action, "issue.state": state, "issue.number": 1, "installation.id": 1,
+		"sender.login": "alice", "issue.updated_at": at}
+	for k, v := range set {
+		fields[k] = v
+	}
+	return patchFixture(t, "issues/"+fixture+".payload.json", fields)
+}
+
+// openTicket labels issue #1 (on GitHub, then its delivery) and waits for
+// the ticket.
+func openTicket(t *testing.T, gh *fakegithub.Server, s *service) {
+	t.Helper()
+	gh.LabelIssue(pipeOwner, pipeRepo, 1, "test-first")
+	s.mustDeliver(t, "issues", "label-1", labelPayload(t, "labeled", "2026-12-01T09:00:00Z"))
+	waitFor(t, "the ticket", 60*time.Second, func() bool { return s.logCount("ticket opened") == 1 }, s.log)
+}
+
+// TestServeLateReopenedDoesNotRevive: issue #1 was closed, reopened and
+// closed again; the reopening's delivery failed at first (or its signed
+// body was kept by whoever saw it) and arrives after the second closing,
+// under a delivery id the service has not seen. The issue is closed on
+// GitHub, so the ticket stays closed; the log says why. Once the issue is
+// reopened on GitHub, a reopened delivery reopens the ticket.
+func TestServeLateReopenedDoesNotRevive(t *testing.T) {
+	gh, s := replayService(t)
+	dbPath := filepath.Join(s.dir, "testfirst.db")
+	openTicket(t, gh, s)
+	closedTickets := func() int {
+		return countRows(t, dbPath, "SELECT count(*) FROM tickets WHERE closed_at IS NOT NULL")
+	}
+
+	gh.CloseIssue(pipeOwner, pipeRepo, 1)
+	s.mustDeliver(t, "issues", "close-2", issuePayloadAt(t, "closed", "2026-12-01T09:03:00Z", nil))
+	waitFor(t, "the ticket closed", 60*time.Second, func() bool { return closedTickets() == 1 }, s.log)
+
+	s.mustDeliver(t, "issues", "reopen-1-late", issuePayloadAt(t, "reopened", "2026-12-01T09:02:00Z", nil))
+	waitFor(t, "reopen-1-late handled", 60*time.Second, func() bool {
+		return s.logCount("ticket reopened") > 0 || s.logCount("ticket left as GitHub shows its issue") > 0
+	}, s.log)
+	if s.logCount("ticket reopened") > 0 || closedTickets() != 1 {
+		t.Fatalf("a late reopened delivery reopened the ticket while the issue is closed on GitHub")
+	}
+
+	// Honest: reopened on GitHub, then its delivery.
+	gh.ReopenIssue(pipeOwner, pipeRepo, 1)
+	s.mustDeliver(t, "issues", "reopen-3", issuePayloadAt(t, "reopened", "2026-12-01T09:04:00Z", nil))
+	waitFor(t, "the ticket reopened", 60*time.Second, func() bool { return s.logCount("ticket reopened") == 1 }, s.log)
+	if n := closedTickets(); n != 0 {
+		t.Fatalf("%d tickets closed after a real reopening", n)
+	}
+
+	// And the mirror: a closing delivered after the issue was reopened
+	// since leaves the ticket open.
+	mark := s.logCount("ticket left as GitHub shows its issue")
+	s.mustDeliver(t, "issues", "close-2b-late", issuePayloadAt(t, "closed", "2026-12-01T09:03:30Z", nil))
+	waitFor(t, "close-2b-late handled", 60*time.Second, func() bool {
+		return s.logCount("ticket closed") > 1 || s.logCount("ticket left as GitHub shows its issue") > mark
+	}, s.log)
+	if n := closedTickets(); n != 0 || s.logCount("ticket closed") > 1 {
+		t.Errorf("a late closed delivery closed the ticket while the issue is open on GitHub")
+	}
+}
+
+// TestServeLateEditedKeepsGitHubText: issue #1 was edited twice; the first
+// edit's delivery arrives after the second's (a redelivery, or its body
+// sent again under a fresh id). The ticket keeps the text GitHub shows,
+// the second edit's, where the card reads the acceptance criteria from.
+// An honest edit still updates the ticket.
+func TestServeLateEditedKeepsGitHubText(t *testing.T) {
+	gh, s := replayService(t)
+	dbPath := filepath.Join(s.dir, "testfirst.db")
+	openTicket(t, gh, s)
+	text := func(title, body string) int {
+		return countRows(t, dbPath, "SELECT count(*) FROM tickets WHERE title = $1 AND body = $2", title, body)
+	}
+
+	// Honest: edited on GitHub, then its delivery.
+	gh.EditIssue(pipeOwner, pipeRepo, 1, "Count words, rounded", "- [ ] counts\n- [ ] rounds")
+	s.mustDeliver(t, "issues", "edit-2", issuePayloadAt(t, "edited", "2026-12-01T09:02:00Z",
+		map[string]any{"issue.title": "Count words, rounded", "issue.body": "- [ ] counts\n- [ ] rounds"}))
+	waitFor(t, "the edit", 60*time.Second, func() bool { return text("Count words, rounded", "- [ ] counts\n- [ ] rounds") == 1 }, s.log)
+
+	// The first edit, late: it would put back the text it had.
+	mark := s.logCount("ticket edited") + s.logCount("ticket left as GitHub shows its issue")
+	s.mustDeliver(t, "issues", "edit-1-late", issuePayloadAt(t, "edited", "2026-12-01T09:01:00Z",
+		map[string]any{"issue.title": "Count words", "issue.body": "- [ ] counts"}))
+	waitFor(t, "edit-1-late handled", 60*time.Second, func() bool {
+		return s.logCount("ticket edited")+s.logCount("ticket left as GitHub shows its issue") > mark
+	}, s.log)
+	if text("Count words, rounded", "- [ ] counts\n- [ ] rounds") != 1 {
+		t.Fatalf("a late edited delivery replaced the ticket's text with an older one than GitHub shows")
+	}
+}

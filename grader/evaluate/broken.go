@@ -32,12 +32,38 @@ import (
 // them; and the base run's words are the ones read, which the pull request
 // cannot write.
 
+// noModuleMessage is Python's word for an import that found nothing; its
+// group is the module's dotted name, matched as identifiers.
+const noModuleMessage = `(?:ModuleNotFoundError|ImportError): No module named '([A-Za-z_][A-Za-z0-9_.]{0,120})'`
+
 var (
-	noModuleRe    = regexp.MustCompile(`(?m)^E\s+(?:ModuleNotFoundError|ImportError): No module named '([A-Za-z_][A-Za-z0-9_.]{0,120})'\s*$`)
+	// noModuleRe is the message as the exception pytest reports on a
+	// line of its own ("E   ModuleNotFoundError: ..."): what a hidden
+	// module's import failed of, not any text that mentions it.
+	noModuleRe = regexp.MustCompile(`(?m)^E\s+` + noModuleMessage + `\s*$`)
+	// anyNoModuleRe is the message wherever a run says it (MissingModules).
+	anyNoModuleRe = regexp.MustCompile(noModuleMessage)
+
 	relativeRe    = regexp.MustCompile(`(?m)^E\s+ImportError: attempted relative import with no known parent package\s*$`)
 	syntaxRe      = regexp.MustCompile(`(?m)^E\s+(SyntaxError|IndentationError|TabError): `)
 	unixLineBreak = strings.NewReplacer("\r\n", "\n", "\r", "\n")
 )
+
+// MissingModules lists the modules a run's output says could not be
+// imported, each once, in the order first said: wherever the output says
+// it (an exception pytest reports, its short summary, a subprocess's
+// stderr), since a long output keeps only its head and tail. A grade uses
+// it to tell a failure for want of a package its environment could not
+// install from the code's own.
+func MissingModules(output string) []string {
+	var out []string
+	for _, m := range anyNoModuleRe.FindAllStringSubmatch(output, -1) {
+		if !slices.Contains(out, m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
 
 // importCause is why a hidden module failed to import, when no tree can
 // repair it: a kind and the module's name (for "module"); ok false

@@ -161,3 +161,33 @@ func TestImportFailureReasons(t *testing.T) {
 		})
 	}
 }
+
+// TestMissingModules: the one spelling of Python's "No module named" both
+// readers use. MissingModules finds it wherever a run says it, once per
+// module; noModuleRe (a hidden module's import failure) only on the line
+// of the exception pytest reports. Both take the same names.
+func TestMissingModules(t *testing.T) {
+	const output = "E   ModuleNotFoundError: No module named 'nosuchpkg'\n" +
+		"FAILED tests/hidden/test_a.py::test_a - ModuleNotFoundError: No module named 'nosuchpkg'\n" +
+		"E       ImportError: No module named 'yaml.cyaml'\n" +
+		"Traceback (most recent call last):\nModuleNotFoundError: No module named 'from_a_subprocess'\n" +
+		"ModuleNotFoundError: No module named 'not an identifier'\n"
+	if diff := cmp.Diff([]string{"nosuchpkg", "yaml.cyaml", "from_a_subprocess"}, MissingModules(output)); diff != "" {
+		t.Errorf("MissingModules (-want +got):\n%s", diff)
+	}
+	var reported []string
+	for _, m := range noModuleRe.FindAllStringSubmatch(output, -1) {
+		reported = append(reported, m[1])
+	}
+	if diff := cmp.Diff([]string{"nosuchpkg", "yaml.cyaml"}, reported); diff != "" {
+		t.Errorf("noModuleRe (-want +got):\n%s", diff)
+	}
+	for _, name := range reported {
+		if !slices.Contains(MissingModules(output), name) {
+			t.Errorf("noModuleRe takes %q, MissingModules does not", name)
+		}
+	}
+	if got := MissingModules("assert 1 == 2\nE   ImportError: cannot import name 'f' from 'm'\n"); len(got) != 0 {
+		t.Errorf("MissingModules of a run without the message: %q", got)
+	}
+}

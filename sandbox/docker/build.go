@@ -24,9 +24,10 @@ func (d *Engine) Build(ctx context.Context, b sandbox.Build) (res sandbox.Result
 	began := time.Now()
 	deadline := began.Add(spec.Timeout)
 	cfg, host := buildConfig(spec, began, deadline)
+	cfg.Image = d.runImage(spec.Image)
 	created, err := d.eng.ContainerCreate(ctx, cfg, host, nil, nil, "testfirst-build-"+randomID())
 	if err != nil {
-		return res, "", fmt.Errorf("create build container from %s: %w", spec.Image, err)
+		return res, "", fmt.Errorf("create build container from %s (%s): %w", spec.Image, cfg.Image, err)
 	}
 	id := created.ID
 	end := d.watchEnd(ctx, id, began, host.AutoRemove)
@@ -51,21 +52,23 @@ func (d *Engine) Build(ctx context.Context, b sandbox.Build) (res sandbox.Result
 	if !keep {
 		return res, "", nil
 	}
-	if _, err := d.eng.ContainerCommit(ctx, id, container.CommitOptions{
+	committed, err := d.eng.ContainerCommit(ctx, id, container.CommitOptions{
 		Reference: b.Ref,
 		Changes:   []string{"CMD []", "USER 0:0", "WORKDIR /"},
 		Config:    &container.Config{Labels: labels},
-	}); err != nil {
+	})
+	if err != nil {
 		return res, "", fmt.Errorf("build %s: commit: %w", b.Ref, err)
 	}
-	imageID, err = d.ImageID(ctx, b.Ref)
-	return res, imageID, err
+	// The id the commit made, not what the tag names a moment later.
+	d.pins.pin(b.Ref, committed.ID)
+	return res, committed.ID, nil
 }
 
 // FindImage returns the id and labels of the image ref names; found is
 // false, with no error, when the engine does not have it.
 func (d *Engine) FindImage(ctx context.Context, ref string) (id string, labels map[string]string, found bool, err error) {
-	info, err := d.eng.ImageInspect(ctx, ref)
+	info, err := d.inspect(ctx, ref)
 	if errdefs.IsNotFound(err) {
 		return "", nil, false, nil
 	}

@@ -80,6 +80,9 @@ const sigkillExit = 128 + 9
 // Engine runs sandboxes on a Docker Engine.
 type Engine struct {
 	eng Client
+	// pins holds the image id each tag named when first resolved: runs
+	// and builds use it, not whatever the tag names later.
+	pins pins
 }
 
 // New connects to the engine named by the environment (DOCKER_HOST,
@@ -136,9 +139,15 @@ func (d *Engine) Run(ctx context.Context, spec sandbox.Spec) (res sandbox.Result
 	began := time.Now()
 	deadline := began.Add(spec.Timeout)
 	cfg, host := containerConfig(spec, began, deadline)
+	cfg.Image = d.runImage(spec.Image)
 	created, err := d.eng.ContainerCreate(ctx, cfg, host, nil, nil, "testfirst-"+randomID())
+	if err != nil && cfg.Image != spec.Image && errdefs.IsNotFound(err) {
+		// Never the tag's image in its place: what it names now was not
+		// resolved by this engine.
+		return res, fmt.Errorf("create container from %s: %w (restart the service to resolve its images again)", spec.Image, errImageGone{ref: spec.Image, id: cfg.Image})
+	}
 	if err != nil {
-		return res, fmt.Errorf("create container from %s: %w", spec.Image, err)
+		return res, fmt.Errorf("create container from %s (%s): %w", spec.Image, cfg.Image, err)
 	}
 	id := created.ID
 	end := d.watchEnd(ctx, id, began, host.AutoRemove)

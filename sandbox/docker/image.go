@@ -144,14 +144,16 @@ func (d *Engine) EnsureLayer(ctx context.Context, l sandbox.Layer) (ref, id stri
 		return "", "", fmt.Errorf("build image %s: copy files: %w", ref, err)
 	}
 	ep, _ := json.Marshal(l.Entrypoint)
-	if _, err := d.eng.ContainerCommit(ctx, created.ID, container.CommitOptions{
+	committed, err := d.eng.ContainerCommit(ctx, created.ID, container.CommitOptions{
 		Reference: ref,
 		Changes:   []string{"ENTRYPOINT " + string(ep), `CMD []`, "USER 0:0", "WORKDIR /"},
-	}); err != nil {
+	})
+	if err != nil {
 		return "", "", fmt.Errorf("build image %s: commit: %w", ref, err)
 	}
-	id, err = d.imageID(ctx, ref)
-	return ref, id, err
+	// The id the commit made, not what the tag names a moment later.
+	d.pins.pin(ref, committed.ID)
+	return ref, committed.ID, nil
 }
 
 // packFiles packs files, and the directories that hold them, into a tar
@@ -182,8 +184,10 @@ func packFiles(files []sandbox.LayerFile) (*bytes.Buffer, error) {
 	return &buf, tw.Close()
 }
 
+// imageID is the id of the image ref names: the one ref was pinned to
+// when first resolved (pins).
 func (d *Engine) imageID(ctx context.Context, ref string) (string, error) {
-	info, err := d.eng.ImageInspect(ctx, ref)
+	info, err := d.inspect(ctx, ref)
 	if err != nil {
 		return "", err
 	}

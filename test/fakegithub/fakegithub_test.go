@@ -1077,6 +1077,25 @@ func TestLabels(t *testing.T) {
 	if diff := cmp.Diff([]string{"extra", "lane:pair", "test-first"}, f.s.IssueLabels(owner, repoName, 3)); diff != "" {
 		t.Errorf("after LabelIssue (-want +got):\n%s", diff)
 	}
+
+	// Closing, reopening and editing, as a person does on GitHub.
+	state := func() []any {
+		t.Helper()
+		is, _, err := f.inst.Issues.Get(ctx, owner, repoName, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []any{is.GetState(), is.ClosedAt != nil, is.GetTitle(), is.GetBody()}
+	}
+	f.s.CloseIssue(owner, repoName, 3)
+	if diff := cmp.Diff([]any{"closed", true, "Issue #3", "Add numbers"}, state()); diff != "" {
+		t.Errorf("after CloseIssue (-want +got):\n%s", diff)
+	}
+	f.s.ReopenIssue(owner, repoName, 3)
+	f.s.EditIssue(owner, repoName, 3, "Add numbers, rounded", "- [ ] rounds")
+	if diff := cmp.Diff([]any{"open", false, "Add numbers, rounded", "- [ ] rounds"}, state()); diff != "" {
+		t.Errorf("after ReopenIssue and EditIssue (-want +got):\n%s", diff)
+	}
 }
 
 func TestPulls(t *testing.T) {
@@ -1161,6 +1180,21 @@ func TestPermission(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+
+	// A renamed account keeps its id and role under the new login; the
+	// old login names no one until claimed, then another account.
+	id := f.s.UserID("user-write")
+	f.s.RenameLogin("user-write", "user-renamed")
+	lvl, _, err := f.inst.Repositories.GetPermissionLevel(context.Background(), owner, repoName, "user-renamed")
+	if err != nil || lvl.GetRoleName() != "write" || lvl.GetUser().GetID() != id {
+		t.Errorf("renamed: %v, role %q, id %d, want write and %d", err, lvl.GetRoleName(), lvl.GetUser().GetID(), id)
+	}
+	if _, _, err := f.inst.Repositories.GetPermissionLevel(context.Background(), owner, repoName, "user-write"); errOf(t, err).Status != 404 {
+		t.Errorf("the freed login: %v, want 404", err)
+	}
+	if claimed := f.s.ClaimLogin("user-write"); claimed == id {
+		t.Errorf("the claimed login kept the renamed account's id %d", id)
 	}
 }
 

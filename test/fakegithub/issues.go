@@ -17,6 +17,8 @@ type issue struct {
 	title     string
 	body      string
 	createdAt time.Time
+	updatedAt time.Time // zero: never changed since createdAt
+	closedAt  time.Time // zero: open
 	labels    []*label
 	comments  []*Comment
 	pull      *pull
@@ -38,6 +40,58 @@ func (s *Server) AddIssue(owner, repo string, number int, author, body string) {
 		body:      body,
 		createdAt: s.now(),
 	}
+}
+
+// CloseIssue closes an issue, as if a person had closed it on GitHub.
+func (s *Server) CloseIssue(owner, repo string, number int) {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, is := s.seededPlainIssue("CloseIssue", owner, repo, number)
+	is.closedAt = s.now()
+	is.updatedAt = is.closedAt
+}
+
+// ReopenIssue reopens a closed issue, as if a person had reopened it.
+func (s *Server) ReopenIssue(owner, repo string, number int) {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, is := s.seededPlainIssue("ReopenIssue", owner, repo, number)
+	if is.closedAt.IsZero() {
+		s.fatalf("ReopenIssue: #%d is open", number)
+	}
+	is.closedAt = time.Time{}
+	is.updatedAt = s.now()
+}
+
+// EditIssue sets an issue's title and body, as if a person had edited it.
+func (s *Server) EditIssue(owner, repo string, number int, title, body string) {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, is := s.seededPlainIssue("EditIssue", owner, repo, number)
+	is.title, is.body = title, body
+	is.updatedAt = s.now()
+}
+
+// seededPlainIssue is seededIssue for an issue that must not be a pull
+// request (whose state the fake does not change).
+func (s *Server) seededPlainIssue(op, owner, repo string, number int) (*repository, *issue) {
+	s.t.Helper()
+	rp, is := s.seededIssue(op, owner, repo, number)
+	if is.pull != nil {
+		s.fatalf("%s: %s#%d is a pull request", op, rp.fullName(), number)
+	}
+	return rp, is
+}
+
+// updated is when the issue last changed.
+func (is *issue) updated() time.Time {
+	if is.updatedAt.IsZero() {
+		return is.createdAt
+	}
+	return is.updatedAt
 }
 
 // seededRepo finds a repository for a seeding call or fails the test.
@@ -114,9 +168,12 @@ func (s *Server) issueJSON(rp *repository, is *issue) obj {
 		"active_lock_reason": nil,
 		"comments":           len(is.comments),
 		"created_at":         ts(is.createdAt),
-		"updated_at":         ts(is.createdAt),
+		"updated_at":         ts(is.updated()),
 		"closed_at":          nil,
 		"author_association": s.association(rp, is.author),
+	}
+	if !is.closedAt.IsZero() {
+		out["state"], out["state_reason"], out["closed_at"] = "closed", "completed", ts(is.closedAt)
 	}
 	if is.pull != nil {
 		out["pull_request"] = obj{

@@ -85,3 +85,29 @@ func (s *Server) ClaimLogin(login string) int64 {
 	s.users[strings.ToLower(login)] = id
 	return id
 }
+
+// RenameLogin renames the account that holds login to newLogin, as GitHub
+// lets a user do: the account keeps its user id and its repository
+// permissions; the old login is free for anyone (ClaimLogin) and, until
+// claimed, names no one.
+func (s *Server) RenameLogin(login, newLogin string) {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, key := strings.ToLower(login), strings.ToLower(newLogin)
+	id, ok := s.users[old]
+	if !ok {
+		s.fatalf("RenameLogin: no user %q", login)
+	}
+	if _, taken := s.users[key]; taken {
+		s.fatalf("RenameLogin: %q is taken", newLogin)
+	}
+	delete(s.users, old)
+	s.users[key] = id
+	for _, rp := range s.repos {
+		if p, ok := rp.perms[old]; ok {
+			delete(rp.perms, old)
+			rp.perms[key] = p
+		}
+	}
+}
