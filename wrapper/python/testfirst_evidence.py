@@ -86,6 +86,7 @@ class _Channel:
         "hidden_sources", "expected_codes", "expected_ids", "plain_codes",
         "snapshot", "hooks", "watched", "ended", "started", "mismatches",
         "pycache_prefix", "fast", "proxy_ok", "origin", "child_sent", "tripwire",
+        "hidden_names", "hidden_defs",
     )
 
 
@@ -157,6 +158,8 @@ def _new_channel():
     ch.started = False
     ch.mismatches = set()
     ch.pycache_prefix = sys.pycache_prefix
+    ch.hidden_names = {}
+    ch.hidden_defs = {}
     return ch
 
 
@@ -1206,6 +1209,170 @@ def _category(report):
 
 
 # ---------------------------------------------------------------------------
+# What hidden modules import from hidden modules
+
+
+def _hidden_module_names(root, in_package):
+    """The dotted names the hidden files are imported under, each with its
+    file: pytest's (from the first directory up that is not a package) and,
+    for a hidden package inside the library's package, the library's
+    (in_package: dotted name to directory, testfirst_syspath's finder)."""
+    found = []
+    for dirpath, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            if not name.endswith(".py"):
+                continue
+            parts = [] if name == "__init__.py" else [name[:-3]]
+            d = dirpath
+            while d != root and os.path.isfile(os.path.join(d, "__init__.py")):
+                parts.insert(0, os.path.basename(d))
+                d = os.path.dirname(d)
+            found.append((name, d, parts, os.path.join(dirpath, name)))
+    # pytest puts on sys.path the first directory up that is not a package
+    # of each test module and conftest it imports: only files below those
+    # are imported by pytest's names (a data directory's json.py is not
+    # the standard library's json).
+    bases = {d for name, d, _, _ in found
+             if name == "conftest.py" or (name.startswith("test_") or name.endswith("_test.py"))}
+    names = {}
+    for _, d, parts, path in found:
+        if d in bases and parts and all(p.isidentifier() for p in parts):
+            names.setdefault(".".join(parts), path)
+    for dotted, directory in in_package.items():
+        for dirpath, dirs, files in os.walk(directory):
+            dirs.sort()
+            rel = os.path.relpath(dirpath, directory)
+            pkg = [dotted] + ([] if rel == "." else rel.split(os.sep))
+            for name in files:
+                if name.endswith(".py"):
+                    full = pkg + ([] if name == "__init__.py" else [name[:-3]])
+                    if all(p.isidentifier() for p in full[1:]):
+                        names[".".join(full)] = os.path.join(dirpath, name)
+    return names
+
+
+def _top_level_defs(source):
+    """The functions a module's source defines at its top level with a
+    plain def (no decorator) and binds no other way there."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return frozenset(), None
+    defs, other = set(), set()
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and not stmt.decorator_list:
+            (other if stmt.name in defs else defs).add(stmt.name)
+        else:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    other.add(node.id)
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node in tree.body:
+                    other.add(node.name)
+                elif isinstance(node, ast.alias):
+                    other.add((node.asname or node.name).partition(".")[0])
+    return frozenset(defs - other), tree
+
+
+def _defs_of(ch, path, defs=_top_level_defs):
+    got = ch.hidden_defs.get(path)
+    if got is None:
+        src = ch.hidden_sources.get(path)
+        got = defs(src) if src is not None else (frozenset(), None)
+        ch.hidden_defs[path] = got
+    return got
+
+
+def _is_hidden_code(ch, fn, plain=_plain_code_matches, function=types.FunctionType, type=type):
+    if type(fn) is not function:
+        return False
+    code = fn.__code__
+    return id(code) in ch.expected_ids or (code.co_filename.startswith(HIDDEN) and plain(ch, code.co_filename, code))
+
+
+def _check_imports(ch, module, event=_event, defs_of=_defs_of, hidden_code=_is_hidden_code,
+                   module_type=types.ModuleType, type=type, isinstance=isinstance):
+    """A hidden module has just been executed: each name it imported at its
+    top level from a hidden module, which that module's source defines with
+    a plain def, must be a function compiled from the hidden files, and a
+    hidden module it imported whole must hold such functions under those
+    names. Otherwise the tree changed what the hidden test calls between
+    the two imports (a trace function that rebinds the helper, a module of
+    its own in sys.modules)."""
+    vs = vars(module)
+    spec = vs.get("__spec__")
+    path = getattr(spec, "origin", None)
+    if type(path) is not str or not path.startswith(HIDDEN):
+        return
+    own_defs, tree = defs_of(ch, path)
+    if tree is None:
+        return
+    package = vs.get("__package__") or ""
+    names = ch.hidden_names
+    bound_here = set()
+    for stmt in tree.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                bound_here.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound_here.add(node.name)
+    bad = []
+
+    def check_module(value, name, label):
+        target = names.get(name)
+        if target is None:
+            return
+        if type(value) is not module_type:
+            bad.append(label + " is not the hidden module " + name)
+            return
+        for d in defs_of(ch, target)[0]:
+            if not hidden_code(ch, vars(value).get(d)):
+                bad.append(label + "." + d + " is not the hidden " + name + "." + d)
+
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom):
+            base = stmt.module or ""
+            if stmt.level:
+                parts = package.split(".") if package else []
+                if stmt.level - 1 > len(parts):
+                    continue
+                parts = parts[:len(parts) - (stmt.level - 1)]
+                base = ".".join(parts + ([base] if base else []))
+            source = names.get(base)
+            for alias in stmt.names:
+                bound = alias.asname or alias.name
+                if alias.name == "*" or bound in bound_here:
+                    continue
+                value = vs.get(bound)
+                if source is not None and alias.name in defs_of(ch, source)[0]:
+                    if not hidden_code(ch, value):
+                        bad.append(bound + " from " + base + " is not the hidden " + base + "." + alias.name)
+                elif base + "." + alias.name in names:
+                    check_module(value, base + "." + alias.name, bound)
+        elif isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname and alias.asname not in bound_here:
+                    check_module(vs.get(alias.asname), alias.name, alias.asname)
+    name = vs.get("__name__")
+    for detail in bad:
+        key = "import " + str(name) + ": " + detail
+        if key not in ch.mismatches:
+            ch.mismatches.add(key)
+            event(ch, "identity_mismatch", "strong", "in hidden module " + str(name) + ", " + detail)
+
+
+def _make_exec_module(ch, exec_module, check=_check_imports):
+    """pytest's AssertionRewritingHook.exec_module, with the imports of
+    each hidden module it executes checked as it ends."""
+
+    def exec_module(self, module, ch=ch, exec_module=exec_module, check=check):
+        exec_module(self, module)
+        check(ch, module)
+
+    return exec_module
+
+
+# ---------------------------------------------------------------------------
 # Hooks
 
 
@@ -1268,6 +1435,12 @@ def pytest_configure(config, ch=_CH_HOLDER[0]):
     rw = _pytest.assertion.rewrite
     rw._rewrite_test = _make_rewrite(ch, rw.rewrite_asserts)
     rw._read_pyc = _make_read_pyc(rw._read_pyc)
+    # testfirst_syspath, loaded with this plugin before any code of the
+    # tree is importable, knows the hidden packages inside the library's.
+    syspath = sys.modules.get("testfirst_syspath")
+    in_package = syspath._in_package_roots() if syspath is not None and hasattr(syspath, "_in_package_roots") else {}
+    ch.hidden_names = _hidden_module_names(HIDDEN[:-1], in_package)
+    rw.AssertionRewritingHook.exec_module = _make_exec_module(ch, rw.AssertionRewritingHook.exec_module)
     mod = sys.modules[__name__]
     own = []
     for name, obj in vars(mod).items():

@@ -1112,6 +1112,19 @@ def _delattr(self, name):
     _ch().request({"t": "delattr", "r": _self_rid(self), "n": name})
 
 
+def _hidden_submodule(package, name, module):
+    """Whether module is package's submodule name loaded from the hidden
+    files."""
+    spec = module.__dict__.get("__spec__")
+    parent = object.__getattribute__(package, "__dict__").get("__spec__")
+    if type(spec) is not importlib.machinery.ModuleSpec or type(parent) is not importlib.machinery.ModuleSpec:
+        return False
+    if spec.name != parent.name + "." + name or module.__dict__.get("__name__") != spec.name:
+        return False
+    return (spec.origin or "").startswith(HIDDEN) or any(
+        str(p).startswith(HIDDEN) for p in (spec.submodule_search_locations or ()))
+
+
 class _RemoteModule(types.ModuleType):
     """A module of the tree: its attributes are asked of the tree. The
     import system's own attributes (__spec__, __path__, …) stay here."""
@@ -1127,6 +1140,12 @@ class _RemoteModule(types.ModuleType):
         if isinstance(value, _RemoteModule):
             # The import system binding a submodule to its package: the
             # tree's own import did that already.
+            return object.__setattr__(self, name, value)
+        if type(value) is types.ModuleType and _hidden_submodule(self, name, value):
+            # The import system binding a hidden package that lives inside
+            # the tree's package (numerals.tests, see testfirst_syspath) to
+            # it: the binding stays here, where the tests look it up; the
+            # tree never gets a module of the tests.
             return object.__setattr__(self, name, value)
         _ch().request({"t": "setattr", "r": object.__getattribute__(self, "_tf_rid"), "n": name, "v": _ch().enc(value)})
 
