@@ -18,6 +18,12 @@ type eventHandler struct {
 	// subscribed is whether the app manifest must subscribe to the event;
 	// installation events are sent to every app unasked.
 	subscribed bool
+	// fromGitHub says the handler acts on what GitHub shows now, read
+	// before it changes anything, never on the payload's word: the same
+	// body again does nothing the first did not, so the intake does not
+	// take a body it has seen for a duplicate (label, unlabel, label
+	// within a second send two identical bodies).
+	fromGitHub bool
 	handle     func(*DeliveryWorker, context.Context, DeliveryArgs) error
 }
 
@@ -29,7 +35,7 @@ var eventHandlers = []eventHandler{
 	{event: "installation", actions: []string{"created", "deleted", "suspend", "unsuspend", "new_permissions_accepted"},
 		handle: (*DeliveryWorker).installation},
 	{event: "installation_repositories", actions: []string{"added", "removed"}, handle: (*DeliveryWorker).installation},
-	{event: "issues", actions: []string{"labeled", "unlabeled", "edited", "closed", "reopened"}, subscribed: true,
+	{event: "issues", actions: []string{"labeled", "unlabeled", "edited", "closed", "reopened"}, subscribed: true, fromGitHub: true,
 		handle: (*DeliveryWorker).issue},
 	{event: "issue_comment", actions: []string{"created"}, subscribed: true, handle: (*DeliveryWorker).issueComment},
 	{event: "pull_request", actions: []string{"opened", "synchronize", "reopened", "edited", "ready_for_review", "closed"}, subscribed: true,
@@ -46,6 +52,18 @@ func handlerFor(event, action string) (func(*DeliveryWorker, context.Context, De
 		}
 	}
 	return nil, false
+}
+
+// ActsOnGitHub reports whether a delivery's job acts on what GitHub shows
+// when it runs rather than on the delivery's payload (eventHandler's
+// fromGitHub).
+func ActsOnGitHub(event, action string) bool {
+	for _, h := range eventHandlers {
+		if h.event == event && slices.Contains(h.actions, action) {
+			return h.fromGitHub
+		}
+	}
+	return false
 }
 
 // NeedsJob reports whether a delivery needs work beyond being recorded.

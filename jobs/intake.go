@@ -212,9 +212,10 @@ func (in *Intake) record(ctx context.Context, calls []*acceptCall) ([]bool, erro
 		for i, c := range calls {
 			d := c.d
 			recs[i] = db.Delivery{ID: d.ID, Event: d.Event, Action: d.Action, Installation: d.Installation, ReceivedAt: in.now()}
-			if len(d.Payload) > 0 {
+			if len(d.Payload) > 0 && !ActsOnGitHub(d.Event, d.Action) {
 				// Only the body is signed: the same body under a new
-				// delivery id is a duplicate too.
+				// delivery id is a duplicate too, unless its job reads
+				// GitHub first (a quick relabel repeats a body).
 				recs[i].PayloadSHA256 = db.PayloadDigest(d.Payload)
 			}
 			if needsJob[i] = NeedsJob(d.Event, d.Action); needsJob[i] {

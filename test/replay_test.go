@@ -106,19 +106,35 @@ func TestServeRefusesPayloadOfAnotherEvent(t *testing.T) {
 	}
 }
 
-// TestServeReplayedBodyIsDuplicate: a labeled body sent again under a new
-// delivery id, after the label came off, is a duplicate: acknowledged,
-// counted, not acted on. GitHub's own redelivery keeps working: the same
-// id and body of an attempt that failed is accepted, and a real relabel
-// takes the ticket up again.
+// TestServeReplayedBodyIsDuplicate: a pull request's body sent again
+// under a new delivery id is a duplicate: acknowledged, counted, not acted
+// on (its job acts on the payload). A labeled body sent again under a new
+// id, after the label came off, is handled and changes nothing: its job
+// reads the issue's labels from GitHub first. GitHub's own redelivery
+// keeps working: the same id and body of an attempt that failed is
+// accepted, and a real relabel takes the ticket up again.
 func TestServeReplayedBodyIsDuplicate(t *testing.T) {
 	gh, s := replayService(t)
 	labeled := openWithdrawnTicket(t, gh, s)
 
 	s.mustDeliver(t, "issues", "label-1-replayed", labeled)
+	waitFor(t, "the replayed labeled body handled", 60*time.Second, func() bool {
+		return s.logCount("ticket not taken up again: the label is not on the issue") == 1
+	}, s.log)
+	if s.logCount("ticket taken up again") > 0 {
+		t.Fatalf("a replayed labeled body took the ticket up again while the label is off the issue")
+	}
+
+	head := gh.Commit(pipeOwner, pipeRepo, "feature", map[string]string{"README.md": "change\n"})
+	gh.AddPull(pipeOwner, pipeRepo, 2, head, pipeBranch, "Fixes #1", pipeOwner+"/"+pipeRepo)
+	opened := patchFixture(t, "pull_request/opened.payload.json", map[string]any{
+		"number": 2, "pull_request.number": 2, "pull_request.body": "Fixes #1", "pull_request.head.sha": head,
+		"pull_request.state": "open", "installation.id": 1})
+	s.mustDeliver(t, "pull_request", "pr-2", opened)
+	s.mustDeliver(t, "pull_request", "pr-2-replayed", opened)
 	_, metrics := s.get(t, "/metrics")
-	if !strings.Contains(metrics, `testfirst_webhook_deliveries_total{event="issues",result="duplicate"} 1`) {
-		t.Errorf("the replayed body was not counted a duplicate:\n%s", grepLines(metrics, "testfirst_webhook_deliveries_total"))
+	if !strings.Contains(metrics, `testfirst_webhook_deliveries_total{event="pull_request",result="duplicate"} 1`) {
+		t.Errorf("the replayed pull request body was not counted a duplicate:\n%s", grepLines(metrics, "testfirst_webhook_deliveries_total"))
 	}
 
 	// Relabelled for real; the first attempt to deliver it failed (a
@@ -134,9 +150,28 @@ func TestServeReplayedBodyIsDuplicate(t *testing.T) {
 	// duplicate.
 	s.mustDeliver(t, "issues", "label-2", relabeled)
 	_, metrics = s.get(t, "/metrics")
-	if !strings.Contains(metrics, `testfirst_webhook_deliveries_total{event="issues",result="duplicate"} 2`) {
-		t.Errorf("want two duplicates:\n%s", grepLines(metrics, "testfirst_webhook_deliveries_total"))
+	if !strings.Contains(metrics, `testfirst_webhook_deliveries_total{event="issues",result="duplicate"} 1`) {
+		t.Errorf("want the redelivered label-2 a duplicate:\n%s", grepLines(metrics, "testfirst_webhook_deliveries_total"))
 	}
+}
+
+// TestServeQuickRelabelTakesTheTicketUp: the label taken off and put back
+// within a second sends a labeled body identical to the first (the issue's
+// updated_at has seconds only). Taken for a replay, the relabel was a
+// duplicate and the ticket stayed withdrawn with the label on.
+func TestServeQuickRelabelTakesTheTicketUp(t *testing.T) {
+	gh, s := replayService(t)
+	const at = "2026-12-01T09:00:00Z"
+	gh.LabelIssue(pipeOwner, pipeRepo, 1, "test-first")
+	labeled := labelPayload(t, "labeled", at)
+	s.mustDeliver(t, "issues", "label-1", labeled)
+	waitFor(t, "the ticket", 60*time.Second, func() bool { return s.logCount("ticket opened") == 1 }, s.log)
+	gh.UnlabelIssue(pipeOwner, pipeRepo, 1, "test-first")
+	s.mustDeliver(t, "issues", "unlabel-1", labelPayload(t, "unlabeled", at))
+	waitFor(t, "the withdrawal", 60*time.Second, func() bool { return s.logCount("ticket unlabeled") == 1 }, s.log)
+	gh.LabelIssue(pipeOwner, pipeRepo, 1, "test-first")
+	s.mustDeliver(t, "issues", "label-2", labeled)
+	waitFor(t, "the ticket taken up again", 60*time.Second, func() bool { return s.logCount("ticket taken up again") == 1 }, s.log)
 }
 
 // TestServeLateLabeledDoesNotRevive: a labeled delivery GitHub really
