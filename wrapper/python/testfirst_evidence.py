@@ -86,7 +86,7 @@ class _Channel:
         "hidden_sources", "expected_codes", "expected_ids", "plain_codes",
         "snapshot", "hooks", "watched", "ended", "started", "mismatches",
         "pycache_prefix", "fast", "proxy_ok", "origin", "child_sent", "tripwire",
-        "hidden_names", "hidden_defs",
+        "hidden_names", "hidden_defs", "hidden_data",
     )
 
 
@@ -146,6 +146,9 @@ def _new_channel():
     ch.config = None
     ch.tree_names = set()
     ch.hidden_sources = {}
+    # The hidden set's files that are not Python (templates, data): a
+    # template engine of the tree compiles them under their own names.
+    ch.hidden_data = frozenset()
     ch.expected_codes = []
     ch.expected_ids = set()
     ch.plain_codes = {}
@@ -318,7 +321,13 @@ def _make_hook(ch):
                 direct = caller is not None and is_tree_file(caller.f_code.co_filename, names)
                 if fname.startswith(HIDDEN):
                     fn = tree_frame(caller, names)
-                    if fn:
+                    if fn and fname in ch.hidden_data:
+                        # A template of the tests, compiled by the tree's
+                        # template engine under its path (bottle's
+                        # SimpleTemplate): honest, and no hidden test is
+                        # named so. Its code counts as the tree's.
+                        names.add(fname)
+                    elif fn:
                         event(ch, "compile_hidden_name", "strong", fname + " from " + fn)
                     return
                 if direct:
@@ -328,7 +337,8 @@ def _make_hook(ch):
                         names.add(fname)
             elif ev == "exec":
                 co = args[0] if args else None
-                if type(co) is code_type and co.co_filename.startswith(HIDDEN) and id(co) not in ch.expected_ids:
+                if (type(co) is code_type and co.co_filename.startswith(HIDDEN) and id(co) not in ch.expected_ids
+                        and co.co_filename not in names):
                     fn = tree_frame(getframe(1), names)
                     if fn:
                         event(ch, "compile_hidden_name", "strong", "exec of " + co.co_filename + " from " + fn)
@@ -1422,9 +1432,12 @@ def pytest_configure(config, ch=_CH_HOLDER[0]):
     """Before the tree is importable: read the hidden sources, wrap pytest's
     rewriting and take the identity snapshot."""
     ch.config = config
+    data = set()
     for root, dirs, files in os.walk(HIDDEN[:-1]):
         dirs.sort()
         for name in sorted(files):
+            if not name.endswith((".py", ".pyc", ".pyw", ".pyi", ".so")):
+                data.add(os.path.join(root, name))
             if name.endswith(".py"):
                 path = os.path.join(root, name)
                 try:
@@ -1432,6 +1445,7 @@ def pytest_configure(config, ch=_CH_HOLDER[0]):
                         ch.hidden_sources[path] = f.read()
                 except OSError:
                     pass
+    ch.hidden_data = frozenset(data)
     rw = _pytest.assertion.rewrite
     rw._rewrite_test = _make_rewrite(ch, rw.rewrite_asserts)
     rw._read_pyc = _make_read_pyc(rw._read_pyc)
