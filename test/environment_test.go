@@ -370,7 +370,7 @@ def test_twice():
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantWhy := fmt.Sprintf("nosuchpkg>=1: the package index %s has no distribution of it", index)
+		wantWhy := fmt.Sprintf("nosuchpkg>=1: the package index %s has no distribution that meets it", index)
 		if rep.Verdict != report.VerdictPass || rep.Environment == nil || !slices.Equal(rep.Environment.Unavailable, []string{wantWhy}) ||
 			!slices.Contains(rep.Environment.Packages, "greetlib==1.0") {
 			t.Fatalf("verdict %s %q, environment %+v: want a pass in greetlib's environment, nosuchpkg named as not installed\n%s", rep.Verdict, rep.Reasons, rep.Environment, rep.Output)

@@ -447,7 +447,7 @@ func (e *Environments) unavailable(us []wrapper.Unavailable, upstream []string) 
 		case len(upstream) > 0:
 			why = "the package index could not be reached: " + strings.Join(upstream, "; ")
 		case u.Missing:
-			why = "the package index " + e.shown + " has no distribution of it"
+			why = "the package index " + e.shown + " has no distribution that meets it"
 		case runnerConflict.MatchString(u.Error):
 			why = "it asks for another pytest or pluggy than the grader's own"
 		}
