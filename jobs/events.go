@@ -44,26 +44,23 @@ var eventHandlers = []eventHandler{
 	{event: "check_suite", actions: []string{"rerequested"}, subscribed: true, handle: (*DeliveryWorker).checkSuite},
 }
 
-// handlerFor returns the handler of a delivery that needs a job.
-func handlerFor(event, action string) (func(*DeliveryWorker, context.Context, DeliveryArgs) error, bool) {
+// handlerFor returns the entry of eventHandlers of a delivery that needs a
+// job.
+func handlerFor(event, action string) (eventHandler, bool) {
 	for _, h := range eventHandlers {
 		if h.event == event && slices.Contains(h.actions, action) {
-			return h.handle, true
+			return h, true
 		}
 	}
-	return nil, false
+	return eventHandler{}, false
 }
 
 // ActsOnGitHub reports whether a delivery's job acts on what GitHub shows
 // when it runs rather than on the delivery's payload (eventHandler's
 // fromGitHub).
 func ActsOnGitHub(event, action string) bool {
-	for _, h := range eventHandlers {
-		if h.event == event && slices.Contains(h.actions, action) {
-			return h.fromGitHub
-		}
-	}
-	return false
+	h, _ := handlerFor(event, action)
+	return h.fromGitHub
 }
 
 // NeedsJob reports whether a delivery needs work beyond being recorded.
@@ -109,7 +106,7 @@ func (w *DeliveryWorker) Work(ctx context.Context, job *river.Job[DeliveryArgs])
 	if !ok {
 		return river.JobCancel(fmt.Errorf("delivery %s: no handler for %s.%s", job.Args.Delivery, job.Args.Event, job.Args.Action))
 	}
-	if err = h(w, ctx, job.Args); err != nil {
+	if err = h.handle(w, ctx, job.Args); err != nil {
 		// The job's edge: logged once here, retried or stopped by River.
 		w.log.ErrorContext(ctx, "delivery job failed", "delivery", job.Args.Delivery, "installation", job.Args.Installation,
 			"event", job.Args.Event, "action", job.Args.Action, "attempt", job.Attempt, "err", err)
