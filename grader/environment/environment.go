@@ -603,21 +603,21 @@ func (e *Environments) Prepare(ctx context.Context, req Request) (Prepared, erro
 		}
 		p.ProxySocket = e.mirror
 	}
+	d, derr := Declarations(decl)
 	python, pythonFrom := req.Python, ""
 	if python == "" {
-		python, pythonFrom = ChoosePython(decl)
+		python, pythonFrom = ChoosePython(decl, d.PytestPins)
 	}
-	if _, err := Declarations(decl); err != nil {
+	if derr != nil {
 		// The base's own files are wrong: the grade says so, and a retry
 		// would not help.
-		p.Failure = "the dependency declarations of the base tree do not parse: " + err.Error()
+		p.Failure = "the dependency declarations of the base tree do not parse: " + derr.Error()
 		p.Environment = &report.Environment{Python: python, PythonFrom: pythonFrom, Packages: []string{}, BuiltFrom: []string{}, IndexURL: e.shown, Error: p.Failure}
 		return p, nil
 	}
 	built, err := e.Ensure(ctx, decl, python, req.Labels)
 	var be *BuildError
 	if errors.As(err, &be) {
-		d, _ := Declarations(decl)
 		p.Failure, p.FailureOutput = be.Error(), be.Output
 		p.Environment = &report.Environment{Image: be.Image, Python: python, PythonFrom: pythonFrom, Packages: []string{}, BuiltFrom: d.Files, SetAside: d.SetAside, IndexURL: e.shown, Error: be.Error()}
 		return p, nil

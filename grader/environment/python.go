@@ -26,21 +26,21 @@ var debianPytest = map[string]string{"3.11": "7.2.1", "3.13": "8.3.5"}
 // ChoosePython picks the Python a grade of base runs when none was asked
 // for, by what the base allows (choosePythonAllowed); then, when the
 // base's declarations ask for a pytest that Python's pytest does not
-// meet (pytest>=8 is common) and another Python the base allows has one
-// that does, that Python. why says so for the report; "" when the base
-// says nothing that moves the choice from the default.
-func ChoosePython(base *tree.Tree) (python, why string) {
+// meet (pins: Declared.PytestPins; pytest>=8 is common) and another
+// Python the base allows has one that does, that Python. why says so for
+// the report; "" when the base says nothing that moves the choice from
+// the default.
+func ChoosePython(base *tree.Tree, pins []string) (python, why string) {
 	python, why = choosePythonAllowed(base)
-	decl, err := Declarations(base)
-	if err != nil || len(decl.PytestPins) == 0 || pytestMeets(decl.PytestPins, debianPytest[python]) {
+	if len(pins) == 0 || pytestMeets(pins, debianPytest[python]) {
 		return python, why
 	}
 	for _, v := range sandbox.PythonVersions() {
-		if v == python || !pytestMeets(decl.PytestPins, debianPytest[v]) || !baseAllows(base, v) {
+		if v == python || !pytestMeets(pins, debianPytest[v]) || !baseAllows(base, v) {
 			continue
 		}
 		return v, fmt.Sprintf("the base's declarations ask for %s, which Python %s's pytest %s meets and Python %s's pytest %s does not",
-			strings.Join(decl.PytestPins, ", "), v, debianPytest[v], python, debianPytest[python])
+			strings.Join(pins, ", "), v, debianPytest[v], python, debianPytest[python])
 	}
 	return python, why
 }

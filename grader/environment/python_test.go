@@ -39,7 +39,9 @@ func TestChoosePython(t *testing.T) {
 		{map[string]string{"pyproject.toml": "[project]\nrequires-python = \">=3.8,<3.13\"\noptional-dependencies = {test = [\"pytest>=8\"]}\n"}, "3.11", `pyproject.toml requires-python ">=3.8,<3.13"`},
 		{map[string]string{"requirements-test.txt": "pytest>=8\n", "setup.cfg": "[metadata]\nclassifiers =\n    Programming Language :: Python :: 3.11\n"}, "3.11", ""},
 	} {
-		got, why := ChoosePython(treeOf(t, tt.files))
+		base := treeOf(t, tt.files)
+		d, _ := Declarations(base)
+		got, why := ChoosePython(base, d.PytestPins)
 		if got != tt.want || why != tt.why {
 			t.Errorf("%v: %s %q, want %s %q", tt.files, got, why, tt.want, tt.why)
 		}
