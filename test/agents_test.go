@@ -66,30 +66,21 @@ echo "round $round done" > /out/RESULT.md
 func (p *pipelineEnv) agentFiles(t *testing.T) (writer, implementer string) {
 	t.Helper()
 	writer, implementer = filepath.Join(p.dir, "agents", "writer"), filepath.Join(p.dir, "agents", "implementer")
-	write := func(path, content string, mode os.FileMode) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), mode); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(filepath.Join(writer, "run.sh"), scriptedWriter, 0o755)
-	write(filepath.Join(implementer, "run.sh"), scriptedImplementer, 0o755)
+	writeFile(t, filepath.Join(writer, "run.sh"), scriptedWriter, 0o755)
+	writeFile(t, filepath.Join(implementer, "run.sh"), scriptedImplementer, 0o755)
 	for path, content := range files(testenv.SampleHidden(t, filepath.Join(sampleDir, "hidden"))) {
-		write(filepath.Join(writer, "hidden", path), content, 0o644)
+		writeFile(t, filepath.Join(writer, "hidden", path), content, 0o644)
 	}
 	patch, err := os.ReadFile(filepath.Join(sampleDir, "reference.patch"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	write(filepath.Join(writer, "reference.patch"), string(patch), 0o644)
-	write(filepath.Join(writer, "criteria.json"), `{"counts words": ["tests/test_wordstats.py::test_frequencies_counts_words_case_insensitively"]}`, 0o644)
+	writeFile(t, filepath.Join(writer, "reference.patch"), string(patch), 0o644)
+	writeFile(t, filepath.Join(writer, "criteria.json"), `{"counts words": ["tests/test_wordstats.py::test_frequencies_counts_words_case_insensitively"]}`, 0o644)
 	base, fixed := files(p.base), files(p.fixed)
 	for path, content := range fixed {
 		if base[path] != content {
-			write(filepath.Join(implementer, "impl", "round-2", path), content, 0o644)
+			writeFile(t, filepath.Join(implementer, "impl", "round-2", path), content, 0o644)
 		}
 	}
 	stats := base["wordstats/stats.py"]
@@ -97,7 +88,7 @@ func (p *pipelineEnv) agentFiles(t *testing.T) (writer, implementer string) {
 	if partial == stats {
 		t.Fatal("the sample's stats.py no longer raises NotImplementedError(\"frequencies\")")
 	}
-	write(filepath.Join(implementer, "impl", "round-1", "wordstats", "stats.py"), partial, 0o644)
+	writeFile(t, filepath.Join(implementer, "impl", "round-1", "wordstats", "stats.py"), partial, 0o644)
 	return writer, implementer
 }
 
