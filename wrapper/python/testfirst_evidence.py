@@ -1222,23 +1222,21 @@ def _category(report):
 # What hidden modules import from hidden modules
 
 
-def _hidden_module_names(root, in_package):
+def _hidden_module_names(root, py_files, in_package):
     """The dotted names the hidden files are imported under, each with its
     file: pytest's (from the first directory up that is not a package) and,
     for a hidden package inside the library's package, the library's
-    (in_package: dotted name to directory, testfirst_syspath's finder)."""
+    (in_package: dotted name to directory, testfirst_syspath's finder).
+    py_files are the hidden .py files as (directory, name), in the order
+    pytest_configure's walk of root met them."""
     found = []
-    for dirpath, dirs, files in os.walk(root):
-        dirs.sort()
-        for name in sorted(files):
-            if not name.endswith(".py"):
-                continue
-            parts = [] if name == "__init__.py" else [name[:-3]]
-            d = dirpath
-            while d != root and os.path.isfile(os.path.join(d, "__init__.py")):
-                parts.insert(0, os.path.basename(d))
-                d = os.path.dirname(d)
-            found.append((name, d, parts, os.path.join(dirpath, name)))
+    for dirpath, name in py_files:
+        parts = [] if name == "__init__.py" else [name[:-3]]
+        d = dirpath
+        while d != root and os.path.isfile(os.path.join(d, "__init__.py")):
+            parts.insert(0, os.path.basename(d))
+            d = os.path.dirname(d)
+        found.append((name, d, parts, os.path.join(dirpath, name)))
     # pytest puts on sys.path the first directory up that is not a package
     # of each test module and conftest it imports: only files below those
     # are imported by pytest's names (a data directory's json.py is not
@@ -1250,15 +1248,13 @@ def _hidden_module_names(root, in_package):
         if d in bases and parts and all(p.isidentifier() for p in parts):
             names.setdefault(".".join(parts), path)
     for dotted, directory in in_package.items():
-        for dirpath, dirs, files in os.walk(directory):
-            dirs.sort()
+        for dirpath, name in py_files:
+            if dirpath != directory and not dirpath.startswith(directory + os.sep):
+                continue
             rel = os.path.relpath(dirpath, directory)
-            pkg = [dotted] + ([] if rel == "." else rel.split(os.sep))
-            for name in files:
-                if name.endswith(".py"):
-                    full = pkg + ([] if name == "__init__.py" else [name[:-3]])
-                    if all(p.isidentifier() for p in full[1:]):
-                        names[".".join(full)] = os.path.join(dirpath, name)
+            full = [dotted] + ([] if rel == "." else rel.split(os.sep)) + ([] if name == "__init__.py" else [name[:-3]])
+            if all(p.isidentifier() for p in full[1:]):
+                names[".".join(full)] = os.path.join(dirpath, name)
     return names
 
 
@@ -1433,12 +1429,14 @@ def pytest_configure(config, ch=_CH_HOLDER[0]):
     rewriting and take the identity snapshot."""
     ch.config = config
     data = set()
+    py_files = []
     for root, dirs, files in os.walk(HIDDEN[:-1]):
         dirs.sort()
         for name in sorted(files):
             if not name.endswith((".py", ".pyc", ".pyw", ".pyi", ".so")):
                 data.add(os.path.join(root, name))
             if name.endswith(".py"):
+                py_files.append((root, name))
                 path = os.path.join(root, name)
                 try:
                     with open(path, "rb") as f:
@@ -1452,8 +1450,8 @@ def pytest_configure(config, ch=_CH_HOLDER[0]):
     # testfirst_syspath, loaded with this plugin before any code of the
     # tree is importable, knows the hidden packages inside the library's.
     syspath = sys.modules.get("testfirst_syspath")
-    in_package = syspath._in_package_roots() if syspath is not None and hasattr(syspath, "_in_package_roots") else {}
-    ch.hidden_names = _hidden_module_names(HIDDEN[:-1], in_package)
+    in_package = getattr(syspath, "IN_PACKAGE_ROOTS", {}) if syspath is not None else {}
+    ch.hidden_names = _hidden_module_names(HIDDEN[:-1], py_files, in_package)
     rw.AssertionRewritingHook.exec_module = _make_exec_module(ch, rw.AssertionRewritingHook.exec_module)
     mod = sys.modules[__name__]
     own = []

@@ -176,8 +176,13 @@ class _HiddenPackageFinder:
                                                       submodule_search_locations=locations)
 
 
-def _install_in_package_finder():
-    roots = _in_package_roots()
+# The hidden packages inside the library's package, read once, before the
+# tree is importable; the runner's evidence plugin names their modules by
+# them too.
+IN_PACKAGE_ROOTS = _in_package_roots()
+
+
+def _install_in_package_finder(roots=IN_PACKAGE_ROOTS):
     if not roots:
         return
     hook = next((f for f in sys.meta_path if type(f) is _pytest.assertion.rewrite.AssertionRewritingHook), None)
