@@ -3,10 +3,12 @@ package test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -44,7 +46,14 @@ type caseSpec struct {
 	NaiveCommand string `json:"naive_command"`
 	NaiveResult  string `json:"naive_result"`
 	Note         string `json:"note"`
-	Expect       struct {
+	// PythonLevel marks an attack that works on the runner's process alone
+	// (its plugins, hooks, imports, objects) and touches nothing the
+	// kernel or the runtime answers differently: no other process, file
+	// outside the tree, descriptor, signal, network or memory limit. Under
+	// TESTFIRST_RUNSC_ATTACKS=sandbox (make test's gVisor leg) it is not
+	// graded again; make test-runsc grades every attack.
+	PythonLevel bool `json:"python_level"`
+	Expect      struct {
 		Verdict       string    `json:"verdict"`
 		VerdictIn     []string  `json:"verdict_in"`
 		NeverPass     bool      `json:"never_pass"`
@@ -83,8 +92,8 @@ func (d *decoySpec) files() ([]tree.File, error) {
 	return out, nil
 }
 
-// loadCase reads dir/case.json and builds the PR tree and the base tree.
-func loadCase(t *testing.T, dir string) (caseSpec, *tree.Tree, *tree.Tree) {
+// readCaseSpec reads dir/case.json.
+func readCaseSpec(t *testing.T, dir string) caseSpec {
 	t.Helper()
 	var c caseSpec
 	data, err := os.ReadFile(filepath.Join(dir, "case.json"))
@@ -96,6 +105,13 @@ func loadCase(t *testing.T, dir string) (caseSpec, *tree.Tree, *tree.Tree) {
 	if err := dec.Decode(&c); err != nil {
 		t.Fatalf("%s/case.json: %v", dir, err)
 	}
+	return c
+}
+
+// loadCase reads dir/case.json and builds the PR tree and the base tree.
+func loadCase(t *testing.T, dir string) (caseSpec, *tree.Tree, *tree.Tree) {
+	t.Helper()
+	c := readCaseSpec(t, dir)
 	base, err := tree.Load(filepath.Join(sampleDir, "base"))
 	if err != nil {
 		t.Fatal(err)
@@ -375,6 +391,9 @@ func TestAttacksSplit(t *testing.T) {
 // TestAttacks grades the adversarial corpus: no attack may pass, and each
 // must raise the flag it expects.
 func TestAttacks(t *testing.T) {
+	// make test's gVisor leg grades again only the attacks whose verdict
+	// the runtime could change: those on the sandbox.
+	sandboxOnly := os.Getenv("TESTFIRST_RUNSC_ATTACKS") == "sandbox" && testenv.SandboxRuntime() == "runsc"
 	dirs := caseDirs(t, "attacks")
 	if len(dirs) < minAttacks {
 		t.Fatalf("the adversarial corpus has %d attacks, want at least %d", len(dirs), minAttacks)
@@ -382,6 +401,9 @@ func TestAttacks(t *testing.T) {
 	for _, dir := range dirs {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			t.Parallel()
+			if sandboxOnly && readCaseSpec(t, dir).PythonLevel {
+				t.Skip("an attack on the runner's process alone: graded under runc in make test, and under runsc by make test-runsc")
+			}
 			c, rep := gradeCase(t, dir)
 			if !c.Expect.NeverPass {
 				t.Errorf("case.json: an attack must expect never_pass")
@@ -400,4 +422,42 @@ func TestAttacks(t *testing.T) {
 			t.Error("no sandbox container was checked")
 		}
 	})
+}
+
+// sandboxReach names what an attack that touches the sandbox uses: another
+// process, a descriptor, a signal, the network, memory or a file outside
+// the tree.
+var sandboxReach = regexp.MustCompile(`os\.fork|os\.kill|os\.dup|os\._exit|os\.system|subprocess|signal|socket|Thread\(|/proc|/hidden|/tmp|mmap|ctypes|resource\.`)
+
+// TestPythonLevelAttacksReachNoSandbox keeps case.json's python_level
+// honest: make test grades such an attack under runc only, so its files
+// must not reach for what gVisor answers differently.
+func TestPythonLevelAttacksReachNoSandbox(t *testing.T) {
+	n := 0
+	for _, dir := range caseDirs(t, "attacks") {
+		if !readCaseSpec(t, dir).PythonLevel {
+			continue
+		}
+		n++
+		err := filepath.WalkDir(filepath.Join(dir, "files"), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if m := sandboxReach.Find(data); m != nil {
+				rel, _ := filepath.Rel(dir, path)
+				t.Errorf("%s is python_level, but %s uses %q: it reaches the sandbox, so make test must grade it under gVisor too", filepath.Base(dir), rel, m)
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no attack is python_level: the check checked nothing")
+	}
 }
