@@ -36,12 +36,19 @@ const python = "/usr/bin/python3"
 // PytestCommand is the runner command line of a pytest job. EvidenceModule
 // writes the JUnit report to fd 3 and its evidence to fd 4, pipes the
 // wrapper reads, with the key it reads from fd 5.
+//
+// Output is captured as plain pytest captures it (descriptors 1 and 2, per
+// test), so the code under test sees the streams it would see there: a
+// test that leaves sys.stdout on a closed stream (monkeypatch undone after
+// capsys) harms no later test, as pytest puts its own back. -rP shows what
+// a passing test printed, so the runner output, which the canary scan
+// reads, still holds everything a test printed.
 func PytestCommand() []string {
 	return []string{
 		python, "-I", "-m", "pytest",
 		"--noconftest", "-c", "/dev/null", "--rootdir", HiddenDir,
 		"-p", "no:cacheprovider", "-p", EvidenceModule, "-p", PluginModule,
-		"--continue-on-collection-errors", "-s", "-ra",
+		"--continue-on-collection-errors", "-raP",
 		HiddenDir,
 	}
 }

@@ -1,0 +1,7 @@
+"""Prints reports."""
+
+
+def print_report(lines):
+    """Prints each line to standard output, wherever sys.stdout is now."""
+    for line in lines:
+        print(line)
