@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path"
@@ -154,9 +155,20 @@ func TestRealRepos(t *testing.T) {
 	split := os.Getenv("TESTFIRST_REAL_REPOS_SPLIT") == "1"
 	// TESTFIRST_REAL_REPOS_WHEELS=DIR grades with a package index on
 	// loopback that serves DIR's wheels (scripts/debian-wheels builds them
-	// from Debian's packages); without it no index is reachable.
+	// from Debian's packages); TESTFIRST_REAL_REPOS_WHEELS=unreachable
+	// with an index that refuses every connection, as a service whose
+	// index cannot be reached builds its environments; unset, with no
+	// dependency environment at all.
 	g := testenv.Grading(t)
-	if dir := os.Getenv("TESTFIRST_REAL_REPOS_WHEELS"); dir != "" {
+	if dir := os.Getenv("TESTFIRST_REAL_REPOS_WHEELS"); dir == "unreachable" {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		g, _, _ = envGrading(t, "http://"+addr+"/simple/")
+	} else if dir != "" {
 		wheels := map[string][]byte{}
 		names, _ := filepath.Glob(filepath.Join(dir, "*.whl"))
 		for _, name := range names {
