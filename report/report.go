@@ -402,7 +402,7 @@ func SealingLine(s *Sealing) string {
 			}
 			named = append(named, fmt.Sprintf("%s (%s)", f.ID, strings.Join(f.Why, ", ")))
 		}
-		line += fmt.Sprintf(" %d hidden test(s) were graded in-process, in the code under test's process, because the split could not run them where the code under test could not ask for it (%d of them passed): %s.",
+		line += fmt.Sprintf(" %d hidden test(s) were graded in-process, in the code under test's own process, because the split could not run them on the base or reference tree (%d of them passed): %s.",
 			len(s.InProcess), s.InProcessPassing, strings.Join(named, "; "))
 	}
 	if s.FallbackNote != "" {

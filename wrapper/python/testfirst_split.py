@@ -624,7 +624,7 @@ class _Channel:
         if issubclass(cls, BaseException):
             self.fail("the code under test sent an exception as a plain object")
         if cls._tf_is_module:
-            p = _RemoteModule("<module of the code under test>")
+            p = _RemoteModule(_UNNAMED)
             object.__setattr__(p, "_tf_rid", rid)
         else:
             p = object.__new__(cls)
@@ -1195,6 +1195,9 @@ def _hidden_submodule(package, name, module):
         str(p).startswith(HIDDEN) for p in (spec.submodule_search_locations or ()))
 
 
+_UNNAMED = "<module of the code under test>"
+
+
 class _RemoteModule(types.ModuleType):
     """A module of the tree: its attributes are asked of the tree. The
     import system's own attributes (__spec__, __path__, …) stay here."""
@@ -1252,6 +1255,11 @@ class _Loader(importlib.abc.Loader):
         self.module = module
 
     def create_module(self, spec):
+        # A module first met as a value (an attribute of its package) was
+        # made without its name; the import system keeps a name it finds,
+        # and `from package import submodule` imports package.<that name>.
+        if self.module.__dict__.get("__name__") == _UNNAMED:
+            object.__setattr__(self.module, "__name__", spec.name)
         return self.module
 
     def exec_module(self, module):
