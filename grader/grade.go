@@ -172,7 +172,10 @@ type Request struct {
 	// hidden tests, pytest and every assertion in one process, as a grader
 	// uid that alone can read the tests, and every module of the tree in
 	// another, as the test uid. It needs the uid split; twins, an
-	// in-process defence, are not run. The trust is sealed or split.
+	// in-process defence, are not run. The trust is sealed or split, or
+	// isolated when a passing test was graded in-process by the per-test
+	// fallback (runFallback): the tests the split refused on the base or
+	// reference run.
 	Split bool
 	// Labels are added to every sandbox container of the grade: the
 	// service names the job with them, so that whoever takes the job over
