@@ -112,7 +112,9 @@ func runSplitLocally(t *testing.T, hidden, repo string) (map[string]string, Spli
 // files the tree reads, a forking tree, unittest classes with a skipped
 // method, an object whose honest __eq__ takes a list, and a unittest
 // class of the tests on an assertion mixin of the tree's (recorded as the
-// tree's say). Two wrong answers, an __eq__ that says True to anything and
+// tree's say), a handle of an object whose class sets __iter__ = None
+// (not iterable through __getitem__, toolz's isiterable), and the shapes
+// the split refuses, each refusal recorded with what was refused. Two wrong answers, an __eq__ that says True to anything and
 // a wrong answer through the mixin fail.
 func TestSplitHonestShapes(t *testing.T) {
 	hidden, _ := filepath.Abs("testdata/split/hidden")

@@ -438,7 +438,12 @@ class _Channel:
         # so hasattr(x, "__len__") and callable(x) there say what they
         # would say of the object itself.
         t = type(v)
-        return ["h", hid, sorted(n for n in _HANDLE_TYPE_OPS | _REFUSED_OPS if getattr(t, n, None) is not None)]
+        ops = sorted(n for n in _HANDLE_TYPE_OPS | _REFUSED_OPS if getattr(t, n, None) is not None)
+        # A class that sets __iter__ = None says it is not iterable, even
+        # with __getitem__: the handle says so too.
+        if hasattr(t, "__iter__") and t.__iter__ is None:
+            ops.append("!__iter__")
+        return ["h", hid, ops]
 
     # Values: the tree to this side. The peer is hostile: every part is
     # checked, and anything unexpected breaks the channel.

@@ -173,6 +173,10 @@ def _handle_class(ops):
         for name in ("__call__", "__iter__", "__next__", "__enter__", "__exit__"):
             if name in ops:
                 ns[name] = getattr(TrustedHandle, name)
+        if "!__iter__" in ops:
+            # The object's class sets __iter__ = None: not iterable, even
+            # through __getitem__.
+            ns["__iter__"] = None
         cls = _handle_classes[ops] = type("TrustedHandle", (_HandleBase,), ns)
     return cls
 

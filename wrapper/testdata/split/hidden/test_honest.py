@@ -161,3 +161,14 @@ def test_random_handed():
     import random
     a, b = random.Random(7), random.Random(7)
     assert roll(a, 5) == [b.randint(1, 6) for _ in range(5)]
+
+from wordstats.stats import iterable
+
+class NotIterableEvenWithGetItem:
+    __iter__ = None
+    def __getitem__(self, i):
+        return "abc"[i]
+
+def test_not_iterable_handle():
+    assert iterable([1]) is True
+    assert iterable(NotIterableEvenWithGetItem()) is False

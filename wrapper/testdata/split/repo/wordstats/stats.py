@@ -143,3 +143,12 @@ def roll(rng, n):
 def store(mapping, key, value):
     mapping[key] = value
     return len(mapping)
+
+
+def iterable(x):
+    """Whether iter(x) works (toolz's isiterable)."""
+    try:
+        iter(x)
+        return True
+    except TypeError:
+        return False
