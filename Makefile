@@ -47,7 +47,7 @@ TEST_POSTGRES_URL ?= postgres://testfirst:testfirst@127.0.0.1:5432/testfirst?ssl
 FAULT_TESTS   := TestFaultsGrading|TestFaultsWebhookBurst|TestFaultsDiskFullSQLite
 # The attacks graded split are a leg of their own beside the fault cases,
 # which mostly wait: after them, in one leg, they made make test take 20 min.
-SPLIT_TESTS   := TestAttacksSplit
+SPLIT_TESTS   := TestAttacksSplit|TestSplitFallback
 # Tests that wait on pip, an index or a hanging run more than they compute
 # go after the gVisor corpus, the leg that ends first: in the rest they
 # made make test take 22 min.

@@ -124,6 +124,10 @@ type Config struct {
 	// whose uid split was not proven is refused, whatever the
 	// repository's grading.uid_split says.
 	UIDSplit string `yaml:"uid_split"`
+	// Split is "off" (the default), or "on": every grade is split
+	// (grader.Request.Split), whatever the repository's grading.split
+	// says; off leaves it to the repository.
+	Split string `yaml:"split"`
 	// Role is what this service does: RoleAll (DefaultRole), RoleApp or
 	// RoleGrader. The split roles share one PostgreSQL database.
 	Role string `yaml:"role"`
@@ -219,6 +223,7 @@ var envKeys = []struct {
 	{"TESTFIRST_AGENT_BUILD_CA_FILE", func(c *Config, v string) error { c.AgentBuildCAFile = v; return nil }},
 	{"TESTFIRST_SANDBOX_RUNTIME", func(c *Config, v string) error { c.Sandbox.Runtime = strings.TrimSpace(v); return nil }},
 	{"TESTFIRST_UID_SPLIT", func(c *Config, v string) error { c.UIDSplit = strings.TrimSpace(v); return nil }},
+	{"TESTFIRST_SPLIT", func(c *Config, v string) error { c.Split = strings.TrimSpace(v); return nil }},
 	{"TESTFIRST_ROLE", func(c *Config, v string) error { c.Role = strings.TrimSpace(v); return nil }},
 }
 
@@ -334,7 +339,7 @@ func ParseConfigYAML(data []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, sandbox_sweep_interval, package_index, egress_dir, egress_peer_uids, egress_internal, agent_build_ca_file, operator_token_file, role, uid_split, sandbox: provider, runtime, kubernetes: namespace, runtime_class, kubeconfig, image, model_apis, harnesses, agents)", err)
+		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, sandbox_sweep_interval, package_index, egress_dir, egress_peer_uids, egress_internal, agent_build_ca_file, operator_token_file, role, uid_split, split, sandbox: provider, runtime, kubernetes: namespace, runtime_class, kubeconfig, image, model_apis, harnesses, agents)", err)
 	}
 	agents, err := agent.Parse(data)
 	if err != nil {
@@ -402,6 +407,9 @@ func (c *Config) validate() []error {
 	errs = append(errs, c.validateEgress()...)
 	if c.UIDSplit != "" && c.UIDSplit != "allowed" && c.UIDSplit != "required" {
 		bad("uid_split %q: want allowed (the default: a grade without the uid split is posted with trust best_effort) or required (such a grade is refused), e.g. TESTFIRST_UID_SPLIT=required", c.UIDSplit)
+	}
+	if c.Split != "" && c.Split != "off" && c.Split != "on" {
+		bad("split %q: want off (the default: each repository's grading.split decides) or on (every grade is split), e.g. TESTFIRST_SPLIT=on", c.Split)
 	}
 	switch c.Role {
 	case RoleAll:

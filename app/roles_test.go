@@ -136,6 +136,13 @@ func TestLoadConfigUIDSplitAndRuntime(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `uid_split "strict"`) || !strings.Contains(err.Error(), "TESTFIRST_UID_SPLIT=required") {
 		t.Errorf("strict: %v; want an error naming the values", err)
 	}
+	if c, err := LoadConfig("", env(map[string]string{"TESTFIRST_SPLIT": "on"})); err != nil || c.Split != "on" {
+		t.Errorf("TESTFIRST_SPLIT=on: %q, %v", c.Split, err)
+	}
+	_, err = LoadConfig("", env(map[string]string{"TESTFIRST_SPLIT": "yes"}))
+	if err == nil || !strings.Contains(err.Error(), `split "yes"`) || !strings.Contains(err.Error(), "TESTFIRST_SPLIT=on") {
+		t.Errorf("TESTFIRST_SPLIT=yes: %v; want an error naming the values", err)
+	}
 	file := writeFile(t, "testfirst.yml", "sandbox:\n  runtime: runsc\n")
 	if c, err := LoadConfig(file, env(nil)); err != nil || c.Sandbox.Runtime != "runsc" {
 		t.Errorf("file: %q, %v", c.Sandbox.Runtime, err)

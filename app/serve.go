@@ -259,7 +259,7 @@ func startGrader(ctx context.Context, cfg Config, d *db.DB, reg prometheus.Regis
 func jobsConfig(cfg Config, d *db.DB, clients *github.Clients, log *slog.Logger, metrics *jobs.Metrics) jobs.Config {
 	return jobs.Config{DB: d, GitHub: clients, PublicURL: cfg.PublicURL, Log: log, Metrics: metrics,
 		RescueAfter: cfg.JobRescueAfter, SyncInterval: cfg.SyncInterval, SandboxSweepInterval: cfg.SandboxSweepInterval,
-		RequireUIDSplit: cfg.UIDSplit == "required"}
+		RequireUIDSplit: cfg.UIDSplit == "required", Split: cfg.Split == "on"}
 }
 
 // jobsSetup decides, once, whether this replica grades: with the store's

@@ -172,7 +172,10 @@ type Request struct {
 	// hidden tests, pytest and every assertion in one process, as a grader
 	// uid that alone can read the tests, and every module of the tree in
 	// another, as the test uid. It needs the uid split; twins, an
-	// in-process defence, are not run. The trust is sealed or split.
+	// in-process defence, are not run. The trust is sealed or split, or
+	// isolated when a passing test was graded in-process by the per-test
+	// fallback (runFallback): the tests the split refused on the base or
+	// reference run.
 	Split bool
 	// Labels are added to every sandbox container of the grade: the
 	// service names the job with them, so that whoever takes the job over
@@ -277,6 +280,9 @@ func (g *Grader) grade(ctx context.Context, req Request) (*report.Report, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := g.runFallback(ctx, req, runs, canaries); err != nil {
+		return nil, err
+	}
 	c := evaluateRuns(rep, req, refTree, canaries, runs)
 	judgeGrade(rep, req.Repo, runs, c)
 	rep.DurationSeconds = time.Since(began).Seconds()
@@ -353,6 +359,55 @@ type gradeRuns struct {
 	// sameAsRef and sameAsBase say that the tree under test is the
 	// reference or the base itself: its run is theirs too.
 	sameAsRef, sameAsBase bool
+	// fallback is the in-process run of the tests of fallbackSet, those
+	// the split could not run on the base or the reference tree (see
+	// runFallback); nil when there were none.
+	fallback    *run
+	fallbackSet map[string][]string
+}
+
+// runFallback is the per-test fallback of a split grade: the hidden tests
+// the split could not run as they needed on the base or the reference
+// tree (the trusted side's refusals there) run once more on the tree under
+// test, in-process, alone, with the in-process defences of the runner
+// (the evidence plugin, sentinels); their outcomes replace the split
+// ones. The set is decided on the base and the reference, never on the
+// tree under test: a tree that provokes a refusal in every test buys
+// itself nothing but failing tests. Twins are not run for it.
+func (g *Grader) runFallback(ctx context.Context, req Request, runs *gradeRuns, canaries []detect.Canary) error {
+	if !req.splits() {
+		return nil
+	}
+	set := map[string][]string{}
+	add := func(r *run, where string) {
+		if r == nil || r.crash() != "" {
+			return
+		}
+		for id, whys := range evaluate.Refusals(r.ev, r.res, where) {
+			set[id] = append(set[id], whys...)
+		}
+	}
+	add(runs.base, "on the base, ")
+	if !runs.sameAsRef {
+		add(runs.ref, "with the reference patch, ")
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(set))
+	for id := range set {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	in := req
+	in.Split = false
+	tj := wrapper.TwinJob{TwinSeed: newTwinSeed(), TwinExclude: req.TwinExclude}
+	r, err := g.run(ctx, in, req.Repo, canaries, tj, selectTests(evaluate.FunctionsOf(ids)))
+	if err != nil {
+		return err
+	}
+	runs.fallback, runs.fallbackSet = r, set
+	return nil
 }
 
 // runAll is the second stage: the sandbox runs of a grade, all at once
@@ -504,6 +559,24 @@ func evaluateRuns(rep *report.Report, req Request, refTree *tree.Tree, canaries 
 			excused[id] = refRun == nil || slices.Contains(refRun.ev.Skipped(), id)
 		}
 	}
+	// The per-test fallback's outcomes replace the split ones first: the
+	// grade counts them.
+	var fallback, refusedHere []report.FallbackTest
+	inProcess := map[string]bool{}
+	if runs.fallback != nil {
+		fallback = evaluate.ApplyFallback(pr, runs.fallback.ev, runs.fallbackSet)
+		for _, f := range fallback {
+			inProcess[f.ID] = true
+		}
+	}
+	if req.splits() && !sameAsBase && !sameAsRef {
+		here := evaluate.Refusals(pr, prRun.res, "")
+		for _, t := range pr.Tests {
+			if whys, ok := here[t.ID]; ok && runs.fallbackSet[t.ID] == nil {
+				refusedHere = append(refusedHere, report.FallbackTest{ID: t.ID, Why: whys})
+			}
+		}
+	}
 	rep.Tests = pr.Tests
 	rep.Counts = report.CountsOf(pr.Tests)
 	rep.Failed = pr.NotPassed(excused)
@@ -538,10 +611,16 @@ func evaluateRuns(rep *report.Report, req Request, refTree *tree.Tree, canaries 
 	if prRun.rerun != nil {
 		rep.Contamination = append(rep.Contamination, runSightings(canaries, prRun.rerun.res)...)
 	}
+	if runs.fallback != nil {
+		rep.Contamination = append(rep.Contamination, runSightings(canaries, runs.fallback.res)...)
+	}
 	rep.Contamination = detect.SortSightings(rep.Contamination)
 	rep.Contaminated = len(rep.Contamination) > 0
 
-	rep.Sealing = evaluate.Sealing(pr, prRun.res)
+	rep.Sealing = evaluate.Sealing(pr, prRun.res, inProcess)
+	if rep.Sealing != nil {
+		rep.Sealing.InProcess, rep.Sealing.RefusedHere = fallback, refusedHere
+	}
 	switch {
 	case req.Command != nil:
 		rep.Trust = report.TrustLow
@@ -549,6 +628,15 @@ func evaluateRuns(rep *report.Report, req Request, refTree *tree.Tree, canaries 
 		rep.Trust = report.TrustSealed
 		if rep.Sealing.Sealed < rep.Sealing.Passing {
 			rep.Trust = report.TrustSplit
+		}
+		// The grade's trust is its weakest test's: a passing test the
+		// fallback graded in-process has the in-process level, and that
+		// run's own isolation.
+		if rep.Sealing.InProcessPassing > 0 {
+			rep.Trust = report.TrustIsolated
+			if iso := runs.fallback.res.Isolation; !iso.Proven || !iso.DirsSealed {
+				rep.Trust = report.TrustBestEffort
+			}
 		}
 	case rep.Isolation.UIDSplit && rep.Isolation.DirsSealed && !req.NoUIDSplit:
 		rep.Trust = report.TrustIsolated
@@ -623,6 +711,14 @@ func evaluateRuns(rep *report.Report, req Request, refTree *tree.Tree, canaries 
 	var evidence evaluate.EvidenceSet
 	for _, e := range pr.Evidence {
 		evidence.Merge(e)
+	}
+	if runs.fallback != nil {
+		// The in-process run of the fallback is the tree under test in
+		// pytest's process: what its evidence shows counts as the
+		// grade's.
+		for _, e := range runs.fallback.ev.Evidence {
+			evidence.Merge(e)
+		}
 	}
 	if req.Command == nil && !req.splits() {
 		in := evaluate.TwinInput{PR: pr, Twin: &prTwin, Exclude: req.TwinExclude}

@@ -46,6 +46,14 @@ type GradeWorker struct {
 	rescueAfter time.Duration
 	// requireUIDSplit is the service's TESTFIRST_UID_SPLIT=required.
 	requireUIDSplit bool
+	// split is the service's TESTFIRST_SPLIT=on.
+	split bool
+}
+
+// splits reports whether a repository's grades are split: the service's
+// TESTFIRST_SPLIT=on, or the repository's grading.split: on.
+func (w *GradeWorker) splits(cfg pipeline.RepoConfig) bool {
+	return w.split || cfg.Split == pipeline.SplitOn
 }
 
 // uidSplitRequiredBy names the setting that requires the uid split for a
@@ -188,7 +196,8 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 	}
 	rep, err := w.grader.Grade(ctx, grader.Request{Repo: head, Hidden: hidden, Base: base, Reference: content.Reference,
 		TestsDigest: g.Digest, Timeout: cfg.Timeout, Limits: sandboxLimits(cfg), TwinExclude: exclude,
-		Python: cfg.Python, Mirror: cfg.Network == report.NetworkMirror, TrustedCollection: true, Stage: stage, Labels: labels})
+		Python: cfg.Python, Mirror: cfg.Network == report.NetworkMirror, TrustedCollection: true, Stage: stage, Labels: labels,
+		Split: w.splits(cfg)})
 	if err != nil {
 		return w.cancelledOr(ctx, err) // the engine failed: River retries
 	}

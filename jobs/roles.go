@@ -43,7 +43,7 @@ func NewGraderSetup(cfg Config, r *store.Reader, g *grader.Grader, sb Sandboxes)
 	q := &gradeQueue{db: cfg.DB, publicURL: cfg.PublicURL, log: cfg.Log}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &GradeWorker{db: cfg.DB, github: cfg.GitHub, reader: r, grader: g, sandboxes: sb, grades: q,
-		metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter, requireUIDSplit: cfg.RequireUIDSplit})
+		metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter, requireUIDSplit: cfg.RequireUIDSplit, split: cfg.Split})
 	river.AddWorker(workers, &VersionCheckWorker{db: cfg.DB, github: cfg.GitHub, store: r, grader: g, sandboxes: sb,
 		metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter})
 	river.AddWorker(workers, &workedElsewhere[DeliveryArgs]{role: "app"})

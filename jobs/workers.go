@@ -41,6 +41,9 @@ type Config struct {
 	// RequireUIDSplit refuses every grade whose uid split was not proven
 	// (TESTFIRST_UID_SPLIT=required), whatever the repository says.
 	RequireUIDSplit bool
+	// Split grades every repository split (TESTFIRST_SPLIT=on), whatever
+	// its grading.split says.
+	Split bool
 }
 
 // Sealed is what grading needs: the hidden-test store opened as the web
@@ -88,7 +91,7 @@ func NewGradingSetup(cfg Config, s Sealed) Setup {
 	}
 	set := newSetup(cfg, q, aq)
 	river.AddWorker(set.Workers, &GradeWorker{db: cfg.DB, github: cfg.GitHub, reader: s.Reader, grader: s.Grader, sandboxes: s.Sandboxes, grades: q, agents: aq,
-		metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter, requireUIDSplit: cfg.RequireUIDSplit})
+		metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter, requireUIDSplit: cfg.RequireUIDSplit, split: cfg.Split})
 	if aq != nil {
 		aw := &agentWorker{db: cfg.DB, github: cfg.GitHub, agents: aq, runner: cfg.Agents.Runner, store: s.Writer, canaries: s.Reader, grades: q,
 			metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter}

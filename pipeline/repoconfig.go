@@ -67,6 +67,12 @@ type RepoConfig struct {
 	// whose uid split was not proven instead of posting it best_effort
 	// (grading.uid_split).
 	UIDSplit string
+	// Split is SplitOff, or SplitOn to grade the repository's pull
+	// requests and versions split (grader.Request.Split): the code under
+	// test in a process of its own, the per-test fallback in-process
+	// (grading.split). The service's TESTFIRST_SPLIT=on turns it on for
+	// every repository.
+	Split string
 
 	// Writer and Implementer name the harnesses (of the service's
 	// configuration) that write the hidden tests and open the pull
@@ -123,6 +129,7 @@ func DefaultRepoConfig() RepoConfig {
 		Implementer:    AgentNone,
 		MaxRounds:      3,
 		UIDSplit:       UIDSplitAllowed,
+		Split:          SplitOff,
 		WithdrawnCheck: checkrun.ConclusionActionRequired,
 	}
 }
@@ -138,6 +145,7 @@ type repoConfigFile struct {
 		Pids     *int64   `yaml:"pids"`
 		Network  *string  `yaml:"network"`
 		UIDSplit *string  `yaml:"uid_split"`
+		Split    *string  `yaml:"split"`
 	} `yaml:"grading"`
 	Environment struct {
 		Python *string `yaml:"python"`
@@ -241,6 +249,12 @@ func ParseRepoConfig(data []byte) (RepoConfig, error) {
 			bad("grading.uid_split %q: want %s (the default: a grade without the uid split is posted with trust best_effort) or %s (such a grade is refused)", *v, UIDSplitAllowed, UIDSplitRequired)
 		}
 		c.UIDSplit = *v
+	}
+	if v := f.Grading.Split; v != nil {
+		if *v != SplitOff && *v != SplitOn {
+			bad("grading.split %q: want %s (the default: the code under test runs in the tests' process) or %s (it runs in a process of its own; tests the split cannot run are graded in-process, as the base needs)", *v, SplitOff, SplitOn)
+		}
+		c.Split = *v
 	}
 	if v := f.Environment.Python; v != nil {
 		if _, err := sandbox.PythonRecipeFor(*v); err != nil {

@@ -38,7 +38,7 @@ withdrawn_check: neutral
 	}
 	want := RepoConfig{Label: "tests-first", TestPaths: []string{"tests/**", "spec_*.py"}, Timeout: 5 * time.Minute, Memory: 2 << 30,
 		CPUs: 1.5, Pids: 512, Policy: PolicyEnforce, MaxRejections: 2, FastApproval: 90 * time.Second,
-		Python: "3.13", Network: "mirror", Writer: "our-writer", Implementer: "codex", MaxRounds: 2, UIDSplit: UIDSplitAllowed, WithdrawnCheck: "neutral"}
+		Python: "3.13", Network: "mirror", Writer: "our-writer", Implementer: "codex", MaxRounds: 2, UIDSplit: UIDSplitAllowed, Split: SplitOff, WithdrawnCheck: "neutral"}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}

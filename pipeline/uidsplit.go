@@ -19,6 +19,15 @@ const (
 	UIDSplitRequired = "required"
 )
 
+// The values of grading.split (RepoConfig.Split) and the service's
+// TESTFIRST_SPLIT.
+const (
+	// SplitOff grades in-process: the default.
+	SplitOff = "off"
+	// SplitOn grades split (grader.Request.Split).
+	SplitOn = "on"
+)
+
 // unproven reports whether r ran tests without the uid split proven (an
 // error that ran nothing claims nothing, and is posted as it is).
 func unproven(r *report.Report) bool {

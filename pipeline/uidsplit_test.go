@@ -75,3 +75,23 @@ func TestParseRepoConfigUIDSplit(t *testing.T) {
 		t.Errorf("bad value: %v", err)
 	}
 }
+
+// TestParseRepoConfigSplit: grading.split is off by default, on when asked
+// (YAML's bare on and off are words here, not booleans), and anything
+// else is an error naming both values.
+func TestParseRepoConfigSplit(t *testing.T) {
+	c, err := ParseRepoConfig(nil)
+	if err != nil || c.Split != SplitOff {
+		t.Errorf("default: %q, %v", c.Split, err)
+	}
+	for _, v := range []string{"on", `"on"`} {
+		c, err = ParseRepoConfig([]byte("grading:\n  split: " + v + "\n"))
+		if err != nil || c.Split != SplitOn {
+			t.Errorf("split: %s: %q, %v", v, c.Split, err)
+		}
+	}
+	_, err = ParseRepoConfig([]byte("grading:\n  split: true\n"))
+	if err == nil || !strings.Contains(err.Error(), "grading.split") || !strings.Contains(err.Error(), `"on"`) && !strings.Contains(err.Error(), " on ") {
+		t.Errorf("bad value: %v", err)
+	}
+}

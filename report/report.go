@@ -352,6 +352,28 @@ type Sealing struct {
 	// Decided lists the passing tests that are not sealed, each with what
 	// decided it.
 	Decided []DecidedTest `json:"decided,omitempty"`
+	// InProcess lists the tests graded in-process (the per-test
+	// fallback): the split could not run them on the base or reference
+	// tree, so the tree under test ran them in pytest's process, with the
+	// in-process defences; their outcome is that run's. InProcessPassing
+	// counts those that passed (they are not sealed).
+	InProcess        []FallbackTest `json:"in_process,omitempty"`
+	InProcessPassing int            `json:"in_process_passing,omitempty"`
+	// RefusedHere lists the tests the split refused something only on
+	// the tree under test: not rerun in-process (that tree cannot ask for
+	// the weaker grading), they keep their split outcome.
+	RefusedHere []FallbackTest `json:"refused_here,omitempty"`
+	// FallbackNote, when set, says why the tests of the fallback set kept
+	// their split outcome (the in-process run could not be judged).
+	FallbackNote string `json:"fallback_note,omitempty"`
+}
+
+// FallbackTest is a hidden test the split could not run as it needed, and
+// why ("on the base, the code under test asked for `__globals__` of a
+// function of the tests").
+type FallbackTest struct {
+	ID  string   `json:"id"`
+	Why []string `json:"why"`
 }
 
 // DecidedTest is a passing test the code under test had a say in.
@@ -370,9 +392,45 @@ func SealingLine(s *Sealing) string {
 	if s == nil {
 		return ""
 	}
+	line := sealedLine(s)
+	if len(s.InProcess) > 0 {
+		var named []string
+		for i, f := range s.InProcess {
+			if i == 3 {
+				named = append(named, fmt.Sprintf("and %d more", len(s.InProcess)-i))
+				break
+			}
+			named = append(named, fmt.Sprintf("%s (%s)", f.ID, strings.Join(f.Why, ", ")))
+		}
+		line += fmt.Sprintf(" %d hidden test(s) were graded in-process, in the code under test's own process, because the split could not run them on the base or reference tree (%d of them passed): %s.",
+			len(s.InProcess), s.InProcessPassing, strings.Join(named, "; "))
+	}
+	if s.FallbackNote != "" {
+		line += " " + s.FallbackNote
+	}
+	if len(s.RefusedHere) > 0 {
+		var named []string
+		for i, f := range s.RefusedHere {
+			if i == 3 {
+				named = append(named, fmt.Sprintf("and %d more", len(s.RefusedHere)-i))
+				break
+			}
+			named = append(named, fmt.Sprintf("%s (%s)", f.ID, strings.Join(f.Why, ", ")))
+		}
+		line += fmt.Sprintf(" The split refused the code under test something in %d test(s) that neither the base nor the reference needed; they kept their split outcome: %s.",
+			len(s.RefusedHere), strings.Join(named, "; "))
+	}
+	return line
+}
+
+// sealedLine is SealingLine's first sentence: the passing tests decided
+// outside the code under test, of those the split graded.
+func sealedLine(s *Sealing) string {
 	switch {
 	case s.Passing == 0:
 		return "No hidden test passed, so none was decided by the code under test."
+	case len(s.Decided) == 0 && s.InProcessPassing > 0:
+		return fmt.Sprintf("%d of %d passing tests were decided outside the code under test; %d ran in its process.", s.Sealed, s.Passing, s.InProcessPassing)
 	case s.Sealed == s.Passing:
 		if s.Passing == 1 {
 			return "The passing test was decided outside the code under test."
@@ -387,6 +445,10 @@ func SealingLine(s *Sealing) string {
 		}
 		named = append(named, fmt.Sprintf("%s (%s)", d.ID, strings.Join(d.By, ", ")))
 	}
-	return fmt.Sprintf("%d of %d passing tests were decided outside the code under test; %d had the code under test's own say: %s.",
-		s.Sealed, s.Passing, len(s.Decided), strings.Join(named, "; "))
+	in := ""
+	if s.InProcessPassing > 0 {
+		in = fmt.Sprintf(", %d ran in its process", s.InProcessPassing)
+	}
+	return fmt.Sprintf("%d of %d passing tests were decided outside the code under test%s; %d had the code under test's own say: %s.",
+		s.Sealed, s.Passing, in, len(s.Decided), strings.Join(named, "; "))
 }

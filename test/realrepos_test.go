@@ -233,8 +233,13 @@ func TestRealRepos(t *testing.T) {
 					}
 					switch {
 					case split && rep.Sealing != nil:
-						t.Logf("the %s: %d of %d passing tests sealed; decided by the tree: %+v", as.name, rep.Sealing.Sealed, rep.Sealing.Passing, rep.Sealing.Decided)
-						if rep.Trust != report.TrustSealed && rep.Trust != report.TrustSplit {
+						s := rep.Sealing
+						t.Logf("the %s: %d of %d passing tests sealed, %d graded in-process and passing; decided by the tree: %+v; in-process: %+v; refused on this tree alone: %d",
+							as.name, s.Sealed, s.Passing, s.InProcessPassing, s.Decided, s.InProcess, len(s.RefusedHere))
+						switch {
+						case s.InProcessPassing > 0 && rep.Trust != report.TrustIsolated:
+							t.Errorf("the %s graded split with %d passing tests in-process has trust %s, want isolated", as.name, s.InProcessPassing, rep.Trust)
+						case s.InProcessPassing == 0 && rep.Trust != report.TrustSealed && rep.Trust != report.TrustSplit:
 							t.Errorf("the %s graded split with trust %s, want sealed or split (isolation %+v)", as.name, rep.Trust, rep.Isolation)
 						}
 					case split:

@@ -59,6 +59,13 @@ type SplitReport struct {
 	// of the code under test"), to how many times. A test without any was
 	// decided outside the tree.
 	Tests map[string]map[string]int `json:"tests"`
+	// Refused maps a hidden test's pytest node id to what the split could
+	// not do for it, in short sentences ("the code under test asked for
+	// `__globals__` of a function of the tests"): the tree asked an object
+	// of the tests for what it has and a handle does not give, or the
+	// tests handed the tree a frame, traceback or module. The grader's
+	// per-test fallback reads it on the base and reference runs.
+	Refused map[string][]string `json:"refused,omitempty"`
 }
 
 // SplitCommand is the trusted side's command line: Debian's python with

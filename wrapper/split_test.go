@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -111,7 +112,9 @@ func runSplitLocally(t *testing.T, hidden, repo string) (map[string]string, Spli
 // files the tree reads, a forking tree, unittest classes with a skipped
 // method, an object whose honest __eq__ takes a list, and a unittest
 // class of the tests on an assertion mixin of the tree's (recorded as the
-// tree's say). Two wrong answers, an __eq__ that says True to anything and
+// tree's say), a handle of an object whose class sets __iter__ = None
+// (not iterable through __getitem__, toolz's isiterable), and the shapes
+// the split refuses, each refusal recorded with what was refused. Two wrong answers, an __eq__ that says True to anything and
 // a wrong answer through the mixin fail.
 func TestSplitHonestShapes(t *testing.T) {
 	hidden, _ := filepath.Abs("testdata/split/hidden")
@@ -125,6 +128,12 @@ func TestSplitHonestShapes(t *testing.T) {
 		"test_honest::test_wrong":                 true,
 		"test_honest::test_cheat_is_caught":       true,
 		"test_honest.TestMixin::test_mixin_fails": true,
+		// What the split refuses (its per-test fallback grades these
+		// in-process when the base needs the same).
+		"test_honest::test_refused_globals":   true,
+		"test_honest::test_refused_traceback": true,
+		"test_honest::test_refused_dict":      true,
+		"test_honest::test_refused_setitem":   true,
 	}
 	if len(outcomes) < 25 {
 		t.Fatalf("%d test cases reported, want the 27 of test_honest.py:\n%s", len(outcomes), out)
@@ -155,6 +164,25 @@ func TestSplitHonestShapes(t *testing.T) {
 	}
 	if d := sr.Tests["test_honest.py::TestMixin::test_mixin"]; d["used assertSlug, inherited from wordstats.stats.Asserts, a class of the code under test"] != 1 {
 		t.Errorf("an assertion helper the test inherits from the tree is not recorded as the tree's say: %v", d)
+	}
+	// Each refusal is recorded against its test, with what was refused;
+	// tests the split ran as they needed (a random.Random handed to the
+	// tree, a hasattr probe of what a function lacks) have none.
+	refused := map[string]string{
+		"test_honest.py::test_refused_globals":   "the code under test asked for `__globals__` of a function of the tests",
+		"test_honest.py::test_refused_traceback": "the tests handed the code under test a traceback of the tests",
+		"test_honest.py::test_refused_dict":      "the code under test asked for `__dict__` of a `test_honest.Counter` object of the tests",
+		"test_honest.py::test_refused_setitem":   "the code under test asked for item assignment of a `test_honest.Registry` object of the tests",
+	}
+	for id, why := range refused {
+		if !slices.Contains(sr.Refused[id], why) {
+			t.Errorf("%s: refusals %q, want %q among them", id, sr.Refused[id], why)
+		}
+	}
+	for id, whys := range sr.Refused {
+		if _, ok := refused[id]; !ok {
+			t.Errorf("%s: refused %q, which the split gives", id, whys)
+		}
 	}
 	if t.Failed() {
 		t.Logf("output:\n%s", out)

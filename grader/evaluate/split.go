@@ -37,9 +37,11 @@ func splitEvidence(res *wrapper.Result, ev *Evaluation, set *EvidenceSet) {
 
 // Sealing says which of ev's passing tests a split run decided outside the
 // code under test: those the trusted side's report names with no decision
-// of the tree's. A passing test the report does not name is not sealed.
-// It is nil for a run that was not split.
-func Sealing(ev *Evaluation, res *wrapper.Result) *report.Sealing {
+// of the tree's. A passing test the report does not name is not sealed;
+// a passing test of inProcess (the per-test fallback graded it in the
+// tree's process) is counted as such. It is nil for a run that was not
+// split.
+func Sealing(ev *Evaluation, res *wrapper.Result, inProcess map[string]bool) *report.Sealing {
 	if res.Split == nil {
 		return nil
 	}
@@ -49,6 +51,10 @@ func Sealing(ev *Evaluation, res *wrapper.Result) *report.Sealing {
 			continue
 		}
 		s.Passing++
+		if inProcess[t.ID] {
+			s.InProcessPassing++
+			continue
+		}
 		id := t.ID
 		if raw, ok := ev.rawIDs[id]; ok {
 			id = raw
@@ -80,4 +86,83 @@ func describeDecisions(d map[string]int) []string {
 	}
 	sort.Strings(out)
 	return slices.Compact(out)
+}
+
+// Refusals are the tests a split run's trusted side could not run as they
+// needed (wrapper.SplitReport.Refused), by the grade's test id, each
+// reason begun with where ("on the base, "). Nothing for a run that was
+// not split or that ended without its report.
+func Refusals(ev *Evaluation, res *wrapper.Result, where string) map[string][]string {
+	if res == nil || res.Split == nil || len(res.Split.Refused) == 0 {
+		return nil
+	}
+	ids := map[string]string{}
+	for _, t := range ev.Tests {
+		raw := t.ID
+		if r, ok := ev.rawIDs[t.ID]; ok {
+			raw = r
+		}
+		ids[raw] = t.ID
+	}
+	out := map[string][]string{}
+	for raw, whys := range res.Split.Refused {
+		id, ok := ids[raw]
+		if !ok {
+			// A test the report does not hold (a fixture's setup the
+			// tree failed): nothing to grade in-process.
+			continue
+		}
+		for _, w := range whys {
+			out[id] = append(out[id], where+w)
+		}
+	}
+	return out
+}
+
+// FunctionsOf are the test functions of ids, without parametrization, as
+// a run's job selects them (wrapper.Job.Select), in order.
+func FunctionsOf(ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		if f := functionID(id); !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// ApplyFallback takes into pr, a split run, the outcomes its in-process
+// run fb gave the tests of set (the per-test fallback), and returns those
+// tests with why each ran in-process. A bent in-process run makes pr
+// tampered; one that cannot be judged gives pr its problems, and pr keeps
+// its split outcomes.
+func ApplyFallback(pr, fb *Evaluation, set map[string][]string) []report.FallbackTest {
+	const what = "in-process run of the tests the split could not run: "
+	for _, t := range fb.Tampered {
+		pr.Tampered = append(pr.Tampered, what+t)
+	}
+	for _, p := range fb.Problems {
+		pr.problemf("%s%s", what, p)
+	}
+	for _, n := range fb.Notes {
+		pr.Notes = append(pr.Notes, what+n)
+	}
+	if len(fb.Tampered) > 0 || len(fb.Problems) > 0 {
+		return nil
+	}
+	got := map[string]report.TestResult{}
+	for _, t := range fb.Tests {
+		got[t.ID] = t
+	}
+	var out []report.FallbackTest
+	for i, t := range pr.Tests {
+		why, in := set[t.ID]
+		r, ran := got[t.ID]
+		if !in || !ran {
+			continue
+		}
+		pr.Tests[i] = r
+		out = append(out, report.FallbackTest{ID: t.ID, Why: why})
+	}
+	return out
 }

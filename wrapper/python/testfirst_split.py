@@ -35,8 +35,17 @@ hostile: every value is checked and bounded (size, depth, count), and a
 malformed frame, an unknown reference or an answer nobody asked for breaks
 the channel, which fails every later test closed with the reason.
 
+Each time the split cannot do what a test needs (the tree asks an object
+of the tests for an attribute or operation it has but a handle does not
+give, or the tests hand the tree a frame, traceback, code object or
+module), the refusal is recorded against the test with a short reason. The
+grader runs split on the base and reference trees too: the tests refused
+there are graded in-process on the tree under test (the per-test
+fallback), decided where that tree cannot ask for it.
+
 At the end the plugin writes its report (per test: the decisions the tree
-made) as JSON to the descriptor TESTFIRST_SPLIT_REPORT_FD names.
+made, and the refusals) as JSON to the descriptor TESTFIRST_SPLIT_REPORT_FD
+names.
 """
 
 import base64
@@ -47,6 +56,7 @@ import decimal
 import fractions
 import importlib.abc
 import importlib.machinery
+import inspect
 import json
 import logging
 import os
@@ -74,6 +84,7 @@ MAX_DEPTH = 200
 MAX_INT_HEX = 1 << 20
 MAX_CLASSES = 100_000
 MAX_SIDE_BYTES = 64 << 20
+MAX_REFUSALS = 5
 
 # The operations whose answer decides an assertion when the tree gives it.
 DECISIONS = frozenset(("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__", "__bool__"))
@@ -138,6 +149,7 @@ class _Channel:
         self.requests = 0
         self.test = None
         self.tests = {}
+        self.refused = {}     # test id -> what the split could not do for it
         self.mutex = threading.RLock()
         self.side_bytes = 0
         self.side_dropped = False
@@ -340,6 +352,8 @@ class _Channel:
             elif t == "cbget":
                 name = msg.get("n")
                 if type(name) is not str or name.startswith("_") or not _attributes_allowed(obj):
+                    if type(name) is str and _has_attribute(obj, name):
+                        self.refuse("the code under test asked for `%s` of %s" % (name[:60], _kind(obj)))
                     raise AttributeError("an object of the tests gives the code under test no attribute %r" % (name,))
                 result = getattr(obj, name)
             elif t == "cbiter":
@@ -348,6 +362,8 @@ class _Channel:
                 name = msg.get("n")
                 args = self.dec(msg.get("a"))
                 if name not in _HANDLE_OPS or type(args) is not list or not (_attributes_allowed(obj) or name in _IDENTITY_OPS and _identity_allowed(obj)):
+                    if type(name) is str and getattr(type(obj), name, None) is not None:
+                        self.refuse("the code under test asked for %s of %s" % (_op_words(name), _kind(obj)))
                     raise TypeError("an object of the tests gives the code under test no %s" % (str(name)[:40],))
                 result = getattr(type(obj), name)(obj, *args)
             elif t == "cbenter":
@@ -411,6 +427,7 @@ class _Channel:
         if isinstance(v, (str, bytes, int, float, tuple, list, dict, set, frozenset)) and t.__module__ in ("builtins", "collections", "enum"):
             return self.enc(_plain(v), depth)
         if isinstance(v, (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType, types.CellType)):
+            self.refuse("the tests handed the code under test %s" % _kind(v))
             raise TypeError("a %s of the tests cannot be handed to the code under test" % t.__name__)
         hid = self.handle_ids.get(id(v))
         if hid is None or self.handles.get(hid) is not v:
@@ -421,7 +438,12 @@ class _Channel:
         # so hasattr(x, "__len__") and callable(x) there say what they
         # would say of the object itself.
         t = type(v)
-        return ["h", hid, sorted(n for n in _HANDLE_TYPE_OPS if getattr(t, n, None) is not None)]
+        ops = sorted(n for n in _HANDLE_TYPE_OPS | _REFUSED_OPS if getattr(t, n, None) is not None)
+        # A class that sets __iter__ = None says it is not iterable, even
+        # with __getitem__: the handle says so too.
+        if hasattr(t, "__iter__") and t.__iter__ is None:
+            ops.append("!__iter__")
+        return ["h", hid, ops]
 
     # Values: the tree to this side. The peer is hostile: every part is
     # checked, and anything unexpected breaks the channel.
@@ -607,7 +629,7 @@ class _Channel:
         if issubclass(cls, BaseException):
             self.fail("the code under test sent an exception as a plain object")
         if cls._tf_is_module:
-            p = _RemoteModule("<module of the code under test>")
+            p = _RemoteModule(_UNNAMED)
             object.__setattr__(p, "_tf_rid", rid)
         else:
             p = object.__new__(cls)
@@ -630,6 +652,16 @@ class _Channel:
             self.fail("the code under test sent a value its class cannot hold: %s" % type(e).__name__)
         self.proxies[rid] = p
         return p
+
+    def refuse(self, why):
+        """Records that the split could not do for the running test what it
+        needed: the grader may run the test in-process instead, when the
+        base or reference tree needed it too."""
+        if self.test is None:
+            return
+        r = self.refused.setdefault(self.test, [])
+        if why not in r and len(r) < MAX_REFUSALS:
+            r.append(why)
 
     def record(self, name, obj, kind=None):
         if self.test is None:
@@ -839,6 +871,10 @@ _HANDLE_OPS = frozenset(("__len__", "__getitem__", "__contains__", "__bool__", "
 
 _HANDLE_TYPE_OPS = _HANDLE_OPS | {"__call__", "__iter__", "__next__", "__enter__", "__exit__"}
 
+# Operations the object's type has that a handle refuses: named to the
+# tree so that its asking reaches this side and is recorded as a refusal.
+_REFUSED_OPS = frozenset(("__setitem__", "__delitem__"))
+
 
 # What the tree may ask of any object of the tests it holds but a module,
 # frame, code, traceback or cell: identity (a function in a set of
@@ -861,6 +897,45 @@ def _attributes_allowed(obj):
     mod = getattr(type(obj), "__module__", "") or ""
     top = mod.partition(".")[0]
     return top not in _RUNNER_OWN
+
+
+_MISSING = object()
+
+
+def _has_attribute(obj, name):
+    """Whether obj has attribute name, found without running anything of
+    it (a refused probe for what it lacks refuses nothing the test
+    needed); an object whose class answers any name has them all."""
+    try:
+        if inspect.getattr_static(obj, name, _MISSING) is not _MISSING:
+            return True
+        return inspect.getattr_static(type(obj), "__getattr__", None) is not None
+    except Exception:
+        return False
+
+
+_KINDS = ((types.ModuleType, "a module"), (types.FrameType, "a frame"), (types.TracebackType, "a traceback"),
+          (types.CodeType, "a code object"), (types.CellType, "a closure cell"), (type, "a class"),
+          (types.FunctionType, "a function"), (types.MethodType, "a method"), (types.BuiltinFunctionType, "a builtin function"),
+          (types.GeneratorType, "a generator"), (types.CoroutineType, "a coroutine"), (types.AsyncGeneratorType, "an async generator"))
+
+
+def _kind(obj):
+    """What obj is, in a few words, for a refusal's reason: its kind, or the
+    name of its class."""
+    for t, words in _KINDS:
+        if isinstance(obj, t):
+            return words + " of the tests"
+    t = type(obj)
+    mod = getattr(t, "__module__", "") or ""
+    name = "%s.%s" % (mod, getattr(t, "__qualname__", "?")) if mod != "builtins" else t.__qualname__
+    whose = "of the runner" if mod.partition(".")[0] in _RUNNER_OWN else "of the tests"
+    return "a `%s` object %s" % (name[:80], whose)
+
+
+def _op_words(name):
+    return {"__setitem__": "item assignment", "__delitem__": "item deletion", "__setattr__": "attribute assignment",
+            "__delattr__": "attribute deletion"}.get(name, "`%s`" % name[:40])
 
 
 def _log(msg, ch):
@@ -1125,6 +1200,9 @@ def _hidden_submodule(package, name, module):
         str(p).startswith(HIDDEN) for p in (spec.submodule_search_locations or ()))
 
 
+_UNNAMED = "<module of the code under test>"
+
+
 class _RemoteModule(types.ModuleType):
     """A module of the tree: its attributes are asked of the tree. The
     import system's own attributes (__spec__, __path__, …) stay here."""
@@ -1182,6 +1260,11 @@ class _Loader(importlib.abc.Loader):
         self.module = module
 
     def create_module(self, spec):
+        # A module first met as a value (an attribute of its package) was
+        # made without its name; the import system keeps a name it finds,
+        # and `from package import submodule` imports package.<that name>.
+        if self.module.__dict__.get("__name__") == _UNNAMED:
+            object.__setattr__(self.module, "__name__", spec.name)
         return self.module
 
     def exec_module(self, module):
@@ -1271,7 +1354,8 @@ def pytest_unconfigure(config):
     if not fd or _channel is None:
         return
     report = {"requests": _channel.requests, "broken": _channel.broken or "",
-              "tests": {k: v for k, v in _channel.tests.items()}}
+              "tests": {k: v for k, v in _channel.tests.items()},
+              "refused": {k: v for k, v in _channel.refused.items() if v}}
     try:
         with os.fdopen(int(fd), "w") as f:
             json.dump(report, f)

@@ -93,9 +93,16 @@ class _HandleBase:
         self._server, self._hid = server, hid
 
     def __getattr__(self, name):
-        if name.startswith("_"):
-            raise AttributeError(name)
+        # Private names are asked too, to be refused there: the other side
+        # records what the tests' object has and the split did not give
+        # (a function's __globals__), for the per-test fallback.
         return self._server.ask({"t": "cbget", "h": self._hid, "n": name})
+
+    def __setattr__(self, name, value):
+        if name in _HandleBase.__slots__:
+            object.__setattr__(self, name, value)
+            return
+        self._op("__setattr__", name, value)
 
     def __repr__(self):
         return self._op("__repr__")
@@ -142,6 +149,9 @@ def _handle_op(name):
 # a mapping, an ordering); the other side checks each again.
 HANDLE_OPS = ("__len__", "__getitem__", "__contains__", "__bool__", "__hash__", "__eq__", "__ne__", "__lt__",
               "__le__", "__gt__", "__ge__", "__index__", "__int__", "__float__")
+# Operations an object of the tests has that a handle refuses: asked
+# anyway, so that the other side records the refusal.
+REFUSED_OPS = ("__setitem__", "__delitem__")
 _handle_classes = {}
 
 
@@ -155,11 +165,18 @@ def _handle_class(ops):
         for name in HANDLE_OPS:
             if name in ops:
                 ns[name] = _handle_op(name)
+        for name in REFUSED_OPS:
+            if name in ops:
+                ns[name] = _handle_op(name)
         if "__hash__" not in ops:
             ns["__hash__"] = None
         for name in ("__call__", "__iter__", "__next__", "__enter__", "__exit__"):
             if name in ops:
                 ns[name] = getattr(TrustedHandle, name)
+        if "!__iter__" in ops:
+            # The object's class sets __iter__ = None: not iterable, even
+            # through __getitem__.
+            ns["__iter__"] = None
         cls = _handle_classes[ops] = type("TrustedHandle", (_HandleBase,), ns)
     return cls
 

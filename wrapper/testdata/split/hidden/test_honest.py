@@ -120,3 +120,55 @@ class TestMixin(Asserts, unittest.TestCase):
         assert self.n == 3
     def test_mixin_fails(self):
         self.assertSlug("A B", "A-B")
+
+from wordstats.stats import module_of, frames_of, memo, roll, store
+
+def test_refused_globals():
+    def local():
+        pass
+    assert module_of(local) == __name__
+
+def test_refused_traceback():
+    try:
+        raise ValueError("x")
+    except ValueError as e:
+        assert frames_of(e.__traceback__) == 1
+
+class Counter:
+    calls = 0
+    @memo
+    def value(self):
+        Counter.calls += 1
+        return 42
+
+def test_refused_dict():
+    c = Counter()
+    assert c.value() == 42 and c.value() == 42
+
+class Registry:
+    def __init__(self):
+        self.items = {}
+    def __setitem__(self, k, v):
+        self.items[k] = v
+    def __len__(self):
+        return len(self.items)
+
+def test_refused_setitem():
+    r = Registry()
+    assert store(r, "k", 1) == 1 and r.items == {"k": 1}
+
+def test_random_handed():
+    import random
+    a, b = random.Random(7), random.Random(7)
+    assert roll(a, 5) == [b.randint(1, 6) for _ in range(5)]
+
+from wordstats.stats import iterable
+
+class NotIterableEvenWithGetItem:
+    __iter__ = None
+    def __getitem__(self, i):
+        return "abc"[i]
+
+def test_not_iterable_handle():
+    assert iterable([1]) is True
+    assert iterable(NotIterableEvenWithGetItem()) is False
