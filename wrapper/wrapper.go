@@ -60,6 +60,11 @@ func Main(stdin io.Reader, stdout, stderr io.Writer) int {
 
 func run(stdin io.Reader) *Result {
 	res := &Result{}
+	dial, derr := upstream(ProxySocket)
+	if derr != nil {
+		res.Error = derr.Error()
+		return res
+	}
 	// Before anything is written: the hidden tests' directory and the
 	// temporary one are root's, whatever the provider made them.
 	if err := sealRootDirs(); err != nil {
@@ -87,7 +92,7 @@ func run(stdin io.Reader) *Result {
 		return res
 	}
 	if sink.j.Proxy {
-		if _, err := relay(ProxyAddr, ProxySocket); err != nil {
+		if _, err := relay(ProxyAddr, dial); err != nil {
 			res.Error = err.Error()
 			return res
 		}
