@@ -254,4 +254,3 @@ func (e *Engine) killAll(ctx context.Context, list []Listed) (int, error) {
 	}
 	return n, errors.Join(errs...)
 }
-

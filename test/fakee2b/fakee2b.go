@@ -60,6 +60,7 @@ type Server struct {
 	requests  []Request
 	faults    map[string][]fault
 	created   []e2b.NewSandbox
+	started   map[string]int
 }
 
 type box struct {
@@ -77,7 +78,7 @@ type fault struct {
 // New starts the fake on 127.0.0.1, accepting the API key key, with
 // sandboxes on the Docker engine of docker.
 func New(docker *client.Client, key string) *Server {
-	s := &Server{docker: docker, key: key, templates: map[string]string{}, sandboxes: map[string]*box{}, faults: map[string][]fault{}}
+	s := &Server{docker: docker, key: key, templates: map[string]string{}, sandboxes: map[string]*box{}, faults: map[string][]fault{}, started: map[string]int{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
@@ -145,6 +146,21 @@ func (s *Server) Running() []string {
 	var ids []string
 	for id := range s.sandboxes {
 		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// Started returns the ids of the sandboxes a process was started in
+// (its start event sent) that are still alive.
+func (s *Server) Started() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	for id := range s.sandboxes {
+		if s.started[id] > 0 {
+			ids = append(ids, id)
+		}
 	}
 	sort.Strings(ids)
 	return ids
@@ -476,6 +492,9 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request, b *box) {
 	}
 	insp, _ := s.docker.ContainerExecInspect(ctx, ex.ID)
 	send(map[string]any{"start": map[string]any{"pid": insp.Pid}})
+	s.mu.Lock()
+	s.started[b.id]++
+	s.mu.Unlock()
 	stop := make(chan struct{})
 	interval := 30 * time.Second
 	if v, err := strconv.Atoi(r.Header.Get("Keepalive-Ping-Interval")); err == nil && v > 0 {
