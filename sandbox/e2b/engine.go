@@ -33,8 +33,9 @@ const killGrace = time.Minute
 // caller's context is done.
 const killTimeout = 30 * time.Second
 
-// inputPath is where a run's input is uploaded, read by the entrypoint and
-// removed before it runs (root's, mode 0600 by umask).
+// inputPath is where a run's input is uploaded, opened by the setup
+// script and removed before the entrypoint (the wrapper, root) starts and
+// long before the agent does.
 const inputPath = "/run/testfirst/input.tar"
 
 // user is who the entrypoint runs as: the wrapper needs root to drop to
@@ -195,7 +196,9 @@ func (e *Engine) runErr(ctx, rctx context.Context, res *sandbox.Result, err erro
 // the entrypoint on the input, which it first removes.
 func setupScript(spec sandbox.Spec, files []sandbox.LayerFile, entry []string) string {
 	var b strings.Builder
-	b.WriteString("set -e\numask 077\n")
+	// The umask of Docker's containers, which the agent inherits: the
+	// files it hands back have the modes they have there.
+	b.WriteString("set -e\numask 022\n")
 	for _, f := range files {
 		fmt.Fprintf(&b, "chmod %o %s\n", f.Mode&0o7777, shq(f.Path))
 	}
