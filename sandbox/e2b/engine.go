@@ -257,3 +257,10 @@ func (e *Engine) killAll(ctx context.Context, list []Listed) (int, error) {
 	}
 	return n, errors.Join(errs...)
 }
+
+// Running counts the sandboxes of this package running on E2B, whichever
+// process created them.
+func (e *Engine) Running(ctx context.Context) (int, error) {
+	list, err := e.c.List(ctx, map[string]string{MetaSandbox: "1"})
+	return len(list), err
+}
