@@ -63,6 +63,7 @@ type world struct {
 	modelAt string
 	key     string
 	waits   *[]time.Duration
+	gateway string
 }
 
 func newWorld(t *testing.T) *world {
@@ -89,7 +90,8 @@ func newWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := e2b.NewGateway("http://" + l.Addr().String() + "/egress")
+	w.gateway = "http://" + l.Addr().String() + "/egress"
+	gw, err := e2b.NewGateway(w.gateway)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,14 +100,25 @@ func newWorld(t *testing.T) *world {
 	gs := &http.Server{Handler: mux}
 	go gs.Serve(l)
 	t.Cleanup(func() { gs.Close() })
+	w.fake.Expose(l.Addr().String())
 	if w.engine, err = e2b.NewEngine(w.client, template, gw); err != nil {
 		t.Fatal(err)
 	}
 
+	// The model API is on the fake's internet too, at another loopback
+	// address than the gateway's: reachable from a sandbox only where its
+	// network rules allow.
 	w.model = &model{}
-	ms := httptest.NewServer(w.model)
+	ml, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := httptest.NewUnstartedServer(w.model)
+	ms.Listener = ml
+	ms.Start()
 	t.Cleanup(ms.Close)
 	w.modelAt = ms.URL
+	w.fake.Expose(ml.Addr().String())
 	b := make([]byte, 16)
 	rand.Read(b)
 	w.key = "sk-real-" + hex.EncodeToString(b)
@@ -263,7 +276,11 @@ func TestAgentRounds(t *testing.T) {
 			if got := rep.GitHubHTTPS; got[0] == 200.0 || !strings.Contains(got[1].(string), "403") && got[0] != 403.0 {
 				t.Errorf("https://github.com/ through the proxy: %v, want refused", got)
 			}
-			t.Logf("direct connections from the fake's sandbox (its network is the host's; E2B's rules are not enforced here): %v", rep.Direct)
+			for target, got := range rep.Direct {
+				if !strings.HasPrefix(got, "refused") {
+					t.Errorf("direct connection to %s: %s", target, got)
+				}
+			}
 		})
 	}
 	for _, k := range w.model.seen() {
@@ -310,6 +327,56 @@ func checkRequests(t *testing.T, w *world) {
 			!slices.Equal(n.Network.DenyOut, []string{"0.0.0.0/0"}) || !slices.Equal(n.Network.AllowOut, []string{"127.0.0.1"}) || len(n.EnvVars) != 0 {
 			t.Errorf("created %+v network %+v", n, n.Network)
 		}
+	}
+}
+
+// TestEgressRules: E2B's network rules are what keeps a sandbox to the
+// gateway. The attack: an agent connects straight to the model API (on
+// the fake's internet), around the proxy. A sandbox created as E2B makes
+// one by default (internet access) lets it through; the engine's sandbox,
+// created with denyOut 0.0.0.0/0 and allowOut the gateway's host, does
+// not, and still reaches the gateway (TestAgentRounds goes through it to
+// the model API).
+func TestEgressRules(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	model := strings.TrimPrefix(w.modelAt, "http://")
+	gateway := strings.TrimSuffix(strings.TrimPrefix(w.gateway, "http://"), "/egress")
+	const connect = `import socket, sys
+for a in sys.argv[1:]:
+    h, p = a.rsplit(":", 1)
+    try:
+        socket.create_connection((h, int(p)), timeout=3).close(); print(a, "connected")
+    except OSError as e:
+        print(a, "refused", e)
+`
+	// Before: E2B's default sandbox.
+	sb, err := w.client.Create(ctx, e2b.NewSandbox{TemplateID: template, Timeout: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if _, err := w.client.Envd(sb).Start(ctx, e2b.Process{Cmd: "python3", Args: []string{"-c", connect, model, "1.1.1.1:443"}}, "root", &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), model+" connected") || !strings.Contains(out.String(), "1.1.1.1:443 refused") {
+		t.Errorf("E2B's default sandbox on the fake: %q, want the model API reached directly (and nothing off the fake's internet)", out.String())
+	}
+	w.client.Kill(ctx, sb.SandboxID)
+
+	// The engine's sandbox, with the rules.
+	sess, err := egressproxy.New("", nil).Serve(agent.EgressPolicy{Allow: []string{"pypi.org:443"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	res, err := w.engine.Run(ctx, sandbox.Spec{Image: template, Entrypoint: []string{"python3", "-c", connect, model, gateway}, Timeout: time.Minute,
+		StdoutLimit: 1 << 10, StderrLimit: 1 << 10, ProxySocket: sess.Socket()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res.Stdout), model+" refused") || !strings.Contains(string(res.Stdout), gateway+" connected") {
+		t.Errorf("the engine's sandbox: %q %q, want the model API refused and the gateway reached", res.Stdout, res.Stderr)
 	}
 }
 

@@ -11,10 +11,11 @@
 // so what runs in it really runs: created at POST /sandboxes, its commands
 // are the engine's execs, its files copied in and out, removed at DELETE
 // or when its timeout passes (as E2B kills a sandbox at its timeout). Its
-// network is the host's: as on E2B, where a sandbox reaches the internet
-// unless its network rules say otherwise, a fake sandbox reaches the
-// host's loopback. The fake records the rules it was given
-// ([Server.Created]) but does not enforce them: E2B does.
+// container has no network; the fake's internet is the host's loopback
+// ports a test exposes ([Server.Expose]), which a sandbox reaches at
+// 127.0.0.1 as its creation's network rules allow (network.go): with
+// denyOut 0.0.0.0/0, only when allowOut names 127.0.0.1. The rules are
+// also recorded ([Server.Created]).
 //
 // Every request is recorded ([Server.Requests]), with whether the
 // sandbox's side could read it. [Server.FailNext] answers the next

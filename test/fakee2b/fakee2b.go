@@ -61,6 +61,7 @@ type Server struct {
 	faults    map[string][]fault
 	created   []e2b.NewSandbox
 	started   map[string]int
+	exposed   []string
 }
 
 type box struct {
@@ -68,6 +69,7 @@ type box struct {
 	meta                           map[string]string
 	started, endAt                 time.Time
 	timer                          *time.Timer
+	net                            *links
 }
 
 type fault struct {
@@ -302,17 +304,34 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	b := &box{id: "i" + randomHex(10), template: n.TemplateID, token: randomHex(16), meta: n.Metadata, started: time.Now()}
 	ctx := r.Context()
+	ports := s.reachable(n)
+	nl, err := listen(ports)
+	if err != nil {
+		apiErr(w, http.StatusInternalServerError, "the sandbox's network: "+err.Error())
+		return
+	}
+	b.net = nl
 	c, err := s.docker.ContainerCreate(ctx, &container.Config{Image: img, Entrypoint: []string{"sleep", "infinity"}, User: "root",
 		Labels: map[string]string{LabelFake: b.id}, Env: envList(n.EnvVars)},
-		&container.HostConfig{NetworkMode: "host", AutoRemove: true}, nil, nil, "fakee2b-"+b.id)
+		&container.HostConfig{NetworkMode: "none", AutoRemove: true, Binds: []string{nl.dir + ":" + socketDir}}, nil, nil, "fakee2b-"+b.id)
 	if err != nil {
+		nl.close()
 		apiErr(w, http.StatusInternalServerError, "create the sandbox: "+err.Error())
 		return
 	}
 	if err := s.docker.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
+		nl.close()
 		s.docker.ContainerRemove(context.WithoutCancel(ctx), c.ID, container.RemoveOptions{Force: true})
 		apiErr(w, http.StatusInternalServerError, "start the sandbox: "+err.Error())
 		return
+	}
+	if len(ports) > 0 {
+		if nl.forwarder, err = s.startForwarder(ctx, c.ID, ports); err != nil {
+			nl.close()
+			s.docker.ContainerRemove(context.WithoutCancel(ctx), c.ID, container.RemoveOptions{Force: true})
+			apiErr(w, http.StatusInternalServerError, err.Error())
+			return
+		}
 	}
 	b.container = c.ID
 	s.mu.Lock()
@@ -363,6 +382,7 @@ func (s *Server) kill(id string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	s.docker.ContainerRemove(ctx, b.container, container.RemoveOptions{Force: true})
+	b.net.close()
 	return true
 }
 
