@@ -460,7 +460,7 @@ func (p *process) finish(timeout time.Duration) finished {
 	case <-t.C:
 		f.timedOut = true
 	}
-	alive, err := killAll(p.id)
+	alive, err := killAll(p.rp, p.id)
 	f.err = err
 	if !f.timedOut {
 		f.leftovers = alive
