@@ -3,6 +3,7 @@ package wrapper
 import (
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -29,6 +30,17 @@ func TestKillLeavesRoot(t *testing.T) {
 	sleep, err := exec.LookPath("sleep")
 	if err != nil {
 		t.Skip(err)
+	}
+	// The reaper waits for every child of its process: it runs in a test
+	// process of its own, not beside the tests that wait for theirs.
+	if os.Getenv("TESTFIRST_KILL_TEST") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestKillLeavesRoot$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), "TESTFIRST_KILL_TEST=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestKillLeavesRoot") {
+			t.Errorf("%v\n%s", err, out)
+		}
+		return
 	}
 	rp := newReaper()
 	id := identity{split: true, uid: 200_000 + os.Getpid()%1000}
