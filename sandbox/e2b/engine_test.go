@@ -244,6 +244,7 @@ func TestAgentRounds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			t.Logf("%s: %s on E2B (the fake), %s on Docker", role, e.Duration.Round(time.Millisecond), d.Duration.Round(time.Millisecond))
 			if diff := cmp.Diff(handed(d), handed(e)); diff != "" {
 				t.Errorf("Docker (-) and E2B (+) handed back different results:\n%s", diff)
 			}
