@@ -28,6 +28,15 @@ const (
 	PresetCodex = "codex"
 )
 
+// Sandbox providers a harness runs on.
+const (
+	// SandboxDocker is the service's Docker engine (the default).
+	SandboxDocker = "docker"
+	// SandboxE2B is E2B (sandbox/e2b): a microVM whose egress is limited
+	// by E2B's network rules, not by having no network.
+	SandboxE2B = "e2b"
+)
+
 // Header styles a model API's key is sent with.
 const (
 	// HeaderAPIKey sends the key as "x-api-key: <key>" (Anthropic).
@@ -108,7 +117,13 @@ type Harness struct {
 	// ("127.0.0.1:8080", "10.1.2.3:443"), as a name that resolves there
 	// ("localhost") is refused.
 	Egress []string
+	// Sandbox is where its runs go: SandboxDocker (when empty) or
+	// SandboxE2B.
+	Sandbox string
 }
+
+// OnE2B reports whether h runs on E2B.
+func (h Harness) OnE2B() bool { return h.Sandbox == SandboxE2B }
 
 // Limits bound an agent's sandbox.
 type Limits struct {
@@ -159,6 +174,7 @@ type configFile struct {
 		Files    string   `yaml:"files"`
 		ModelAPI string   `yaml:"model_api"`
 		Egress   []string `yaml:"egress"`
+		Sandbox  string   `yaml:"sandbox"`
 	} `yaml:"harnesses"`
 	Agents struct {
 		Timeout      *string  `yaml:"timeout"`
@@ -184,7 +200,7 @@ func Parse(data []byte) (Config, error) {
 		c.ModelAPIs[name] = ModelAPI{Name: name, URL: m.URL, KeyFile: m.KeyFile, Header: m.Header, Vendor: m.Vendor}
 	}
 	for name, h := range f.Harnesses {
-		c.Harnesses[name] = Harness{Name: name, Preset: h.Preset, Command: h.Command, Files: h.Files, ModelAPI: h.ModelAPI, Egress: h.Egress}
+		c.Harnesses[name] = Harness{Name: name, Preset: h.Preset, Command: h.Command, Files: h.Files, ModelAPI: h.ModelAPI, Egress: h.Egress, Sandbox: h.Sandbox}
 	}
 	a := f.Agents
 	if a.Timeout != nil {
@@ -219,7 +235,7 @@ func Parse(data []byte) (Config, error) {
 // The keys each section may hold.
 var (
 	modelAPIKeys = []string{"url", "key_file", "header", "vendor"}
-	harnessKeys  = []string{"preset", "command", "files", "model_api", "egress"}
+	harnessKeys  = []string{"preset", "command", "files", "model_api", "egress", "sandbox"}
 	agentsKeys   = []string{"timeout", "memory", "cpus", "pids", "independence"}
 )
 
@@ -299,6 +315,9 @@ func (c Config) Validate() error {
 	}
 	for _, name := range slices.Sorted(mapKeys(c.Harnesses)) {
 		h := c.Harnesses[name]
+		if h.Sandbox != "" && h.Sandbox != SandboxDocker && h.Sandbox != SandboxE2B {
+			bad("harnesses.%s.sandbox %q: want %s (the default) or %s", name, h.Sandbox, SandboxDocker, SandboxE2B)
+		}
 		switch h.Preset {
 		case PresetCommand:
 			if len(h.Command) == 0 || h.Command[0] == "" {

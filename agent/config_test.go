@@ -65,7 +65,7 @@ model_apis:
 harnesses:
   h1: {preset: command}
   h2: {preset: claude-code}
-  h3: {preset: shell, model_api: nope, egress: ["a b"]}
+  h3: {preset: shell, model_api: nope, egress: ["a b"], sandbox: firecracker}
 agents: {timeout: forever, memory: lots, cpus: 0, pids: 1, independence: maybe}
 `
 	_, err := Parse([]byte(doc))
@@ -77,7 +77,7 @@ agents: {timeout: forever, memory: lots, cpus: 0, pids: 1, independence: maybe}
 		`model_apis.gh.url "https://api.github.com": a GitHub host`,
 		`harnesses.h1.command`, `harnesses.h2.model_api: preset claude-code needs a model API`,
 		`harnesses.h3.preset "shell"`, `harnesses.h3.model_api "nope": not a model API; want one of a, gh`,
-		`harnesses.h3.egress "a b"`, `agents.timeout "forever"`, `agents.memory "lots"`, `agents.cpus 0`,
+		`harnesses.h3.egress "a b"`, `harnesses.h3.sandbox "firecracker": want docker (the default) or e2b`, `agents.timeout "forever"`, `agents.memory "lots"`, `agents.cpus 0`,
 		`agents.pids 1`, `agents.independence "maybe"`,
 	} {
 		if !strings.Contains(err.Error(), want) {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/testfirst-app/testfirst/tree"
@@ -102,4 +103,41 @@ type Result struct {
 	TimedOut bool
 	// Duration is how long the sandbox ran.
 	Duration time.Duration
+}
+
+// ProviderRunner runs each harness on the runner of its sandbox provider
+// (Harness.Sandbox): Docker's unless the harness says e2b.
+type ProviderRunner struct {
+	cfg    Config
+	docker Runner
+	e2b    Runner
+}
+
+var _ Runner = (*ProviderRunner)(nil)
+
+// NewProviderRunner returns the runner of cfg's harnesses on docker and
+// e2b. e2b may be nil when no harness runs there; docker when every
+// harness does.
+func NewProviderRunner(cfg Config, docker, e2b Runner) (*ProviderRunner, error) {
+	for name, h := range cfg.Harnesses {
+		switch {
+		case h.OnE2B() && e2b == nil:
+			return nil, fmt.Errorf("harnesses.%s.sandbox is e2b: configure e2b (api_key_file, template, egress_url, egress_listen; docs/e2b.md)", name)
+		case !h.OnE2B() && docker == nil:
+			return nil, fmt.Errorf("harnesses.%s runs on Docker, which this service does not have", name)
+		}
+	}
+	return &ProviderRunner{cfg: cfg, docker: docker, e2b: e2b}, nil
+}
+
+// Run runs req on its harness's provider.
+func (p *ProviderRunner) Run(ctx context.Context, req Request) (Result, error) {
+	h, err := p.cfg.Harness(req.Harness)
+	if err != nil {
+		return Result{}, err
+	}
+	if h.OnE2B() {
+		return p.e2b.Run(ctx, req)
+	}
+	return p.docker.Run(ctx, req)
 }

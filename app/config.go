@@ -160,6 +160,9 @@ type Config struct {
 	AgentBuildCAFile string `yaml:"agent_build_ca_file"`
 	// Sandbox says where sandboxes run (app/sandbox.go).
 	Sandbox SandboxConfig `yaml:"sandbox"`
+	// E2B is the E2B account harnesses with sandbox: e2b run on
+	// (app/e2b.go).
+	E2B E2BConfig `yaml:"e2b"`
 	// ModelAPIsFile, HarnessesFile and AgentsFile are the file's
 	// model_apis, harnesses and agents sections as written; Agents is
 	// what they say, parsed and checked by package agent.
@@ -339,7 +342,7 @@ func ParseConfigYAML(data []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, sandbox_sweep_interval, package_index, egress_dir, egress_peer_uids, egress_internal, agent_build_ca_file, operator_token_file, role, uid_split, split, sandbox: provider, runtime, kubernetes: namespace, runtime_class, kubeconfig, image, model_apis, harnesses, agents)", err)
+		return fmt.Errorf("%w (settings: listen, public_url, database_url, store_url, github_api_url, github_url, github_app_id, github_private_key_file, webhook_secret_file, github_client_id, github_client_secret_file, github_app_file, session_key_file, store_sync_interval, job_rescue_after, sandbox_sweep_interval, package_index, egress_dir, egress_peer_uids, egress_internal, agent_build_ca_file, operator_token_file, role, uid_split, split, sandbox: provider, runtime, kubernetes: namespace, runtime_class, kubeconfig, image, e2b: api_key_file, template, domain, api_url, egress_url, egress_listen, model_apis, harnesses, agents)", err)
 	}
 	agents, err := agent.Parse(data)
 	if err != nil {
@@ -430,6 +433,7 @@ func (c *Config) validate() []error {
 		bad("job_rescue_after %s: want at least 1m, and longer than the longest grade, e.g. 90m", c.JobRescueAfter)
 	}
 	errs = append(errs, c.Sandbox.validate()...)
+	errs = append(errs, c.E2B.validate(c.Agents)...)
 	if c.WebhookProxyURL != "" {
 		if u, err := url.Parse(c.WebhookProxyURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("webhook_proxy_url %q: want the channel's absolute http(s) URL, e.g. https://smee.io/AbCdEf", c.WebhookProxyURL)

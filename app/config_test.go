@@ -342,6 +342,19 @@ agents: {timeout: 20m, memory: 1GiB, cpus: 1, pids: 256, independence: refuse}
 	if _, err := LoadConfig(bad, env(nil)); err == nil || !strings.Contains(err.Error(), `harnesses.w.preset "shell": want command, claude-code or codex`) {
 		t.Errorf("a bad preset: %v", err)
 	}
+	// A harness on E2B needs the account, and names it when it is there.
+	onE2B := writeFile(t, "e2b.yml", "harnesses:\n  w: {preset: command, command: [/agent/run.sh], sandbox: e2b}\n")
+	_, err = LoadConfig(onE2B, env(nil))
+	for _, want := range []string{"e2b.api_key_file", "e2b.template", "e2b.egress_url", "e2b.egress_listen"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("a harness on E2B without e2b settings: %v, want %s named", err, want)
+		}
+	}
+	onE2B = writeFile(t, "e2b.yml", "harnesses:\n  w: {preset: command, command: [/agent/run.sh], sandbox: e2b}\n"+
+		"e2b: {api_key_file: "+key+", template: testfirst-agent, egress_url: \"https://testfirst.example.com/egress\", egress_listen: \":8443\"}\n")
+	if c, err := LoadConfig(onE2B, env(nil)); err != nil || !c.Agents.Harnesses["w"].OnE2B() || c.E2B.Template != "testfirst-agent" {
+		t.Errorf("a harness on E2B: %+v %v", c.E2B, err)
+	}
 	if c, err := LoadConfig("", env(nil)); len(c.Agents.Harnesses) != 0 || c.Agents.Independence != "warn" {
 		t.Errorf("without a file: %+v, %v", c.Agents, err)
 	}

@@ -293,15 +293,22 @@ func jobsSetup(ctx context.Context, cfg jobs.Config, svc Config, st *serviceStor
 		g.Close()
 		return jobs.Setup{}, nil, errors.New("harnesses are configured but sandbox.provider is kubernetes: agents run on the Docker provider only; drop model_apis, harnesses and agents, or grade on docker")
 	}
+	sandboxes, closeAll := g.Sandboxes, g.Close
 	if g.Docker != nil {
-		if cfg.Agents, err = openAgents(ctx, svc, g.Docker, log); err != nil {
+		agents, onE2B, stopE2B, err := openAgents(ctx, svc, g.Docker, log)
+		if err != nil {
 			g.Close()
 			return jobs.Setup{}, nil, err
+		}
+		cfg.Agents = agents
+		if onE2B != nil {
+			sandboxes = bothSandboxes{grading: g.Sandboxes, e2b: onE2B}
+			closeAll = func() { stopE2B(); g.Close() }
 		}
 	}
 	// The sandboxes a crash left behind go once past their deadline: the
 	// setup's sweeper looks at once and then periodically.
-	return jobs.NewGradingSetup(cfg, jobs.Sealed{Writer: st.writer, Reader: st.reader, Grader: g.Grader, Sandboxes: g.Sandboxes}), g.Close, nil
+	return jobs.NewGradingSetup(cfg, jobs.Sealed{Writer: st.writer, Reader: st.reader, Grader: g.Grader, Sandboxes: sandboxes}), closeAll, nil
 }
 
 // serveHTTP answers HTTP on cfg.Listen until ctx ends, the server fails,

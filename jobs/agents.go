@@ -97,10 +97,14 @@ func (q *agentQueue) withHarnesses(fc pipeline.FetchedConfig) pipeline.FetchedCo
 // runWarnings are what a run of harness h makes every grade and the card
 // say about itself.
 func (q *agentQueue) runWarnings(h string) []string {
+	var ws []string
 	if q.cfg.Harnesses[h].EgressReachesGitHub(q.cfg.GitHubHost) {
-		return []string{pipeline.EgressGitHubWarning}
+		ws = append(ws, pipeline.EgressGitHubWarning)
 	}
-	return nil
+	if q.cfg.Harnesses[h].OnE2B() {
+		ws = append(ws, pipeline.E2BEgressWarning)
+	}
+	return ws
 }
 
 // startWriter records the ticket's next writer round (with the

@@ -99,6 +99,11 @@ func WriterRetryNote(harness string, round, max int) string {
 // egress could reach GitHub.
 const EgressGitHubWarning = "agent egress could reach GitHub: results may not be valid"
 
+// E2BEgressWarning is said on every grade of a ticket whose agent ran on
+// E2B: there the sandbox has a network, and only E2B's network rules
+// (which allow the egress gateway's host alone) keep it from the rest.
+const E2BEgressWarning = "agent ran on E2B: its egress is limited by E2B's network rules (the egress gateway only), which testfirst cannot check, not by a sandbox without network"
+
 // IndependenceWarning says that a ticket's writer and implementer are not
 // independent.
 func IndependenceWarning(writer, implementer string) string {

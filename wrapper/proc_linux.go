@@ -158,12 +158,19 @@ func spawn(argv, env []string, dir string, files []*os.File, id identity) (int, 
 // with the test uid as its effective uid, which reaches exactly the test
 // uid's processes: kill(-1) never signals PID 1 or the caller. It returns how
 // many processes were found alive before the first signal.
-func killAll(id identity) (alive int, err error) {
+func killAll(rp *reaper, id identity) (alive int, err error) {
 	alive = len(processesOf(id.uid, id.split))
-	err = id.as(func() error {
+	kill := func() error { return syscall.Kill(-1, syscall.SIGKILL) }
+	as := id.as
+	if id.split {
+		// As root, which starts the kill as the test uid.
+		kill = func() error { return killAsUID(rp, id.uid) }
+		as = func(fn func() error) error { return fn() }
+	}
+	err = as(func() error {
 		deadline := time.Now().Add(killDeadline)
 		for time.Now().Before(deadline) {
-			if err := syscall.Kill(-1, syscall.SIGKILL); errors.Is(err, syscall.ESRCH) {
+			if err := kill(); errors.Is(err, syscall.ESRCH) {
 				return nil
 			}
 			// kill(-1) answers ESRCH only when no process is left but
@@ -179,6 +186,58 @@ func killAll(id identity) (alive int, err error) {
 		return fmt.Errorf("processes of the test uid survived %s of SIGKILL", killDeadline)
 	})
 	return alive, err
+}
+
+// KillArg is the wrapper's argument that makes it kill every process it
+// may signal and exit (KillExit* statuses): killAsUID runs it as the test
+// uid.
+const KillArg = "--kill-own-uid"
+
+// Exit statuses of the wrapper run with KillArg.
+const (
+	KillExitDone = 0
+	// KillExitNone: no process was left to signal (ESRCH).
+	KillExitNone = 3
+	KillExitFail = 4
+)
+
+// KillOwn sends SIGKILL to every process the caller may signal but PID 1
+// and itself, and returns the exit status (KillExit*).
+func KillOwn() int {
+	switch err := syscall.Kill(-1, syscall.SIGKILL); {
+	case err == nil:
+		return KillExitDone
+	case errors.Is(err, syscall.ESRCH):
+		return KillExitNone
+	}
+	return KillExitFail
+}
+
+// killAsUID sends SIGKILL to every process of uid from a process whose
+// real, effective and saved uids are all uid: the wrapper itself run with
+// KillArg. The kernel lets a sender signal a process when either of its
+// real and effective uids is the target's real or saved uid, so kill(-1)
+// from the wrapper with only its effective uid switched (real uid 0) also
+// reached every root process but PID 1 and the wrapper. Where the wrapper
+// is PID 1 (Docker, Kubernetes) there are none; in an E2B microVM the
+// sandbox's daemon (envd) and the rest of its root processes are.
+func killAsUID(rp *reaper, uid int) error {
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{"testfirst-wrapper", KillArg}, &syscall.ProcAttr{
+		Env: []string{"PATH=/usr/bin:/bin"},
+		Sys: &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), NoSetGroups: true}, Setsid: true},
+	})
+	if err != nil {
+		return fmt.Errorf("start the kill as uid %d: %w", uid, err)
+	}
+	// The reaper waits for every child of the wrapper.
+	ws := <-rp.wait(pid)
+	switch ws.ExitStatus() {
+	case KillExitDone:
+		return nil
+	case KillExitNone:
+		return syscall.ESRCH
+	}
+	return fmt.Errorf("the kill as uid %d ended with %v", uid, ws)
 }
 
 // processesOf lists live pids (not zombies) of uid, other than PID 1 and the

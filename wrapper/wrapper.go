@@ -67,6 +67,11 @@ func Main(stdin io.Reader, stdout, stderr io.Writer) int {
 
 func run(stdin io.Reader) *Result {
 	res := &Result{}
+	dial, derr := upstream(ProxySocket)
+	if derr != nil {
+		res.Error = derr.Error()
+		return res
+	}
 	// Before anything is written: the hidden tests' directory and the
 	// temporary one are root's, whatever the provider made them.
 	if err := sealRootDirs(); err != nil {
@@ -94,7 +99,7 @@ func run(stdin io.Reader) *Result {
 		return res
 	}
 	if sink.j.Proxy {
-		if _, err := relay(ProxyAddr, ProxySocket); err != nil {
+		if _, err := relay(ProxyAddr, dial); err != nil {
 			res.Error = err.Error()
 			return res
 		}
@@ -462,7 +467,7 @@ func (p *process) finish(timeout time.Duration) finished {
 	case <-t.C:
 		f.timedOut = true
 	}
-	alive, err := killAll(p.id)
+	alive, err := killAll(p.rp, p.id)
 	f.err = err
 	if !f.timedOut {
 		f.leftovers = alive

@@ -9,5 +9,8 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == wrapper.KillArg {
+		os.Exit(wrapper.KillOwn())
+	}
 	os.Exit(wrapper.Main(os.Stdin, os.Stdout, os.Stderr))
 }
