@@ -73,6 +73,10 @@ const newLines = 3
 // smallLines: a test with fewer lines of code than this is counted apart.
 const smallLines = 4
 
+// halfLines: half of a test with fewer lines of code than this is
+// counted apart ("short").
+const halfLines = 6
+
 // BenchPasted builds the cases and prints recall and false matches per
 // set of options.
 func BenchPasted(ctx context.Context, cfg PastedConfig) error {
@@ -128,7 +132,7 @@ func BenchPasted(ctx context.Context, cfg PastedConfig) error {
 		}
 		fmt.Fprintf(cfg.Out, "\noptions %s (%+v)\n", no.Name, no.Options)
 		var th, tt int
-		for _, small := range []string{"", "small:", "edited:"} {
+		for _, small := range []string{"", "short:", "small:", "edited:"} {
 			for _, v := range PastedVariants {
 				k := small + v
 				if total[k] == 0 {
@@ -241,6 +245,7 @@ func pastedCommitOf(ctx context.Context, repo, sha, black string) (*pastedCommit
 			}
 			c.negatives = append(c.negatives, pastedCase{kind: "base-version-of-edited-file", name: p, text: string(b)})
 		}
+		fileGroup := "edited"
 		for _, t := range pasted.Tests(string(src)) {
 			if t.Name == pasted.ModuleLevel || old[t.Name] == t.Source {
 				continue
@@ -252,9 +257,13 @@ func pastedCommitOf(ctx context.Context, repo, sha, black string) (*pastedCommit
 			case codeLines(t.Source, baseLines) < newLines:
 				group = "edited"
 			}
+			if group == "" {
+				fileGroup = ""
+			}
 			c.positives = append(c.positives, variants(ctx, p+"::"+t.Name, dedent(t.Source), black, group)...)
 		}
-		c.positives = append(c.positives, pastedCase{kind: "file", name: p, text: "The whole file:\n\n```python\n" + string(src) + "\n```\n"})
+		// The whole file counts among the new tests when it has one.
+		c.positives = append(c.positives, pastedCase{kind: "file", name: p, group: fileGroup, text: "The whole file:\n\n```python\n" + string(src) + "\n```\n"})
 	}
 	others, docs := 0, 0
 	for _, p := range basePaths {
@@ -318,12 +327,17 @@ func variants(ctx context.Context, name, src, black, group string) []pastedCase 
 			out = append(out, mk("renamed+black+quoted", "Quoting the earlier comment:\n\n"+quoted+"\n\nI agree."))
 		}
 	}
+	// Half a test: its second half of lines. Half of a test of fewer
+	// than halfLines lines of code is a line or two, counted apart.
 	lines := strings.Split(strings.TrimRight(src, "\n"), "\n")
 	if len(lines) >= 2 {
-		half := strings.Join(lines[len(lines)/2:], "\n")
-		out = append(out, mk("half", fence(dedent(half))))
+		h := mk("half", fence(dedent(strings.Join(lines[len(lines)/2:], "\n"))))
 		rl := strings.Split(strings.TrimRight(renamed, "\n"), "\n")
-		out = append(out, mk("half+renamed", fence(dedent(strings.Join(rl[len(rl)/2:], "\n")))))
+		hr := mk("half+renamed", fence(dedent(strings.Join(rl[len(rl)/2:], "\n"))))
+		if group == "" && codeLines(src, nil) < halfLines {
+			h.group, hr.group = "short", "short"
+		}
+		out = append(out, h, hr)
 	}
 	return out
 }
