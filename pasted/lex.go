@@ -37,7 +37,7 @@ type Options struct {
 
 // Default are the options testfirst uses, chosen by the measurement in
 // docs/pasted-tests.md.
-var Default = Options{K: 10, KeepAttributes: true, KeepBuiltins: true, KeepLiterals: true, MinShingles: 12, MinFraction: 0.25}
+var Default = Options{K: 10, KeepAttributes: true, KeepBuiltins: true, KeepLiterals: true, MinShingles: 6, MinFraction: 0.15}
 
 var keywords = set("False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield")
 

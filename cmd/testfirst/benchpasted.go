@@ -36,15 +36,17 @@ func benchPastedCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		lit.KeepLiterals = false
 		all := lit
 		all.KeepAttributes, all.KeepBuiltins = false, false
-		k6, k14, m8, m16 := d, d, d, d
-		k6.K, k14.K, m8.MinShingles, m16.MinShingles = 6, 14, 8, 16
+		k6, k14, m12, f25 := d, d, d, d
+		k6.K, k14.K = 6, 14
+		m12.MinShingles, m12.MinFraction = 12, 0.25
+		f25.MinFraction = 0.25
 		opts = append(opts,
 			bench.NamedOptions{Name: "literals-a-placeholder", Options: lit},
 			bench.NamedOptions{Name: "every-name-and-literal-a-placeholder", Options: all},
 			bench.NamedOptions{Name: "k=6", Options: k6},
 			bench.NamedOptions{Name: "k=14", Options: k14},
-			bench.NamedOptions{Name: "min-shingles=8", Options: m8},
-			bench.NamedOptions{Name: "min-shingles=16", Options: m16})
+			bench.NamedOptions{Name: "min-shingles=12,min-fraction=0.25", Options: m12},
+			bench.NamedOptions{Name: "min-fraction=0.25", Options: f25})
 	}
 	var files []string
 	if *extra != "" {
