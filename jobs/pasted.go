@@ -188,8 +188,39 @@ func (w *DeliveryWorker) scanPasted(ctx context.Context, p repoPayload, text str
 	if err != nil {
 		return err
 	}
-	_, err = w.pasted.scan(ctx, gi, repo, text, at)
-	return err
+	recorded, err := w.pasted.scan(ctx, gi, repo, text, at)
+	if err != nil || len(recorded) == 0 || w.grades == nil {
+		return err
+	}
+	// The open pull requests of each ticket marked now are graded again:
+	// their grades so far did not know, the new ones are contaminated.
+	seen := map[int64]bool{}
+	for _, r := range recorded {
+		if seen[r.TicketID] {
+			continue
+		}
+		seen[r.TicketID] = true
+		var (
+			tk  db.Ticket
+			prs []db.PullRequest
+		)
+		if err := w.db.Tx(ctx, func(tx *db.Tx) error {
+			var err error
+			if tk, err = tx.Ticket(ctx, r.TicketID); err != nil {
+				return err
+			}
+			prs, err = tx.OpenPullsClosing(ctx, repo.ID, tk.IssueNumber)
+			return err
+		}); err != nil {
+			return err
+		}
+		for _, pr := range prs {
+			if _, err := w.grades.gradeTicket(ctx, gi, repo, tk, pr.Number, pr.HeadSHA, true); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // reviewPayload is the part of a pull_request_review or

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/testfirst-app/testfirst/test/fakegithub"
 )
 
 // TestServePastedTestContaminatesNextGrade walks a hidden test copied from
@@ -104,4 +106,13 @@ func TestServePastedTestContaminatesNextGrade(t *testing.T) {
 			"    assert type(r) is list\n    assert r == []\n```", "comment.html_url": "https://github.com/Codertocat/Hello-World/pull/2#discussion_r7",
 		"comment.user.login": "mallory"}))
 	card("discussion_r7")
+	// The pull request's head is graded again at once: its grade names
+	// the review comment as well (the check run escapes its link's
+	// markdown).
+	again := p.run(t, s, p.fixedSHA, "graded again after the review comment", func(r fakegithub.CheckRun) bool {
+		return r.Status == "completed" && strings.Contains(r.Summary, "a review comment on pull request")
+	})
+	if again.Conclusion != "failure" || !strings.Contains(again.Summary, "issuecomment-102") {
+		t.Errorf("the grade after the review comment: %+v", again)
+	}
 }
