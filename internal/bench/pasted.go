@@ -65,7 +65,6 @@ type pastedCase struct {
 	group string
 }
 
-
 // smallLines: a test with fewer lines of code than this is counted apart.
 const smallLines = 4
 
