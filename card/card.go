@@ -365,6 +365,14 @@ func (s *Service) Card(ctx context.Context, viewer string, ref handlers.TicketRe
 		if runs, err = tx.AgentRuns(ctx, ct.tk.ID); err != nil {
 			return err
 		}
+		pastes, err := tx.PastedSightings(ctx, ct.tk.ID)
+		if err != nil {
+			return err
+		}
+		for _, p := range pastes {
+			page.Pasted = append(page.Pasted, handlers.PastedView{SeenIn: p.SeenIn, URL: p.URL, Author: p.Author, Version: p.Version,
+				HiddenFile: p.HiddenFile, Test: p.Test, Matched: p.Matched, Of: p.Of, FirstLine: p.FirstLine, LastLine: p.LastLine, SeenAt: p.SeenAt})
+		}
 		if len(vs) == 0 {
 			return nil
 		}

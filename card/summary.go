@@ -48,6 +48,16 @@ func (s *Service) Summary(ctx context.Context, viewer string, ref handlers.Ticke
 		if pulls, err = tx.OpenPullsClosing(ctx, ct.repo.ID, ct.tk.IssueNumber); err != nil {
 			return err
 		}
+		pastes, err := tx.PastedSightings(ctx, ct.tk.ID)
+		if err != nil {
+			return err
+		}
+		for _, p := range pastes {
+			place := handlers.PastedPlace{SeenIn: p.SeenIn, URL: p.URL}
+			if !slices.Contains(sum.PastedIn, place) {
+				sum.PastedIn = append(sum.PastedIn, place)
+			}
+		}
 		for _, pr := range pulls {
 			if grades[pr.HeadSHA], err = tx.GradesOfHead(ctx, pr.HeadSHA); err != nil {
 				return err

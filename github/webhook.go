@@ -25,7 +25,7 @@ var (
 // HandledEvents are the webhook events testfirst acts on.
 var HandledEvents = []string{
 	"installation", "installation_repositories", "issues", "issue_comment",
-	"pull_request", "check_run", "check_suite", "ping",
+	"pull_request", "pull_request_review", "pull_request_review_comment", "check_run", "check_suite", "ping",
 }
 
 // Delivery is a webhook delivery whose signature matched one of the app's
@@ -117,6 +117,10 @@ func (e *envelope) checkShape(event string) error {
 		need = []string{"issue", "comment"}
 	case "pull_request":
 		need = []string{"pull_request"}
+	case "pull_request_review":
+		need = []string{"pull_request"}
+	case "pull_request_review_comment":
+		need = []string{"pull_request", "comment"}
 	case "check_run":
 		need = []string{"check_run"}
 	case "check_suite":

@@ -80,6 +80,14 @@ type TicketSummary struct {
 	// is of replaced tests.
 	Newest int
 	Pulls  []PullSummary
+	// PastedIn are the places a hidden test of the ticket was seen
+	// pasted (never what matched): every grade is contaminated.
+	PastedIn []PastedPlace
+}
+
+// PastedPlace is where a hidden test was seen pasted.
+type PastedPlace struct {
+	SeenIn, URL string
 }
 
 // ApprovedSummary is the approved version as the implementer knows it.
@@ -294,6 +302,22 @@ type CardPage struct {
 	// ticket has no version; nil when no writer is at work.
 	WriterAtWork  *AgentRunView
 	AgentWarnings []string
+	// Pasted are the ticket's hidden tests seen pasted without their
+	// canary, with what matched: shown on the card, to its requester and
+	// writers, only.
+	Pasted []PastedView
+}
+
+// PastedView is a hidden test seen pasted, without its canary, into text
+// testfirst read: where, by whom, and what of the hidden tests matched.
+type PastedView struct {
+	SeenIn, URL, Author string
+	Version             int
+	HiddenFile, Test    string
+	// Matched of Of the test's new shingles, on lines FirstLine to
+	// LastLine of the text.
+	Matched, Of, FirstLine, LastLine int
+	SeenAt                           time.Time
 }
 
 // VersionInfo is a version's metadata.

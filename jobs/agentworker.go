@@ -40,12 +40,14 @@ type ticketCanaries interface {
 // request that is graded like any other. A run cancelled meanwhile stops
 // its sandbox.
 type agentWorker struct {
-	db          *db.DB
-	github      installationClients
-	agents      *agentQueue
-	runner      agent.Runner
-	store       agentStore
-	canaries    ticketCanaries
+	db       *db.DB
+	github   installationClients
+	agents   *agentQueue
+	runner   agent.Runner
+	store    agentStore
+	canaries ticketCanaries
+	// pasted reads an implementer's task for pasted hidden tests.
+	pasted      *pastedScanner
 	grades      *gradeQueue
 	metrics     *Metrics
 	log         *slog.Logger
@@ -158,6 +160,14 @@ func (w *agentWorker) run(ctx context.Context, id int64, final bool) error {
 	defer stop()
 	task := agent.Task{Role: agent.Role(a.Role), Repo: repo.Owner + "/" + repo.Name, Issue: tk.IssueNumber, Title: tk.Title, Body: tk.Body,
 		BaseSHA: tk.BaseSHA, Round: a.Round, Feedback: a.Feedback}
+	if a.Role == pipeline.RoleImplementer {
+		// The task is the issue as last seen and the last round's
+		// feedback: a hidden test pasted into it reaches the implementer.
+		if _, err := w.pasted.scan(ctx, gi, repo, task.Title+"\n"+task.Body+"\n"+task.Feedback,
+			pastedPlace{SeenIn: fmt.Sprintf("the task of the implementer `%s`, round %d", a.Harness, a.Round)}); err != nil {
+			return err
+		}
+	}
 	log.InfoContext(ctx, "agent running")
 	res, err := w.runner.Run(wctx, agent.Request{Task: task, Harness: a.Harness, Base: base})
 	if context.Cause(wctx) == errRunCancelled {

@@ -19,8 +19,9 @@ import (
 type commentPayload struct {
 	repoPayload
 	Comment struct {
-		Body string `json:"body"`
-		User struct {
+		Body    string `json:"body"`
+		HTMLURL string `json:"html_url"`
+		User    struct {
 			Login string `json:"login"`
 			Type  string `json:"type"`
 		} `json:"user"`
@@ -64,6 +65,17 @@ func (w *DeliveryWorker) issueComment(ctx context.Context, a DeliveryArgs) error
 	var p commentPayload
 	if err := json.Unmarshal(a.Payload, &p); err != nil {
 		return river.JobCancel(fmt.Errorf("delivery %s: payload: %w", a.Delivery, err))
+	}
+	kind := "issue"
+	if len(p.Issue.PullRequest) > 0 && string(p.Issue.PullRequest) != "null" {
+		kind = "pull request"
+	}
+	if err := w.scanPasted(ctx, p.repoPayload, p.Comment.Body, pastedPlace{SeenIn: fmt.Sprintf("a comment on %s #%d", kind, p.Issue.Number),
+		URL: p.Comment.HTMLURL, Author: p.Comment.User.Login}); err != nil {
+		return err
+	}
+	if a.Action != "created" {
+		return nil // an edited comment is read for pasted tests only; its command ran when it was made
 	}
 	cmd, ok := pipeline.ParseCommand(p.Comment.Body)
 	if !ok || p.Comment.User.Type == "Bot" {

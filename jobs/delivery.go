@@ -20,6 +20,9 @@ type DeliveryWorker struct {
 	// agents starts the writer of a ticket opened on a repository that
 	// names one; nil on a service without agents.
 	agents *agentQueue
+	// pasted reads what deliveries carry for hidden tests pasted without
+	// their canary; nil on a service without the store.
+	pasted *pastedScanner
 	log    *slog.Logger
 	// publicURL starts the card's links in comments.
 	publicURL string

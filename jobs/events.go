@@ -35,11 +35,15 @@ var eventHandlers = []eventHandler{
 	{event: "installation", actions: []string{"created", "deleted", "suspend", "unsuspend", "new_permissions_accepted"},
 		handle: (*DeliveryWorker).installation},
 	{event: "installation_repositories", actions: []string{"added", "removed"}, handle: (*DeliveryWorker).installation},
-	{event: "issues", actions: []string{"labeled", "unlabeled", "edited", "closed", "reopened"}, subscribed: true, fromGitHub: true,
+	{event: "issues", actions: []string{"opened", "labeled", "unlabeled", "edited", "closed", "reopened"}, subscribed: true, fromGitHub: true,
 		handle: (*DeliveryWorker).issue},
-	{event: "issue_comment", actions: []string{"created"}, subscribed: true, handle: (*DeliveryWorker).issueComment},
+	{event: "issue_comment", actions: []string{"created", "edited"}, subscribed: true, handle: (*DeliveryWorker).issueComment},
 	{event: "pull_request", actions: []string{"opened", "synchronize", "reopened", "edited", "ready_for_review", "closed"}, subscribed: true,
 		handle: (*DeliveryWorker).pullRequest},
+	// Reviews and review comments are read for hidden tests pasted into
+	// them (jobs/pasted.go), as issue bodies, comments and descriptions are.
+	{event: "pull_request_review", actions: []string{"submitted", "edited"}, subscribed: true, handle: (*DeliveryWorker).review},
+	{event: "pull_request_review_comment", actions: []string{"created", "edited"}, subscribed: true, handle: (*DeliveryWorker).reviewComment},
 	{event: "check_run", actions: []string{"rerequested", "requested_action"}, subscribed: true, handle: (*DeliveryWorker).checkRun},
 	{event: "check_suite", actions: []string{"rerequested"}, subscribed: true, handle: (*DeliveryWorker).checkSuite},
 }

@@ -211,6 +211,9 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 		return err
 	}
 	applyRun(rep, run)
+	if err := applyPasted(ctx, w.db, tk.ID, rep); err != nil {
+		return err
+	}
 	report, err := json.Marshal(rep)
 	if err != nil {
 		return err

@@ -21,9 +21,11 @@ type pullPayload struct {
 	Action      string `json:"action"`
 	Number      int    `json:"number"`
 	PullRequest struct {
-		Body  string `json:"body"`
-		State string `json:"state"`
-		User  struct {
+		Body    string `json:"body"`
+		Title   string `json:"title"`
+		HTMLURL string `json:"html_url"`
+		State   string `json:"state"`
+		User    struct {
 			Login string `json:"login"`
 		} `json:"user"`
 		Head struct {
@@ -41,6 +43,12 @@ func (w *DeliveryWorker) pullRequest(ctx context.Context, a DeliveryArgs) error 
 	var p pullPayload
 	if err := json.Unmarshal(a.Payload, &p); err != nil {
 		return river.JobCancel(fmt.Errorf("delivery %s: payload: %w", a.Delivery, err))
+	}
+	if p.Action == "opened" || p.Action == "edited" {
+		if err := w.scanPasted(ctx, p.repoPayload, p.PullRequest.Title+"\n"+p.PullRequest.Body, pastedPlace{
+			SeenIn: fmt.Sprintf("the description of pull request #%d", p.Number), URL: p.PullRequest.HTMLURL, Author: p.PullRequest.User.Login}); err != nil {
+			return err
+		}
 	}
 	owner, name := p.Repository.Owner.Login, p.Repository.Name
 	var links []int

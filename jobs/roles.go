@@ -19,7 +19,7 @@ import (
 // (NewGraderSetup), never this one.
 func NewAppSetup(cfg Config, w *store.Writer) Setup {
 	q := &gradeQueue{db: cfg.DB, store: w, publicURL: cfg.PublicURL, log: cfg.Log}
-	set := newSetup(cfg, q, nil)
+	set := newSetup(cfg, q, nil, newPastedScanner(cfg.DB, w, cfg.GitHub, cfg.Log))
 	river.AddWorker(set.Workers, &SyncWorker{db: cfg.DB, github: cfg.GitHub, store: w, grades: q, publicURL: cfg.PublicURL, log: cfg.Log})
 	timeout := SandboxJobTimeout(cfg.RescueAfter)
 	river.AddWorker(set.Workers, &workedElsewhere[GradeArgs]{role: "grader", timeout: timeout})

@@ -24,10 +24,11 @@ type issuePayload struct {
 		Name string `json:"name"`
 	} `json:"label"`
 	Issue struct {
-		Number int    `json:"number"`
-		Title  string `json:"title"`
-		Body   string `json:"body"`
-		Labels []struct {
+		Number  int    `json:"number"`
+		Title   string `json:"title"`
+		Body    string `json:"body"`
+		HTMLURL string `json:"html_url"`
+		Labels  []struct {
 			Name string `json:"name"`
 		} `json:"labels"`
 	} `json:"issue"`
@@ -41,6 +42,12 @@ func (w *DeliveryWorker) issue(ctx context.Context, a DeliveryArgs) error {
 	var p issuePayload
 	if err := json.Unmarshal(a.Payload, &p); err != nil {
 		return river.JobCancel(fmt.Errorf("delivery %s: payload: %w", a.Delivery, err))
+	}
+	if p.Action == "opened" || p.Action == "edited" {
+		if err := w.scanPasted(ctx, p.repoPayload, p.Issue.Title+"\n"+p.Issue.Body, pastedPlace{SeenIn: fmt.Sprintf("the description of issue #%d", p.Issue.Number),
+			URL: p.Issue.HTMLURL, Author: p.Sender.Login}); err != nil {
+			return err
+		}
 	}
 	switch p.Action {
 	case "labeled":

@@ -77,7 +77,7 @@ func NewSetup(cfg Config) Setup {
 	if cfg.GradingOff != nil {
 		why = cfg.GradingOff.Error()
 	}
-	return newSetup(cfg, notGrading{q, why}, nil)
+	return newSetup(cfg, notGrading{q, why}, nil, nil)
 }
 
 // NewGradingSetup builds the workers of a service that grades: with
@@ -89,11 +89,12 @@ func NewGradingSetup(cfg Config, s Sealed) Setup {
 	if cfg.Agents != nil {
 		aq = &agentQueue{db: cfg.DB, cfg: cfg.Agents.Config, log: cfg.Log}
 	}
-	set := newSetup(cfg, q, aq)
+	ps := newPastedScanner(cfg.DB, s.Writer, cfg.GitHub, cfg.Log)
+	set := newSetup(cfg, q, aq, ps)
 	river.AddWorker(set.Workers, &GradeWorker{db: cfg.DB, github: cfg.GitHub, reader: s.Reader, grader: s.Grader, sandboxes: s.Sandboxes, grades: q, agents: aq,
 		metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter, requireUIDSplit: cfg.RequireUIDSplit, split: cfg.Split})
 	if aq != nil {
-		aw := &agentWorker{db: cfg.DB, github: cfg.GitHub, agents: aq, runner: cfg.Agents.Runner, store: s.Writer, canaries: s.Reader, grades: q,
+		aw := &agentWorker{db: cfg.DB, github: cfg.GitHub, agents: aq, runner: cfg.Agents.Runner, store: s.Writer, canaries: s.Reader, pasted: ps, grades: q,
 			metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter}
 		river.AddWorker(set.Workers, &WriterWorker{agentWorker: aw})
 		river.AddWorker(set.Workers, &ImplementerWorker{agentWorker: aw})
@@ -111,9 +112,9 @@ func NewGradingSetup(cfg Config, s Sealed) Setup {
 	return set
 }
 
-func newSetup(cfg Config, g grading, aq *agentQueue) Setup {
+func newSetup(cfg Config, g grading, aq *agentQueue, ps *pastedScanner) Setup {
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &DeliveryWorker{db: cfg.DB, github: cfg.GitHub, grades: g, agents: aq, log: cfg.Log, publicURL: cfg.PublicURL})
+	river.AddWorker(workers, &DeliveryWorker{db: cfg.DB, github: cfg.GitHub, grades: g, agents: aq, pasted: ps, log: cfg.Log, publicURL: cfg.PublicURL})
 	river.AddWorker(workers, NewRedeliverWorker(cfg.DB, cfg.GitHub, cfg.Log))
 	return Setup{Workers: workers, Queues: Queues(cfg.DB.Engine()),
 		Periodic: []*river.PeriodicJob{RedeliverPeriodicJob(DefaultRedeliverInterval)}}

@@ -13,8 +13,11 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if len(args) > 0 && args[0] == "intake" {
 		return benchIntakeCmd(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "pasted" {
+		return benchPastedCmd(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "grade" {
-		return exitUsage, usageError{"usage: testfirst bench grade --repo DIR --tests DIR [--runs N] [--runtime NAME] [--split]\n       testfirst bench intake [--deliveries N] [--concurrency C] [--database URL] [--burst N] [--cpuprofile FILE]"}
+		return exitUsage, usageError{"usage: testfirst bench grade --repo DIR --tests DIR [--runs N] [--runtime NAME] [--split]\n       testfirst bench intake [--deliveries N] [--concurrency C] [--database URL] [--burst N] [--cpuprofile FILE]\n       testfirst bench pasted --repos GITDIR,... [--per-repo N] [--honest FILES] [--compare] [-v]"}
 	}
 	fs := newFlags("bench grade", stderr)
 	repo := fs.String("repo", "", "tree under test; its hidden tests must all pass (required). Its code also runs BARE on this host: only trees you trust")

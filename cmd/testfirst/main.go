@@ -45,7 +45,7 @@ var commands = []command{
 	{"keys", "init", "create the grader's and the approval card's age keys in var/", []string{"init"}},
 	{"image", "build [--image BASE]", "build the grader image from Debian packages (idempotent)", []string{"build"}},
 	{"sandbox", "sweep", "remove sandbox containers a crash left behind", []string{"sweep"}},
-	{"bench", "grade|intake", "measure the sealed grade against bare pytest, or the webhook intake", []string{"grade", "intake"}},
+	{"bench", "grade|intake|pasted", "measure the sealed grade against bare pytest, the webhook intake, or the pasted-test detector", []string{"grade", "intake", "pasted"}},
 	{"help", "[COMMAND [SUBCOMMAND]]", "list the commands, or show one command's flags", nil},
 }
 
