@@ -54,7 +54,7 @@ SPLIT_TESTS   := TestAttacksSplit|TestSplitFallback
 AFTER_RUNSC_TESTS := TestEnvironments|TestIndexCredentialsNeverShown|TestUnreachableIndexSaysSo|TestNoSecretLeaves|TestHangingBase|TestHangingBaseSplit|TestSampleCasesSplit
 # The served tests set the testfirst binary's environment on their own
 # process, so they cannot run in parallel within one: two processes.
-SERVICE_TESTS_A := TestServeReplicasOnPostgres|TestServeAgents|TestServeRolesOnPostgres|TestUIDSplitRequired
+SERVICE_TESTS_A := TestServeReplicasOnPostgres|TestServeAgents|TestServeRolesOnPostgres|TestUIDSplitRequired|TestServePastedTestContaminatesNextGrade
 SERVICE_TESTS_B := TestServeScenarioOneTicket|TestServeTicketLifecycle|TestServeQueueAndTwoTickets
 SERVICE_TESTS := $(SERVICE_TESTS_A)|$(SERVICE_TESTS_B)
 OWN_TARGET    := TestDockerfile
