@@ -394,31 +394,15 @@ func SealingLine(s *Sealing) string {
 	}
 	line := sealedLine(s)
 	if len(s.InProcess) > 0 {
-		var named []string
-		for i, f := range s.InProcess {
-			if i == 3 {
-				named = append(named, fmt.Sprintf("and %d more", len(s.InProcess)-i))
-				break
-			}
-			named = append(named, fmt.Sprintf("%s (%s)", f.ID, strings.Join(f.Why, ", ")))
-		}
 		line += fmt.Sprintf(" %d hidden test(s) were graded in-process, in the code under test's own process, because the split could not run them on the base or reference tree (%d of them passed): %s.",
-			len(s.InProcess), s.InProcessPassing, strings.Join(named, "; "))
+			len(s.InProcess), s.InProcessPassing, nameFallbacks(s.InProcess))
 	}
 	if s.FallbackNote != "" {
 		line += " " + s.FallbackNote
 	}
 	if len(s.RefusedHere) > 0 {
-		var named []string
-		for i, f := range s.RefusedHere {
-			if i == 3 {
-				named = append(named, fmt.Sprintf("and %d more", len(s.RefusedHere)-i))
-				break
-			}
-			named = append(named, fmt.Sprintf("%s (%s)", f.ID, strings.Join(f.Why, ", ")))
-		}
 		line += fmt.Sprintf(" The split refused the code under test something in %d test(s) that neither the base nor the reference needed; they kept their split outcome: %s.",
-			len(s.RefusedHere), strings.Join(named, "; "))
+			len(s.RefusedHere), nameFallbacks(s.RefusedHere))
 	}
 	return line
 }
@@ -451,4 +435,18 @@ func sealedLine(s *Sealing) string {
 	}
 	return fmt.Sprintf("%d of %d passing tests were decided outside the code under test%s; %d had the code under test's own say: %s.",
 		s.Sealed, s.Passing, in, len(s.Decided), strings.Join(named, "; "))
+}
+
+// nameFallbacks names the first three of tests with why each, and how many
+// more there are.
+func nameFallbacks(tests []FallbackTest) string {
+	var named []string
+	for i, f := range tests {
+		if i == 3 {
+			named = append(named, fmt.Sprintf("and %d more", len(tests)-i))
+			break
+		}
+		named = append(named, fmt.Sprintf("%s (%s)", f.ID, strings.Join(f.Why, ", ")))
+	}
+	return strings.Join(named, "; ")
 }
