@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
+	"net/textproto"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"time"
 )
@@ -77,24 +78,29 @@ func dialUpgrade(u *url.URL, token string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	req, _ := http.NewRequest(http.MethodGet, u.String(), nil)
-	req.Header.Set("Connection", "Upgrade")
-	req.Header.Set("Upgrade", EgressUpgrade)
-	req.Header.Set("Authorization", "Bearer "+token)
+	// The upgrade is written by hand: the wrapper, a domain package, keeps
+	// net/http out (test/layout_test.go).
+	path := u.RequestURI()
 	c.SetDeadline(time.Now().Add(30 * time.Second))
-	if err := req.Write(c); err != nil {
+	if _, err := fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: Upgrade\r\nUpgrade: %s\r\nAuthorization: Bearer %s\r\n\r\n",
+		path, u.Host, EgressUpgrade, token); err != nil {
 		c.Close()
 		return nil, err
 	}
 	br := bufio.NewReader(c)
-	resp, err := http.ReadResponse(br, req)
+	tp := textproto.NewReader(br)
+	status, err := tp.ReadLine()
 	if err != nil {
 		c.Close()
 		return nil, err
 	}
-	if resp.StatusCode != http.StatusSwitchingProtocols {
+	if _, err := tp.ReadMIMEHeader(); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("the egress gateway at %s answered %s", u.Redacted(), resp.Status)
+		return nil, err
+	}
+	if proto, code, _ := strings.Cut(status, " "); !strings.HasPrefix(proto, "HTTP/1.") || !strings.HasPrefix(code, "101") {
+		c.Close()
+		return nil, fmt.Errorf("the egress gateway at %s answered %s", u.Redacted(), code)
 	}
 	c.SetDeadline(time.Time{})
 	return &bufConn{Conn: c, r: br}, nil
