@@ -36,6 +36,9 @@ func (g *Grader) Reproduce(ctx context.Context, req Request, recorded *report.Re
 		return nil, fmt.Errorf("reproduce: the grader image is %s, the recorded grade ran in %s: %w", g.imageID, recorded.Image, ErrNotReproducible)
 	}
 	note := ""
+	// The grade ran split when its settings say so, or, recorded before
+	// they did, when it says how much was sealed: only a split grade does.
+	req.Split = recorded.Sealing != nil || (recorded.Settings != nil && recorded.Settings.Split)
 	if s := recorded.Settings; s != nil {
 		applySettings(s, &req)
 	} else {
@@ -53,7 +56,7 @@ func (g *Grader) Reproduce(ctx context.Context, req Request, recorded *report.Re
 }
 
 func settingsOf(req Request) *report.Settings {
-	return &report.Settings{TimeoutSeconds: req.Timeout.Seconds(), Memory: req.Limits.Memory, NanoCPUs: req.Limits.NanoCPUs, Pids: req.Limits.Pids}
+	return &report.Settings{TimeoutSeconds: req.Timeout.Seconds(), Memory: req.Limits.Memory, NanoCPUs: req.Limits.NanoCPUs, Pids: req.Limits.Pids, Split: req.splits()}
 }
 
 // applySettings sets req's timeout and limits to s's.

@@ -79,6 +79,42 @@ func TestReproduce(t *testing.T) {
 			t.Errorf("limits %+v, settings %+v, notes %q: want the recorded ones", l, rp.Again.Settings, rp.Notes)
 		}
 	})
+	// A split grade is graded split again, whatever the configuration
+	// says now: its settings say so, or, recorded before they did, its
+	// sealing.
+	for name, rec := range map[string]report.Report{
+		"a split grade": func() report.Report {
+			r := *recorded
+			r.Settings = &report.Settings{TimeoutSeconds: 90, Memory: 256 << 20, NanoCPUs: 5e8, Pids: 99, Split: true}
+			return r
+		}(),
+		"a split grade recorded before its settings said so": func() report.Report {
+			r := *recorded
+			r.Settings = &report.Settings{TimeoutSeconds: 90, Memory: 256 << 20, NanoCPUs: 5e8, Pids: 99}
+			r.Sealing = &report.Sealing{Passing: 1, Sealed: 1}
+			return r
+		}(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			sb := &fakeSandbox{results: results(map[string]*wrapper.Result{"pr": gradeRun()})}
+			if _, err := New(sb, gradeImage, gradeImageID).Reproduce(context.Background(), req, &rec); err != nil {
+				t.Fatal(err)
+			}
+			if c := sb.Calls()[0]; !c.Job.Split {
+				t.Errorf("the reproduction of %s did not run split", name)
+			}
+		})
+	}
+	t.Run("an in-process grade", func(t *testing.T) {
+		rec := *recorded
+		sb := &fakeSandbox{results: results(map[string]*wrapper.Result{"pr": gradeRun()})}
+		if _, err := New(sb, gradeImage, gradeImageID).Reproduce(context.Background(), req, &rec); err != nil {
+			t.Fatal(err)
+		}
+		if c := sb.Calls()[0]; c.Job.Split {
+			t.Errorf("the reproduction of an in-process grade ran split")
+		}
+	})
 	t.Run("a report that does not name its limits", func(t *testing.T) {
 		rec := *recorded
 		rec.Settings = nil

@@ -29,6 +29,9 @@ type Settings struct {
 	Memory   int64 `json:"memory"`
 	NanoCPUs int64 `json:"nano_cpus"`
 	Pids     int64 `json:"pids"`
+	// Split is true when the grade ran split (grader.Request.Split): a
+	// reproduction grades split again whatever the configuration says now.
+	Split bool `json:"split,omitempty"`
 }
 
 // CompareReports compares a recorded report with a new one of the same

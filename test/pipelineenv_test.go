@@ -262,11 +262,13 @@ func (p *pipelineEnv) comment(t *testing.T, s *service, issue int, text string) 
 	return found
 }
 
-// run waits for a check run on head that satisfies ok and returns it.
+// run waits for a check run on head that satisfies ok and returns it:
+// up to 5 minutes, a rescued job's wait (job_rescue_after) and its grade
+// under make test's load.
 func (p *pipelineEnv) run(t *testing.T, s *service, head string, what string, ok func(fakegithub.CheckRun) bool) fakegithub.CheckRun {
 	t.Helper()
 	var found fakegithub.CheckRun
-	waitFor(t, "a check run on "+head[:7]+" "+what, 180*time.Second, func() bool {
+	waitFor(t, "a check run on "+head[:7]+" "+what, 300*time.Second, func() bool {
 		for _, r := range p.gh.CheckRuns(pipeOwner, pipeRepo) {
 			if r.HeadSHA == head && ok(r) {
 				found = r

@@ -71,8 +71,11 @@ func files(tree *tree.Tree) map[string]string {
 // completed one with the grade; a redelivery does not grade again; and no
 // request the app sent to GitHub carries a canary or a test body.
 func TestServeGradesPullRequest(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) { servePipeline(t, "") })
-	t.Run("postgres", func(t *testing.T) { servePipeline(t, postgresSchema(t)) })
+	t.Run("sqlite", func(t *testing.T) { servePipeline(t, "", false) })
+	// On PostgreSQL the service grades split (TESTFIRST_SPLIT=on): the
+	// base check and the grade run the code under test in a process of
+	// its own, and the check run says the grade is sealed.
+	t.Run("postgres, split", func(t *testing.T) { servePipeline(t, postgresSchema(t), true) })
 }
 
 // postgresSchema returns TESTFIRST_TEST_POSTGRES_URL with a fresh schema as
@@ -106,11 +109,16 @@ func postgresSchema(t *testing.T) string {
 	return base + sep + "search_path=" + schema
 }
 
-func servePipeline(t *testing.T, databaseURL string) {
+func servePipeline(t *testing.T, databaseURL string, split bool) {
 	p := newPipelineEnv(t)
 	owner, repo, secret, baseSHA, headSHA, gh := pipeOwner, pipeRepo, pipeSecret, p.baseSHA, p.fixedSHA, p.gh
 	p.gh.SetPermission(pipeOwner, pipeRepo, "alice", "write") // the requester can push to the repository
-	s := p.serve(t, databaseURL)
+	var env []string
+	trust := "isolated"
+	if split {
+		env, trust = []string{"TESTFIRST_SPLIT=on"}, "sealed"
+	}
+	s := p.serve(t, databaseURL, env...)
 
 	// 1. The label opens the ticket.
 	labeled := patchFixture(t, "issues/labeled.payload.json", map[string]any{"label.name": "test-first", "installation.id": 1, "sender.login": "alice"})
@@ -145,8 +153,11 @@ func servePipeline(t *testing.T, databaseURL string) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if run.HeadSHA != headSHA || run.Conclusion != "success" || run.Title != "10/10 hidden tests passed · trust: isolated" {
+	if run.HeadSHA != headSHA || run.Conclusion != "success" || run.Title != "10/10 hidden tests passed · trust: "+trust {
 		t.Errorf("check run %+v", run)
+	}
+	if split && !strings.Contains(run.Summary, "All 10 passing tests were decided outside the code under test.") {
+		t.Errorf("a split grade's summary does not say how much was sealed:\n%s", run.Summary)
 	}
 	if !strings.Contains(run.Summary, v.Digest) {
 		t.Errorf("summary lacks the digest:\n%s", run.Summary)
