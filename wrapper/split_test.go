@@ -127,6 +127,17 @@ func TestSplitHonestShapes(t *testing.T) {
 		"test_honest::test_callback_assert_fails": true,
 		"test_honest::test_wrong":                 true,
 		"test_honest::test_cheat_is_caught":       true,
+		// Equality answers that beat the decoys before (the first three
+		// passed): an answer of 1 skipped them, an object that keeps the
+		// first value it is compared with refused every decoy asked
+		// after it, a tree object as the answer (true by default) was
+		// never checked; and one whose truth is false while the decoys
+		// are asked and true after, which a check that took the truth
+		// apart from the test's own would let pass.
+		"test_honest::test_cheat_truthy":          true,
+		"test_honest::test_cheat_remembers":       true,
+		"test_honest::test_cheat_object":          true,
+		"test_honest::test_cheat_flips":           true,
 		"test_honest.TestMixin::test_mixin_fails": true,
 		// What the split refuses (its per-test fallback grades these
 		// in-process when the base needs the same).

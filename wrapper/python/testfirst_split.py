@@ -61,6 +61,7 @@ import json
 import logging
 import os
 import pathlib
+import random
 import re
 import select
 import socket
@@ -600,6 +601,11 @@ class _Channel:
         if value is None:
             ns["__dir__"] = _forwarder("__dir__")
         if value is None and not desc["exception"]:
+            # Its truth goes through _proxy_bool, which checks a tree
+            # equality's answer when the test takes its truth.
+            if "__bool__" in ns:
+                ns["_tf_fwd_bool"] = ns["__bool__"]
+            ns["__bool__"] = _proxy_bool
             ns["__getattr__"] = _getattr
             ns["__setattr__"] = _setattr
             ns["__delattr__"] = _delattr
@@ -1087,14 +1093,11 @@ def _forwarder(name):
         if _own(self):
             return _local_method(self, name)(*args)
         ch = _ch()
+        if name in ("__eq__", "__ne__") and len(args) == 1:
+            return _equality(ch, self, name, args[0])
         result = ch.request({"t": "op", "r": _self_rid(self), "n": name, "a": ch.enc(list(args))})
         if name in DECISIONS and result is not NotImplemented:
             ch.record(name, self)
-            if name in ("__eq__", "__ne__") and len(args) == 1 and result is (name == "__eq__") and not _discriminates(ch, self, name, args[0]):
-                # The tree's equality also holds for values that differ
-                # from the one the test expects: it decides nothing.
-                ch.record(name, self, kind="%s accepts values other than the expected one" % name)
-                return not result
         if name == "__hash__" and type(result) is not int:
             ch.fail("the code under test answered a hash that is not an int")
         return result
@@ -1126,43 +1129,232 @@ _MUTABLE = {base: type("Remote" + base.__name__.capitalize(), (base,), dict(
 _MUTABLE_TYPES = frozenset(_MUTABLE.values())
 
 
+# The decoys' randomness is this process's own: the tests' `random`
+# (which a test may seed) is neither read nor advanced.
+_rng = random.SystemRandom()
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _other_letter(c):
+    """A letter that differs from c, also ignoring case."""
+    return _rng.choice([x for x in _LETTERS if x != c.lower()])
+
+
+def _variant(v, depth=0):
+    """One value near v that differs from it, drawn at random; None for a
+    value it cannot vary. Drawn so that a tree cannot tell it from the
+    expected value by its shape (no marker key, no fixed offset)."""
+    t = type(v)
+    if t is bool:
+        return not v
+    if t is int:
+        return v + _rng.choice((-9, -8, -7, -6, -5, -4, -3, -2, -1, 1, 2, 3, 4, 5, 6, 7, 8, 9))
+    if t is float:
+        if v != v or v in (float("inf"), float("-inf")):
+            return None
+        return v + _rng.choice((-1.0, 1.0)) * (1.0 + abs(v)) * _rng.uniform(0.5, 2.0)
+    if t is str:
+        where = [i for i, c in enumerate(v) if not c.isspace()]
+        if where and _rng.random() < 0.5:
+            i = _rng.choice(where)
+            return v[:i] + _other_letter(v[i]) + v[i + 1:]
+        i = _rng.randrange(len(v) + 1)
+        return v[:i] + _rng.choice(_LETTERS) + v[i:]
+    if t is bytes:
+        i = _rng.randrange(len(v) + 1)
+        return v[:i] + _rng.choice(_LETTERS).encode() + v[i:]
+    if depth > 3:
+        return None
+    if t in (list, tuple) and v:
+        i = _rng.randrange(len(v))
+        x = _variant(v[i], depth + 1)
+        if x is None:
+            return None
+        return t(list(v[:i]) + [x] + list(v[i + 1:]))
+    if t is dict and v:
+        k = _rng.choice(list(v))
+        x = _variant(v[k], depth + 1)
+        if x is None:
+            return None
+        return {**v, k: x}
+    return None
+
+
 def _decoys(v):
     """Values near v that differ from it, for a tree object's equality to
-    refuse; empty for values it cannot vary."""
+    refuse; empty for values it cannot vary. Each is drawn at random: one
+    part of v changed, and one part added or taken away."""
     t = type(v)
     if t is bool:
         return [not v]
-    if t is int:
-        return [v + 1, v - 7]
-    if t is float:
-        return [v * 1.5 + 1.0, v - 3.25] if v == v else []
-    if t is str:
-        return [v + "x", (chr(ord(v[0]) ^ 1) + v[1:]) if v else "y"]
-    if t is bytes:
-        return [v + b"x", b"y" + v[1:]]
+    if t in (int, float, str, bytes):
+        out = []
+        for _ in range(8):
+            x = _variant(v)
+            if x is not None and x != v and x not in out:
+                out.append(x)
+            if len(out) == 2:
+                break
+        return out
     if t in (list, tuple):
-        return [t(list(v) + [object()]), t(list(v)[1:])] if v else [t([object()])]
+        out = [x for x in [_variant(v)] if x is not None]
+        if len(v) > 1:
+            i = _rng.randrange(len(v))
+            out.append(t(list(v[:i]) + list(v[i + 1:])))
+        else:
+            out.append(t(list(v) + [object()]))
+        return out
     if t is dict:
-        return [{**v, "\x00testfirst": 1}] + ([{k: x for k, x in list(v.items())[1:]}] if v else [])
+        out = [x for x in [_variant(v)] if x is not None]
+        if v:
+            k = _rng.choice(list(v))
+            out.append({x: y for x, y in v.items() if x != k})
+        else:
+            out.append({"\x00testfirst": 1})
+        return out
     if t in (set, frozenset):
-        return [t(set(v) | {"\x00testfirst"})]
+        if v:
+            drop = _rng.choice(list(v))
+            return [t(x for x in v if x != drop)]
+        return [t({"\x00testfirst"})]
     return []
 
 
-def _discriminates(ch, proxy, name, expected):
-    """Whether the tree's equality told expected from values near it. Asked
-    only when it said equal: an __eq__ that says equal to anything, or to
-    whatever looks plausible, says equal to a decoy too."""
-    for decoy in _decoys(expected):
+def _class_attr(cls, name):
+    """name as cls or one of its bases holds it (never its metaclass), or
+    None."""
+    for c in cls.__mro__:
+        if name in c.__dict__:
+            return c.__dict__[name]
+    return None
+
+
+def _raw_truth(self):
+    """The truth of a tree object as Python takes it: its class's __bool__
+    (the tree's answer), else its length, else true."""
+    cls = type(self)
+    fwd = _class_attr(cls, "_tf_fwd_bool")
+    if fwd is not None:
+        r = fwd(self)
+        if type(r) is not bool:
+            raise TypeError("__bool__ should return bool, returned %s" % type(r).__name__)
+        return r
+    ln = _class_attr(cls, "__len__")
+    if ln is not None:
+        n = ln(self)
+        if type(n) is not int:
+            raise TypeError("'%s' object cannot be interpreted as an integer" % type(n).__name__)
+        if n < 0:
+            raise ValueError("__len__() should return >= 0")
+        return n != 0
+    return True
+
+
+def _proxy_bool(self):
+    """The truth of a tree object. When it is a tree equality's answer (an
+    object, not a bool: _equality), the decoys are asked now, when the test
+    takes its truth: an answer whose truth says equal while the tree also
+    calls a decoy equal is false. The truth taken is kept: the tree cannot
+    say False while the decoys are asked and True after."""
+    try:
+        d = object.__getattribute__(self, "__dict__")
+    except AttributeError:
+        d = None
+    if d is not None:
+        kept = d.get("_tf_truth")
+        if kept is not None:
+            return kept
+        eq = d.pop("_tf_eq", None)
+        if eq is not None:
+            truth = _settle(_raw_truth(self), *eq)
+            d["_tf_truth"] = truth
+            return truth
+    return _raw_truth(self)
+
+
+def _settle(truth, ch, proxy, rid, name, decoys, fooled):
+    """The truth of a tree equality's answer, once the decoys left are
+    asked (see _equality)."""
+    equal = name == "__eq__"
+    if truth is not equal:
+        return truth
+    for decoy in decoys:
+        fooled = _says_equal(ch, rid, name, decoy) or fooled
+    if fooled:
+        # The tree's equality also holds for values that differ from the
+        # one the test expects: it decides nothing.
+        ch.record(name, proxy, kind="%s accepts values other than the expected one" % name)
+        return not equal
+    return truth
+
+
+def _equality(ch, proxy, name, expected):
+    """A tree object's own == or != with a value of the tests: asked of the
+    tree, with decoys (values near the expected one, which it must not call
+    equal) asked before and after it in a random order, so that a tree
+    cannot tell by when it comes which one the test compares with. The
+    answer is recorded as the tree's decision; an equality that also holds
+    for a decoy decides nothing, and the comparison is false. Whatever the
+    answer is, its truth is what is checked: a bool or a value this side
+    holds (1, a list) at once; a tree object when the test takes its truth
+    (_proxy_bool), so that an answer used as an object (a query
+    expression) costs nothing more."""
+    rid = _self_rid(proxy)
+    decoys = _decoys(expected)
+    at = _rng.randrange(len(decoys) + 1)
+    fooled = False
+    for decoy in decoys[:at]:
+        fooled = _says_equal(ch, rid, name, decoy) or fooled
+    result = ch.request({"t": "op", "r": rid, "n": name, "a": ch.enc([expected])})
+    if result is NotImplemented:
+        return result
+    ch.record(name, proxy)
+    if isinstance(type(result), _RemoteMeta) and type(result)._tf_value is None and _class_attr(type(result), "__bool__") is _proxy_bool:
         try:
-            same = ch.request({"t": "op", "r": _self_rid(proxy), "n": name, "a": ch.enc([decoy])})
+            d = object.__getattribute__(result, "__dict__")
+        except AttributeError:
+            d = None
+        if d is not None:
+            d.pop("_tf_truth", None)
+            d["_tf_eq"] = (ch, proxy, rid, name, decoys[at:], fooled)
+            return result
+    if type(result) is bool:
+        truth = result
+    else:
+        try:
+            truth = bool(result)
         except ProtocolError:
             raise
         except Exception:
-            continue
-        if same is (name == "__eq__"):
+            return result
+        if type(result) is not bool and _rid_of(result) is not None and not (
+                type(result) in _MUTABLE_TYPES or isinstance(type(result), _RemoteMeta) and type(result)._tf_value is not None):
+            # A tree object whose truth this side cannot keep (a class,
+            # a module): the test gets the truth taken.
+            result = truth
+    settled = _settle(truth, ch, proxy, rid, name, decoys[at:], fooled)
+    return result if settled is truth else settled
+
+
+def _says_equal(ch, rid, name, decoy):
+    """Whether the tree's == (or !=) called the decoy equal."""
+    try:
+        same = ch.request({"t": "op", "r": rid, "n": name, "a": ch.enc([decoy])})
+        if same is NotImplemented:
             return False
-    return True
+        if type(same) is bool:
+            truth = same
+        elif isinstance(type(same), _RemoteMeta) and _class_attr(type(same), "__bool__") is _proxy_bool:
+            # The tree's own truth of it, never one this side kept from an
+            # earlier comparison (an answer it returns every time).
+            truth = _raw_truth(same)
+        else:
+            truth = bool(same)
+    except ProtocolError:
+        raise
+    except Exception:
+        return False
+    return truth is (name == "__eq__")
 
 
 def _getattr(self, name):

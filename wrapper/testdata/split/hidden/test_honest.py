@@ -172,3 +172,35 @@ class NotIterableEvenWithGetItem:
 def test_not_iterable_handle():
     assert iterable([1]) is True
     assert iterable(NotIterableEvenWithGetItem()) is False
+
+# Equality answers that are not True or False: honest ones keep what they
+# are; cheats (each compared many times, as a test suite would: the
+# decoys come in a random order) fail.
+from wordstats.stats import scalar, column, where, int_eq, cheat_truthy, cheat_remembers, cheat_object, cheat_flips
+
+def test_eq_scalar_truth():
+    assert scalar(3) == 3
+    assert (scalar(3) == 3).all()
+    assert not (scalar(3) == 4)
+    assert [scalar(1), scalar(2)] == [1, 2]
+
+def test_eq_expression():
+    assert where(column("x") == 5) == "WHERE x = 5"
+    assert str(column("y") == "a") == "y = 'a'"
+
+def test_eq_int_answer():
+    assert int_eq(7) == 7
+    assert {"a": int_eq(2)} == {"a": 2}
+    assert not (int_eq(7) == 8)
+
+def test_cheat_truthy():
+    assert [cheat_truthy() for _ in range(12)] == ["word%d" % i for i in range(12)]
+
+def test_cheat_remembers():
+    assert [cheat_remembers() for _ in range(12)] == ["word%d" % i for i in range(12)]
+
+def test_cheat_object():
+    assert [cheat_object() for _ in range(12)] == [i * 3 for i in range(12)]
+
+def test_cheat_flips():
+    assert [cheat_flips() for _ in range(12)] == [i * 3 for i in range(12)]

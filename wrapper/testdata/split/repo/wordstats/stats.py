@@ -152,3 +152,68 @@ def iterable(x):
         return True
     except TypeError:
         return False
+
+
+# Equality answers that are not True or False.
+
+class Flag:
+    """A numpy-like scalar truth: what an honest __eq__ of a number type
+    returns."""
+    def __init__(self, v): self.v = bool(v)
+    def __bool__(self): return self.v
+    def all(self): return self.v
+def scalar(v): return Scalar(v)
+class Scalar:
+    def __init__(self, v): self.v = v
+    def __eq__(self, other): return Flag(self.v == other)
+    __hash__ = None
+
+class Expr:
+    """A query expression: what an ORM column's __eq__ returns (no truth of
+    its own)."""
+    def __init__(self, text): self.text = text
+    def __str__(self): return self.text
+class Column:
+    def __init__(self, name): self.name = name
+    def __eq__(self, other): return Expr("%s = %r" % (self.name, other))
+    __hash__ = None
+def column(name): return Column(name)
+def where(expr): return "WHERE " + str(expr)
+
+class IntEq:
+    """An honest __eq__ that answers 1 or 0."""
+    def __init__(self, v): self.v = v
+    def __eq__(self, other): return int(self.v == other)
+    __hash__ = None
+def int_eq(v): return IntEq(v)
+
+# Cheats: each __eq__ is wrong, and must not pass.
+class Truthy:
+    def __eq__(self, other): return 1
+    __hash__ = None
+def cheat_truthy(): return Truthy()
+
+class Remembers:
+    def __init__(self): self.seen = []
+    def __eq__(self, other):
+        if not self.seen: self.seen.append(other)
+        return type(other) is type(self.seen[0]) and other == self.seen[0]
+    __hash__ = None
+def cheat_remembers(): return Remembers()
+
+class Yes:
+    pass
+class YesObject:
+    def __eq__(self, other): return Yes()
+    __hash__ = None
+def cheat_object(): return YesObject()
+
+class Flips:
+    def __init__(self): self.n = 0
+    def __bool__(self):
+        self.n += 1
+        return self.n > 1
+class FlipsObject:
+    def __eq__(self, other): return Flips()
+    __hash__ = None
+def cheat_flips(): return FlipsObject()
