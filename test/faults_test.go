@@ -260,11 +260,7 @@ func TestFaultsGrading(t *testing.T) {
 	p.storeURL = "gs://" + gcsBucket + "/faults"
 	p.gh.SetPermission(pipeOwner, pipeRepo, "alice", "write")
 	url := "sqlite://" + filepath.Join(p.dir, "testfirst.db")
-	// job_rescue_after 150 s: a job's timeout is 8/9 of it, and under make
-	// test's load (five legs on two cores) v1's base check took longer
-	// than the 53 s that 60 s gives; it was cancelled on every attempt and
-	// the card never became ready (CI, 2026-12-03).
-	env := []string{"TESTFIRST_JOB_RESCUE_AFTER=150s"}
+	env := []string{"TESTFIRST_JOB_RESCUE_AFTER=" + rescueAfter.String()}
 	r := &faultRig{p: p, s: p.serve(t, url, env...), pr: 1}
 	// The faults are a grade's, not a base check's: v1 has no reference
 	// patch, so its base check is one run of the base.
@@ -407,9 +403,9 @@ func TestFaultsGrading(t *testing.T) {
 		// after job_rescue_after (150 s), the new attempt
 		// first removes the dead replica's sandbox, and the grade runs
 		// again. The pull request's package sleeps ten minutes when
-		// imported within 50 s of its push, so the first attempt's sandbox
+		// imported within 120 s of its push, so the first attempt's sandbox
 		// runs on past the rescue, and later attempts do not wait.
-		head := r.openPRWith(t, "kill-sqlite", sleepyFirstAttempt(t, r.p.fixed))
+		head := r.openPRWith(t, "kill-sqlite", sleepyFirstAttempt(t, r.p.fixed, sleepyWindow))
 		r.grading(t, head)
 		sleeper := runningFor(t, sandbox.LabelGrade+"="+gradeInLog(t, r.s.log(), head), 3*time.Second, r.s.log)
 		mark, start := gh.RequestCount(), time.Now()
@@ -434,17 +430,28 @@ func TestFaultsGrading(t *testing.T) {
 }
 
 // sleepyFirstAttempt returns the sample's package __init__ from tree,
-// made to sleep ten minutes when imported within 20 s from now: a grade's
-// first attempt, started at once, keeps its sandboxes running past a
-// rescue (60 s at the least, 150 s here); later attempts do not wait.
-func sleepyFirstAttempt(t *testing.T, tree *tree.Tree) map[string]string {
+// made to sleep ten minutes when imported within window from now: a
+// grade's first attempt, started at once, keeps its sandboxes running past
+// a rescue; the rescued attempt, which starts job_rescue_after past the
+// kill, does not wait. The window must be shorter than job_rescue_after
+// and long enough for the first attempt's import under make test's load:
+// 50 s was not (2026-12-03: the first attempt's run began later, ended on
+// its own, and the rescue had nothing to remove).
+func sleepyFirstAttempt(t *testing.T, tree *tree.Tree, window time.Duration) map[string]string {
 	t.Helper()
-	// 50 s: under make test's load the first attempt's import came more
-	// than 20 s after the push (it then did not sleep, ended on its own,
-	// and the rescue had nothing to remove); the rescued attempt imports
-	// after job_rescue_after, 150 s past the kill.
-	return initRunsFirst(t, tree, fmt.Sprintf("import time as _time\nif _time.time() < %d:\n    _time.sleep(600)\n", time.Now().Add(50*time.Second).Unix()))
+	return initRunsFirst(t, tree, fmt.Sprintf("import time as _time\nif _time.time() < %d:\n    _time.sleep(600)\n", time.Now().Add(window).Unix()))
 }
+
+// rescueAfter is job_rescue_after in the cases that kill a replica
+// mid-grade, and sleepyWindow their first attempt's window: a job's timeout
+// is 8/9 of job_rescue_after, and under make test's load (five legs on two
+// cores) a base check took longer than the 53 s that 60 s gives; it was
+// cancelled on every attempt and the card never became ready (CI,
+// 2026-12-03).
+const (
+	rescueAfter  = 150 * time.Second
+	sleepyWindow = 120 * time.Second
+)
 
 // slowImport returns the sample's package __init__ from tree, made to
 // sleep d whenever it is imported: every sandbox run of the pull request

@@ -18,7 +18,7 @@ import (
 func TestServeReplicasOnPostgres(t *testing.T) {
 	p := newPipelineEnv(t)
 	url := postgresSchema(t)
-	env := []string{"TESTFIRST_STORE_SYNC_INTERVAL=1s", "TESTFIRST_JOB_RESCUE_AFTER=60s"}
+	env := []string{"TESTFIRST_STORE_SYNC_INTERVAL=1s", "TESTFIRST_JOB_RESCUE_AFTER=" + rescueAfter.String()}
 	p.gh.SetPermission(pipeOwner, pipeRepo, "alice", "write") // the requester can push to the repository
 	a := p.serve(t, url, env...)
 	b := p.serve(t, url, env...)
@@ -52,7 +52,7 @@ func TestServeReplicasOnPostgres(t *testing.T) {
 	p.gh.AddIssue(pipeOwner, pipeRepo, 1, "alice", "Count words")
 	// The pull request's first attempt sleeps in its sandbox past the
 	// rescue (sleepyFirstAttempt).
-	head := p.commit("sleepy", p.fixed, sleepyFirstAttempt(t, p.fixed))
+	head := p.commit("sleepy", p.fixed, sleepyFirstAttempt(t, p.fixed, sleepyWindow))
 	p.gh.AddPull(pipeOwner, pipeRepo, 2, head, pipeBranch, "Fixes #1", pipeOwner+"/"+pipeRepo)
 	opened := patchFixture(t, "pull_request/opened.payload.json", map[string]any{"pull_request.body": "Fixes #1", "pull_request.head.sha": head, "installation.id": 1})
 	if code := a.deliver(t, pipeSecret, "pull_request", "pr-opened", opened); code != http.StatusAccepted {
@@ -75,7 +75,7 @@ func TestServeReplicasOnPostgres(t *testing.T) {
 	victim.kill(t)
 	run := p.run(t, survivor, head, "passing", completed("success"))
 	// The fault suite's row for this case (docs/benchmarks.md).
-	t.Logf("fault: replica killed mid-grade, PostgreSQL, 2 replicas (job_rescue_after 60 s): recovered in %.1f s, %d GitHub calls",
+	t.Logf("fault: replica killed mid-grade, PostgreSQL, 2 replicas (job_rescue_after 150 s): recovered in %.1f s, %d GitHub calls",
 		time.Since(start).Seconds(), len(p.gh.RequestsSince(mark)))
 	noneInProgress(t, p.gh)
 	noHiddenReachedGitHub(t, p.gh)
