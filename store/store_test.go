@@ -1120,8 +1120,10 @@ func TestCardKept(t *testing.T) {
 
 	for name, edit := range map[string]func(string) string{
 		"canary line dropped": func(s string) string { return strings.Replace(s, canaryPrefix+CanaryMask+"\n", "", 1) },
-		"canary line moved":   func(s string) string { return strings.Replace(s, canaryPrefix+CanaryMask+"\n", "", 1) + canaryPrefix + CanaryMask + "\n" },
-		"second canary line":  func(s string) string { return s + "# testfirst-canary: abcdefgh12\n" },
+		"canary line moved": func(s string) string {
+			return strings.Replace(s, canaryPrefix+CanaryMask+"\n", "", 1) + canaryPrefix + CanaryMask + "\n"
+		},
+		"second canary line": func(s string) string { return s + "# testfirst-canary: abcdefgh12\n" },
 	} {
 		bad := &Card{Files: slices.Clone(card.Files)}
 		bad.Files[0].Data = []byte(edit(string(bad.Files[0].Data)))
