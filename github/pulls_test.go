@@ -57,7 +57,7 @@ func TestCommitOntoPullAndReviews(t *testing.T) {
 	s.AddReview("octo-org", "widgets", 5, "rita", "APPROVED", "ok")
 	rs, err := in.Reviews(ctx, "octo-org", "widgets", 5)
 	if err != nil || len(rs) != 2 || rs[0].State != "CHANGES_REQUESTED" || rs[1].State != "APPROVED" || rs[1].Reviewer != "rita" ||
-		rs[1].ReviewerID != s.UserID("rita") || rs[1].CommitID != moved {
+		rs[1].ReviewerID != s.UserID("rita") || rs[1].CommitID != s.PullHead("octo-org", "widgets", 5) {
 		t.Errorf("reviews: %+v, %v", rs, err)
 	}
 	merge := s.MergePull("octo-org", "widgets", 5)
