@@ -1,6 +1,9 @@
 package pipeline
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // AuditTestsKept is the audit event of hidden tests testfirst made public
 // (keep_tests): where they went, which version, by whose approval.
@@ -72,4 +75,50 @@ func ShortSHA(sha string) string {
 		return sha[:7]
 	}
 	return sha
+}
+
+// Review is a pull request review as keep_tests reads it.
+type Review struct {
+	Reviewer   string
+	ReviewerID int64
+	// State is GitHub's: APPROVED, CHANGES_REQUESTED, COMMENTED,
+	// DISMISSED.
+	State string
+}
+
+// KeepApprover returns the reviewer whose approval lets a pull request's
+// passing grade keep the tests: one whose latest deciding review (APPROVED,
+// CHANGES_REQUESTED or DISMISSED; a COMMENTED review leaves a decision as
+// it was, as on GitHub) approves it, who is not its author (compared by
+// account id, the login as well when an id is unknown) and who has write
+// access (mayApprove). reviews are oldest first. ok is false when no
+// review is such.
+func KeepApprover(reviews []Review, authorID int64, author string, mayApprove func(login string) (bool, error)) (string, bool, error) {
+	latest := map[int64]Review{}
+	var order []int64
+	for _, r := range reviews {
+		switch r.State {
+		case "APPROVED", "CHANGES_REQUESTED", "DISMISSED":
+		default:
+			continue
+		}
+		if _, seen := latest[r.ReviewerID]; !seen {
+			order = append(order, r.ReviewerID)
+		}
+		latest[r.ReviewerID] = r
+	}
+	for _, id := range order {
+		r := latest[id]
+		if r.State != "APPROVED" || (authorID != 0 && r.ReviewerID == authorID) || strings.EqualFold(r.Reviewer, author) {
+			continue
+		}
+		ok, err := mayApprove(r.Reviewer)
+		if err != nil {
+			return "", false, err
+		}
+		if ok {
+			return r.Reviewer, true, nil
+		}
+	}
+	return "", false, nil
 }
