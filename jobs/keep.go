@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/testfirst-app/testfirst/db"
 	"github.com/testfirst-app/testfirst/github"
@@ -32,12 +31,15 @@ type KeepTestsArgs struct {
 // Kind implements river.JobArgs.
 func (KeepTestsArgs) Kind() string { return "keep_tests" }
 
-// InsertOpts implements river.JobArgsWithInsertOpts: one waiting job per
-// ticket and pull request is enough. A running one does not count: what it
-// read may predate the event that enqueues the next.
+// InsertOpts implements river.JobArgsWithInsertOpts. Every trigger gets a
+// job of its own, none unique: River's uniqueness would count a running
+// job, whose reads may predate the event that enqueues the next (an
+// approval arriving while a pass's job reads the reviews). The job is
+// idempotent instead: the ticket's row keeps the tests once, the commit
+// onto a pull request moves its branch only as a fast forward from the
+// head that passed, and a retried job finds its own commit by its trailer.
 func (KeepTestsArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{MaxAttempts: 5, UniqueOpts: river.UniqueOpts{ByArgs: true,
-		ByState: []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateScheduled, rivertype.JobStateRetryable}}}
+	return river.InsertOpts{MaxAttempts: 5}
 }
 
 // keepBranch is the branch of a follow-up pull request of kept tests.
@@ -90,10 +92,11 @@ func (w *KeepTestsWorker) Work(ctx context.Context, job *river.Job[KeepTestsArgs
 	if err != nil {
 		return err
 	}
+	log := w.log.With("ticket", tk.ID, "issue", tk.IssueNumber, "pr", job.Args.PR, "repo", repo.Owner+"/"+repo.Name)
 	if had && prev.State == db.KeptDone {
+		log.InfoContext(ctx, "tests not kept again: kept already", "commit", prev.CommitSHA)
 		return nil // kept once, never twice
 	}
-	log := w.log.With("ticket", tk.ID, "issue", tk.IssueNumber, "pr", job.Args.PR, "repo", repo.Owner+"/"+repo.Name)
 	gi, err := w.github.Installation(repo.InstallationID)
 	if err != nil {
 		return err
@@ -108,6 +111,7 @@ func (w *KeepTestsWorker) Work(ctx context.Context, job *river.Job[KeepTestsArgs
 		log.InfoContext(ctx, "tests not kept: the repository's config is wrong", "err", fc.ParseError)
 		return nil
 	case fc.Config.KeepTests == pipeline.KeepOff:
+		log.InfoContext(ctx, "tests not kept: keep_tests is off")
 		return nil
 	}
 	mode := fc.Config.KeepTests
