@@ -174,7 +174,8 @@ func (w *KeepTestsWorker) Work(ctx context.Context, job *river.Job[KeepTestsArgs
 		}
 	}
 	if !pr.Merged {
-		return nil // a follow-up waits for the merge
+		log.InfoContext(ctx, "tests not kept yet: the follow-up waits for the merge")
+		return nil
 	}
 	k.Mode = pipeline.KeepFollowUp
 	return w.followUp(ctx, log, gi, repo, tk, pr, k)
