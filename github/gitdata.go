@@ -141,7 +141,9 @@ func (in *Installation) CommitOnto(ctx context.Context, owner, repo, branch, par
 
 // Commit is a commit as the Git data API shows it.
 type Commit struct {
-	SHA     string
+	SHA string
+	// Tree is the commit's tree id.
+	Tree    string
 	Message string
 	Parents []string
 	// Author is the author's name.
@@ -154,9 +156,25 @@ func (in *Installation) GitCommit(ctx context.Context, owner, repo, sha string) 
 	if err := classify(fmt.Sprintf("get commit %s of %s/%s", sha, owner, repo), resp, err, in.now()); err != nil {
 		return Commit{}, err
 	}
-	out := Commit{SHA: c.GetSHA(), Message: c.GetMessage(), Author: c.GetAuthor().GetName()}
+	out := Commit{SHA: c.GetSHA(), Tree: c.GetTree().GetSHA(), Message: c.GetMessage(), Author: c.GetAuthor().GetName()}
 	for _, p := range c.Parents {
 		out.Parents = append(out.Parents, p.GetSHA())
 	}
 	return out, nil
+}
+
+// TreeWith returns the id of the tree that is parent's with changes: the
+// tree a commit of changes onto parent has. It makes the blobs and the
+// tree (Git objects no ref names until a commit does), nothing else.
+func (in *Installation) TreeWith(ctx context.Context, owner, repo, parent string, changes []FileChange) (string, error) {
+	op := fmt.Sprintf("tree of %s with changes in %s/%s", parent, owner, repo)
+	c, resp, err := in.gh.Git.GetCommit(ctx, owner, repo, parent)
+	if err := classify(op+": get commit "+parent, resp, err, in.now()); err != nil {
+		return "", err
+	}
+	tree, err := in.createTree(ctx, op, owner, repo, c.GetTree().GetSHA(), changes)
+	if err != nil {
+		return "", err
+	}
+	return tree.GetSHA(), nil
 }

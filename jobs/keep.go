@@ -135,13 +135,9 @@ func (w *KeepTestsWorker) Work(ctx context.Context, job *river.Job[KeepTestsArgs
 		// A retried job whose commit reached the pull request's head
 		// before it was recorded finds it there.
 		if mode == pipeline.KeepCommit && pr.Open {
-			head, err := gi.GitCommit(ctx, repo.Owner, repo.Name, pr.HeadSHA)
-			if err != nil {
-				return retryOrCancel(err)
-			}
-			if strings.Contains(head.Message, pipeline.KeptTrailerLine(tk.IssueNumber, v.Digest)) && len(head.Parents) == 1 {
-				k.Branch, k.ParentSHA, k.CommitSHA = pr.HeadRef, head.Parents[0], head.SHA
-				return w.record(ctx, log, gi, repo, tk, k)
+			adopted, err := w.adopt(ctx, log, gi, repo, tk, pr, v, fc.Config, &k)
+			if err != nil || adopted {
+				return err
 			}
 		}
 		why, err := w.eligible(ctx, gi, repo, tk, pr, v, fc.Config, &k)
@@ -179,6 +175,48 @@ func (w *KeepTestsWorker) Work(ctx context.Context, job *river.Job[KeepTestsArgs
 	}
 	k.Mode = pipeline.KeepFollowUp
 	return w.followUp(ctx, log, gi, repo, tk, pr, k)
+}
+
+// adopt records the commit of kept tests an earlier attempt made, when
+// the pull request's head is it: a commit whose message carries the
+// ticket's trailer, whose one parent is eligible (its grade passed, a
+// reviewer approved), and whose tree is exactly that parent's with the
+// kept files. A message is anyone's to write; the tree and the parent's
+// pass are not, so an author's commit that only borrows the trailer is
+// graded as any other head.
+func (w *KeepTestsWorker) adopt(ctx context.Context, log *slog.Logger, gi *github.Installation, repo db.Repository, tk db.Ticket, pr github.Pull,
+	v *store.Version, cfg pipeline.RepoConfig, k *db.KeptTests) (bool, error) {
+	head, err := gi.GitCommit(ctx, repo.Owner, repo.Name, pr.HeadSHA)
+	if err != nil {
+		return false, retryOrCancel(err)
+	}
+	if !strings.Contains(head.Message, pipeline.KeptTrailerLine(tk.IssueNumber, v.Digest)) || len(head.Parents) != 1 {
+		return false, nil
+	}
+	parent := pr
+	parent.HeadSHA = head.Parents[0]
+	why, err := w.eligible(ctx, gi, repo, tk, parent, v, cfg, k)
+	if err != nil {
+		return false, err
+	}
+	if why != "" {
+		log.InfoContext(ctx, "head carries the kept-tests trailer, but its parent does not keep them", "why", why)
+		return false, nil
+	}
+	files, err := w.keptFiles(ctx, repo, tk, v.Number)
+	if err != nil {
+		return false, err
+	}
+	want, err := gi.TreeWith(ctx, repo.Owner, repo.Name, parent.HeadSHA, files)
+	if err != nil {
+		return false, retryOrCancel(err)
+	}
+	if want != head.Tree {
+		log.InfoContext(ctx, "head carries the kept-tests trailer, but its tree is not its parent's with the kept tests", "head", head.SHA)
+		return false, nil
+	}
+	k.Branch, k.ParentSHA, k.CommitSHA = pr.HeadRef, parent.HeadSHA, head.SHA
+	return true, w.record(ctx, log, gi, repo, tk, *k)
 }
 
 // eligible says why pull request pr does not keep ticket tk's tests yet
