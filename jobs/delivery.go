@@ -23,7 +23,10 @@ type DeliveryWorker struct {
 	// pasted reads what deliveries carry for hidden tests pasted without
 	// their canary; nil on a service without the store.
 	pasted *pastedScanner
-	log    *slog.Logger
+	// keeps is whether this service works keep_tests jobs (it holds the
+	// store's writer): approvals and merges enqueue them.
+	keeps bool
+	log   *slog.Logger
 	// publicURL starts the card's links in comments.
 	publicURL string
 }

@@ -214,6 +214,10 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 	if err := applyPasted(ctx, w.db, tk.ID, rep); err != nil {
 		return err
 	}
+	if err := applyKept(ctx, w.db, tk.ID, g.HeadSHA, rep); err != nil {
+		return err
+	}
+	passed := rep.Verdict == report.VerdictPass
 	report, err := json.Marshal(rep)
 	if err != nil {
 		return err
@@ -251,6 +255,13 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 			"head_sha": g.HeadSHA, "digest": g.Digest, "passed": c.Passed, "total": c.Total}
 		if refusedBy != "" {
 			fields["refused"] = "uid split not proven; required by " + refusedBy
+		}
+		if passed && refusedBy == "" && cfg.KeepTests != pipeline.KeepOff {
+			// The pass may keep the tests, once a reviewer approves too
+			// (the review's delivery enqueues the same job).
+			if err := tx.InsertJob(ctx, KeepTestsArgs{Ticket: tk.ID, PR: g.PRNumber}, nil); err != nil {
+				return err
+			}
 		}
 		return audit(ctx, tx, "testfirst", tk.ID, "grade.completed", fields)
 	}); err != nil {

@@ -234,23 +234,39 @@ type reviewPayload struct {
 	Comment pastedText `json:"comment"`
 }
 
-// pastedText is a text GitHub delivers, with its link and author.
+// pastedText is a text GitHub delivers, with its link and author (and a
+// review's state).
 type pastedText struct {
 	Body    string `json:"body"`
 	HTMLURL string `json:"html_url"`
+	State   string `json:"state"`
 	User    struct {
 		Login string `json:"login"`
 	} `json:"user"`
 }
 
-// review reads a pull request review's text for pasted hidden tests.
+// review reads a pull request review's text for pasted hidden tests; an
+// approving review submitted enqueues the keep_tests job of each ticket
+// the pull request closes, which reads the reviews from GitHub itself.
 func (w *DeliveryWorker) review(ctx context.Context, a DeliveryArgs) error {
 	var p reviewPayload
 	if err := json.Unmarshal(a.Payload, &p); err != nil {
 		return river.JobCancel(fmt.Errorf("delivery %s: payload: %w", a.Delivery, err))
 	}
-	return w.scanPasted(ctx, p.repoPayload, p.Review.Body, pastedPlace{SeenIn: fmt.Sprintf("a review of pull request #%d", p.PullRequest.Number),
-		URL: p.Review.HTMLURL, Author: p.Review.User.Login})
+	if err := w.scanPasted(ctx, p.repoPayload, p.Review.Body, pastedPlace{SeenIn: fmt.Sprintf("a review of pull request #%d", p.PullRequest.Number),
+		URL: p.Review.HTMLURL, Author: p.Review.User.Login}); err != nil {
+		return err
+	}
+	if a.Action != "submitted" || !strings.EqualFold(p.Review.State, "approved") || !w.keeps {
+		return nil
+	}
+	return w.db.Tx(ctx, func(tx *db.Tx) error {
+		repo, err := p.record(ctx, tx)
+		if err != nil {
+			return err
+		}
+		return enqueueKeep(ctx, tx, repo.ID, p.PullRequest.Number)
+	})
 }
 
 // reviewComment reads a pull request review comment for pasted hidden

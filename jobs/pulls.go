@@ -25,6 +25,7 @@ type pullPayload struct {
 		Title   string `json:"title"`
 		HTMLURL string `json:"html_url"`
 		State   string `json:"state"`
+		Merged  bool   `json:"merged"`
 		User    struct {
 			Login string `json:"login"`
 		} `json:"user"`
@@ -111,6 +112,10 @@ func (w *DeliveryWorker) pullRequest(ctx context.Context, a DeliveryArgs) error 
 		return err
 	}
 	if !open {
+		if p.Action == "closed" && p.PullRequest.Merged && w.keeps {
+			// A follow-up of kept tests waits for the merge.
+			return w.db.Tx(ctx, func(tx *db.Tx) error { return enqueueKeep(ctx, tx, repo.ID, p.Number) })
+		}
 		return nil
 	}
 	for _, tk := range tickets {

@@ -21,6 +21,7 @@ func NewAppSetup(cfg Config, w *store.Writer) Setup {
 	q := &gradeQueue{db: cfg.DB, store: w, publicURL: cfg.PublicURL, log: cfg.Log}
 	set := newSetup(cfg, q, nil, newPastedScanner(cfg.DB, w, cfg.GitHub, cfg.Log))
 	river.AddWorker(set.Workers, &SyncWorker{db: cfg.DB, github: cfg.GitHub, store: w, grades: q, publicURL: cfg.PublicURL, log: cfg.Log})
+	river.AddWorker(set.Workers, &KeepTestsWorker{db: cfg.DB, github: cfg.GitHub, store: w, log: cfg.Log, requireUIDSplit: cfg.RequireUIDSplit})
 	timeout := SandboxJobTimeout(cfg.RescueAfter)
 	river.AddWorker(set.Workers, &workedElsewhere[GradeArgs]{role: "grader", timeout: timeout})
 	river.AddWorker(set.Workers, &workedElsewhere[VersionCheckArgs]{role: "grader", timeout: timeout})
@@ -49,6 +50,7 @@ func NewGraderSetup(cfg Config, r *store.Reader, g *grader.Grader, sb Sandboxes)
 	river.AddWorker(workers, &workedElsewhere[DeliveryArgs]{role: "app"})
 	river.AddWorker(workers, &workedElsewhere[RedeliverArgs]{role: "app"})
 	river.AddWorker(workers, &workedElsewhere[SyncArgs]{role: "app"})
+	river.AddWorker(workers, &workedElsewhere[KeepTestsArgs]{role: "app"})
 	set := Setup{Workers: workers,
 		Queues:   map[string]river.QueueConfig{QueueSandbox: {MaxWorkers: sandboxWorkers(cfg.DB.Engine())}},
 		Periodic: []*river.PeriodicJob{RedeliverPeriodicJob(DefaultRedeliverInterval), SyncPeriodicJob(syncInterval(cfg))}}

@@ -103,6 +103,7 @@ func NewGradingSetup(cfg Config, s Sealed) Setup {
 	river.AddWorker(set.Workers, &VersionCheckWorker{db: cfg.DB, github: cfg.GitHub, store: s.Reader, grader: s.Grader, sandboxes: s.Sandboxes,
 		metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter})
 	river.AddWorker(set.Workers, &SyncWorker{db: cfg.DB, github: cfg.GitHub, store: s.Writer, grades: q, agents: aq, publicURL: cfg.PublicURL, log: cfg.Log})
+	river.AddWorker(set.Workers, &KeepTestsWorker{db: cfg.DB, github: cfg.GitHub, store: s.Writer, log: cfg.Log, requireUIDSplit: cfg.RequireUIDSplit})
 	set.Queues[QueueSandbox] = river.QueueConfig{MaxWorkers: sandboxWorkers(cfg.DB.Engine())}
 	set.Periodic = append(set.Periodic, SyncPeriodicJob(syncInterval(cfg)))
 	if s.Sandboxes != nil {
@@ -114,7 +115,10 @@ func NewGradingSetup(cfg Config, s Sealed) Setup {
 
 func newSetup(cfg Config, g grading, aq *agentQueue, ps *pastedScanner) Setup {
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &DeliveryWorker{db: cfg.DB, github: cfg.GitHub, grades: g, agents: aq, pasted: ps, log: cfg.Log, publicURL: cfg.PublicURL})
+	// A service with the store's writer (its pasted scanner's) works the
+	// keep_tests jobs that approvals and merges enqueue.
+	river.AddWorker(workers, &DeliveryWorker{db: cfg.DB, github: cfg.GitHub, grades: g, agents: aq, pasted: ps, keeps: ps != nil, log: cfg.Log,
+		publicURL: cfg.PublicURL})
 	river.AddWorker(workers, NewRedeliverWorker(cfg.DB, cfg.GitHub, cfg.Log))
 	return Setup{Workers: workers, Queues: Queues(cfg.DB.Engine()),
 		Periodic: []*river.PeriodicJob{RedeliverPeriodicJob(DefaultRedeliverInterval)}}

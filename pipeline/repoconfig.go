@@ -88,7 +88,28 @@ type RepoConfig struct {
 	// required check blocking; ConclusionNeutral lets the pull request
 	// merge without the ticket's grade.
 	WithdrawnCheck string
+
+	// KeepTests is what becomes of the approved hidden tests once a pull
+	// request's grade passes and a reviewer other than its author approves
+	// it (keep_tests): KeepOff (the default) keeps them hidden; KeepCommit
+	// adds them to the pull request as a commit of the app's; KeepFollowUp
+	// opens a pull request of them once the pull request is merged.
+	KeepTests string
 }
+
+// The values of keep_tests.
+const (
+	// KeepOff: the hidden tests stay hidden.
+	KeepOff = "off"
+	// KeepCommit: a commit of the app's on the pull request's head branch
+	// adds them (a fork's branch, which the app cannot push to, gets a
+	// follow-up pull request instead, and the ticket says so).
+	KeepCommit = "commit"
+	// KeepFollowUp: once the pull request is merged, a branch of the
+	// app's off the default branch adds them, in a pull request of its
+	// own.
+	KeepFollowUp = "follow_up"
+)
 
 // AgentNone is the writer or implementer of a repository that names no
 // harness: people do the role.
@@ -131,6 +152,7 @@ func DefaultRepoConfig() RepoConfig {
 		UIDSplit:       UIDSplitAllowed,
 		Split:          SplitOff,
 		WithdrawnCheck: checkrun.ConclusionActionRequired,
+		KeepTests:      KeepOff,
 	}
 }
 
@@ -161,6 +183,7 @@ type repoConfigFile struct {
 		MaxRounds *int `yaml:"max_rounds"`
 	} `yaml:"agents"`
 	WithdrawnCheck *string `yaml:"withdrawn_check"`
+	KeepTests      *string `yaml:"keep_tests"`
 }
 
 // Bounds a repository may choose within.
@@ -280,6 +303,14 @@ func ParseRepoConfig(data []byte) (RepoConfig, error) {
 				*v, checkrun.ConclusionActionRequired, checkrun.ConclusionNeutral)
 		}
 		c.WithdrawnCheck = *v
+	}
+	if v := f.KeepTests; v != nil {
+		if *v != KeepOff && *v != KeepCommit && *v != KeepFollowUp {
+			bad("keep_tests %q: want %s (the default: the hidden tests stay hidden), %s (once a pull request's grade passes and a reviewer "+
+				"approves it, a commit of testfirst's adds them to it) or %s (once it is merged, testfirst opens a pull request adding them)",
+				*v, KeepOff, KeepCommit, KeepFollowUp)
+		}
+		c.KeepTests = *v
 	}
 	if s := f.Approval.FastApproval; s != nil {
 		d, err := time.ParseDuration(*s)

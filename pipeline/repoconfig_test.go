@@ -32,13 +32,15 @@ implementer: codex
 agents:
   max_rounds: 2
 withdrawn_check: neutral
+keep_tests: follow_up
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := RepoConfig{Label: "tests-first", TestPaths: []string{"tests/**", "spec_*.py"}, Timeout: 5 * time.Minute, Memory: 2 << 30,
 		CPUs: 1.5, Pids: 512, Policy: PolicyEnforce, MaxRejections: 2, FastApproval: 90 * time.Second,
-		Python: "3.13", Network: "mirror", Writer: "our-writer", Implementer: "codex", MaxRounds: 2, UIDSplit: UIDSplitAllowed, Split: SplitOff, WithdrawnCheck: "neutral"}
+		Python: "3.13", Network: "mirror", Writer: "our-writer", Implementer: "codex", MaxRounds: 2, UIDSplit: UIDSplitAllowed, Split: SplitOff, WithdrawnCheck: "neutral",
+		KeepTests: KeepFollowUp}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}
@@ -57,6 +59,8 @@ func TestParseRepoConfigErrors(t *testing.T) {
 	}{
 		{"lable: x\n", []string{`unknown key "lable"; the valid keys here are label`}},
 		{"withdrawn_check: success\n", []string{`withdrawn_check "success": want action_required (the default: a withdrawn ticket's check stays blocking) or neutral`}},
+		{"keep_tests: yes\n", []string{`keep_tests "yes": want off (the default: the hidden tests stay hidden), commit (once a pull request's grade passes`, "or follow_up"}},
+		{"keep_tests: Commit\n", []string{`keep_tests "Commit": want off`}},
 		{"grading:\n  timeout: forever\n", []string{`grading.timeout "forever": want a duration from 1s to 30m0s`}},
 		{"grading:\n  timeout: 2h\n  memory: 10t\n", []string{"grading.timeout", `grading.memory "10t"`}},
 		{"grading:\n  cpus: 0\n  pids: 3\n", []string{"grading.cpus 0", "grading.pids 3"}},
@@ -151,5 +155,23 @@ func TestExampleConfigIsTheDefaults(t *testing.T) {
 	}
 	if want := DefaultRepoConfig(); !reflect.DeepEqual(got, want) {
 		t.Errorf("the example says\n%+v\nthe defaults are\n%+v", got, want)
+	}
+}
+
+// TestParseRepoConfigKeepTests: keep_tests is off unless a repository says
+// commit or follow_up; YAML's own off and on are read as the words they
+// are, never as booleans.
+func TestParseRepoConfigKeepTests(t *testing.T) {
+	for in, want := range map[string]string{"": KeepOff, "keep_tests: off\n": KeepOff, "keep_tests: commit\n": KeepCommit,
+		"keep_tests: follow_up\n": KeepFollowUp} {
+		c, err := ParseRepoConfig([]byte(in))
+		if err != nil || c.KeepTests != want {
+			t.Errorf("%q: keep_tests %q, %v; want %q", in, c.KeepTests, err, want)
+		}
+	}
+	for _, in := range []string{"keep_tests: on\n", "keep_tests: true\n", "keep_tests: followup\n"} {
+		if _, err := ParseRepoConfig([]byte(in)); err == nil || !strings.Contains(err.Error(), "keep_tests") {
+			t.Errorf("%q: %v; want an error naming keep_tests", in, err)
+		}
 	}
 }

@@ -1063,3 +1063,72 @@ func TestCriteriaNameTheDraftsTests(t *testing.T) {
 		}
 	}
 }
+
+// TestCardKept: the files kept after a pass are the draft's, byte for
+// byte (a shebang and a coding line stay first, a data file as it is), and
+// none holds a canary line; a card whose canary line was moved or dropped
+// is refused, never kept with a canary or with a line missing.
+func TestCardKept(t *testing.T) {
+	ctx := context.Background()
+	k := newKeys(t)
+	w, r := openStore(t, fileBackend(t).blobs, k)
+	ticket := Ticket{Owner: "o", Repo: "r", Issue: 3}
+	files := []File{
+		{Path: "tests/test_a.py", Data: []byte(testBody)},
+		{Path: "tests/test_b.py", Data: []byte("#!/usr/bin/env python3\n# -*- coding: utf-8 -*-\n" + testBody)},
+		{Path: "tests/data/words.txt", Data: []byte("one two\n")},
+	}
+	v, err := w.Push(ctx, ticket, Draft{Author: "alice", Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	card, err := w.Card(ctx, ticket, v.Number)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := card.Kept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, f := range files {
+		want[f.Path] = string(f.Data)
+	}
+	got := map[string]string{}
+	for _, f := range kept {
+		got[f.Path] = string(f.Data)
+		if bytes.Contains(f.Data, []byte("testfirst-canary")) {
+			t.Errorf("kept %s holds a canary line:\n%s", f.Path, f.Data)
+		}
+	}
+	if !reflect.DeepEqual(want, got) {
+		t.Errorf("kept files %q, want the draft's %q", got, want)
+	}
+	// The grader's copy, canary removed the same way, is the same.
+	if _, err := w.Approve(ctx, ticket, v.Number, v.Digest, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := r.Open(ctx, ticket, v.Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range c.Files {
+		if plain := strings.Replace(string(f.Data), canaryPrefix+c.Canary()+"\n", "", 1); plain != got[f.Path] {
+			t.Errorf("%s: kept %q, the approved tests without their canary %q", f.Path, got[f.Path], plain)
+		}
+	}
+
+	for name, edit := range map[string]func(string) string{
+		"canary line dropped": func(s string) string { return strings.Replace(s, canaryPrefix+CanaryMask+"\n", "", 1) },
+		"canary line moved": func(s string) string {
+			return strings.Replace(s, canaryPrefix+CanaryMask+"\n", "", 1) + canaryPrefix + CanaryMask + "\n"
+		},
+		"second canary line": func(s string) string { return s + "# testfirst-canary: abcdefgh12\n" },
+	} {
+		bad := &Card{Files: slices.Clone(card.Files)}
+		bad.Files[0].Data = []byte(edit(string(bad.Files[0].Data)))
+		if _, err := bad.Kept(); err == nil {
+			t.Errorf("%s: kept", name)
+		}
+	}
+}

@@ -458,3 +458,27 @@ type Card struct {
 	// Reference is the reference patch, if any; patches carry no canary.
 	Reference []byte `json:"reference,omitempty"`
 }
+
+// Kept returns the version's files as the writer handed them in and the
+// requester approved them: the card's files without the canary line the
+// store added to each Python file (a draft may hold no canary line of its
+// own, so the line is the store's wherever it stands). It refuses a card
+// whose lines are not exactly the store's masked ones: what it returns,
+// canaried again and masked, is the card byte for byte.
+func (c *Card) Kept() ([]File, error) {
+	masked := []byte(canaryPrefix + CanaryMask + "\n")
+	out := make([]File, len(c.Files))
+	for i, f := range c.Files {
+		out[i] = File{Path: f.Path, Data: bytes.Replace(f.Data, masked, nil, 1)}
+	}
+	again := addCanary(out, CanaryMask)
+	for i, f := range c.Files {
+		if !bytes.Equal(again[i].Data, f.Data) {
+			return nil, fmt.Errorf("file %q of the card is not a masked copy the store made: its canary line is missing or moved", f.Path)
+		}
+		if detect.CanaryLine.Match(out[i].Data) || bytes.Contains(out[i].Data, []byte(canaryPrefix)) {
+			return nil, fmt.Errorf("file %q of the card still holds a canary line once the store's is removed", f.Path)
+		}
+	}
+	return out, nil
+}

@@ -18,6 +18,11 @@ type commit struct {
 	parent string
 	files  map[string]string
 	time   time.Time
+	// message and author are a commit's made through the Git data API
+	// (author the app's bot, as GitHub makes it for an installation's
+	// token); "" for the fixed ones of Commit.
+	message string
+	author  string
 }
 
 // Commit records a commit on a branch of a seeded repository whose tree is
@@ -162,14 +167,20 @@ func dirEntries(files map[string]string, dir string) []dirEntry {
 // commitID is git's id of a commit of tree on parent ("" for a root commit)
 // with the fake's fixed author, committer, date and message.
 func commitID(tree, parent string) string {
+	return commitIDBy(tree, parent, "testfirst fake <fake@testfirst.invalid>", "fake commit\n")
+}
+
+// commitIDBy is git's id of a commit of tree on parent by person (name
+// and address, author and committer) with message.
+func commitIDBy(tree, parent, person, message string) string {
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "tree %s\n", tree)
 	if parent != "" {
 		fmt.Fprintf(&buf, "parent %s\n", parent)
 	}
-	buf.WriteString("author testfirst fake <fake@testfirst.invalid> 0 +0000\n")
-	buf.WriteString("committer testfirst fake <fake@testfirst.invalid> 0 +0000\n\n")
-	buf.WriteString("fake commit\n")
+	fmt.Fprintf(&buf, "author %s 0 +0000\n", person)
+	fmt.Fprintf(&buf, "committer %s 0 +0000\n\n", person)
+	buf.WriteString(message)
 	return hex.EncodeToString(gitHash("commit", buf.Bytes()))
 }
 

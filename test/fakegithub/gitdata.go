@@ -146,7 +146,12 @@ func (s *Server) gitCommitJSON(rp *repository, cm *commit) obj {
 		parents = append(parents, obj{"sha": cm.parent, "url": s.repoURL(rp, "git/commits/"+cm.parent)})
 	}
 	person := obj{"name": "testfirst fake", "email": "fake@testfirst.invalid", "date": ts(cm.time)}
-	return obj{"sha": cm.sha, "url": s.repoURL(rp, "git/commits/"+cm.sha), "author": person, "committer": person, "message": "fake commit",
+	message := "fake commit"
+	if cm.author != "" {
+		person = obj{"name": cm.author, "email": s.noreplyEmail(cm.author), "date": ts(cm.time)}
+		message = cm.message
+	}
+	return obj{"sha": cm.sha, "url": s.repoURL(rp, "git/commits/"+cm.sha), "author": person, "committer": person, "message": message,
 		"tree": obj{"sha": cm.tree, "url": s.repoURL(rp, "git/trees/"+cm.tree)}, "parents": parents}
 }
 
@@ -191,9 +196,15 @@ func (c *call) createGitCommit() *response {
 			return validationFailed(c.doc, fieldError{Resource: "Commit", Code: "invalid", Field: "parents"})
 		}
 	}
-	sha := commitID(*req.Tree, parent)
+	// GitHub makes the app's bot the author and committer of a commit an
+	// installation's token creates without naming one.
+	author := botLogin()
+	if c.who.kind != callerInstallation {
+		return validationFailed(c.doc, fieldError{Resource: "Commit", Code: "invalid", Field: "author", Message: "the fake makes commits for an installation only"})
+	}
+	sha := commitIDBy(*req.Tree, parent, author+" <"+c.s.noreplyEmail(author)+">", *req.Message)
 	if _, ok := c.s.commits[sha]; !ok {
-		c.s.commits[sha] = &commit{sha: sha, tree: *req.Tree, parent: parent, files: files, time: c.s.now()}
+		c.s.commits[sha] = &commit{sha: sha, tree: *req.Tree, parent: parent, files: files, time: c.s.now(), message: *req.Message, author: author}
 	}
 	c.repo.commits[sha] = true
 	return jsonResponse(http.StatusCreated, c.s.gitCommitJSON(c.repo, c.s.commits[sha]))

@@ -14,6 +14,10 @@ type pull struct {
 	headRef  string
 	headRepo string // full name, e.g. a fork's
 	baseRef  string
+	// reviews are its submitted reviews, oldest first.
+	reviews []*review
+	// mergeSHA is the merge commit once MergePull merged it.
+	mergeSHA string
 }
 
 // AddPull opens pull request number on owner/repo from headSHA into the
@@ -115,7 +119,7 @@ func (s *Server) pullJSON(rp *repository, is *issue) obj {
 		headRepo["fork"] = true
 	}
 	html := "https://github.com/" + rp.fullName() + "/pull/" + num
-	return obj{
+	out := obj{
 		"id":                  pr.id,
 		"node_id":             nodeID("PR_", pr.id),
 		"url":                 s.repoURL(rp, "pulls/"+num),
@@ -166,6 +170,13 @@ func (s *Server) pullJSON(rp *repository, is *issue) obj {
 		"maintainer_can_modify": false,
 		"commits":               1,
 	}
+	if !is.closedAt.IsZero() {
+		out["state"], out["closed_at"] = "closed", ts(is.closedAt)
+	}
+	if pr.mergeSHA != "" {
+		out["merged"], out["merged_at"], out["merge_commit_sha"], out["mergeable_state"] = true, ts(is.closedAt), pr.mergeSHA, "clean"
+	}
+	return out
 }
 
 // minimalPullJSON is the short pull request of a check run's pull_requests.
