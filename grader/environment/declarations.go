@@ -67,10 +67,12 @@ var toolingNames = map[string]bool{
 	"readme-renderer": true, "pyroma": true, "bump2version": true, "bumpversion": true,
 	"bump-my-version": true, "bumpver": true, "towncrier": true, "commitizen": true, "tox": true,
 	"nox": true, "pip-tools": true, "uv": true, "ipython": true, "ipdb": true, "pdbpp": true,
-	"jupyter": true,
+	"jupyter": true, "mccabe": true, "pep8": true, "pep8-naming": true, "pip-audit": true, "safety": true,
+	"interrogate": true, "darglint": true, "rstcheck": true, "restructuredtext-lint": true, "mdformat": true,
+	"cibuildwheel": true, "auditwheel": true, "delocate": true, "zest-releaser": true, "scriv": true,
 }
 
-var toolingPrefixes = []string{"sphinx", "mkdocs", "flake8-", "pylint-", "types-", "mypy-boto3"}
+var toolingPrefixes = []string{"sphinx", "mkdocs", "flake8-", "pylint-", "types-", "mypy-boto3", "tox-", "pre-commit-"}
 
 // requirementName is the normalized distribution name of a requirement
 // specifier (PEP 503: lower case, runs of -_. as -), "" when the line is
@@ -220,12 +222,18 @@ func Declarations(t *tree.Tree) (Declared, error) {
 	})
 	read := map[string]bool{}
 	// readReqs reads a requirements file and those its -r lines name, in
-	// the tree, each once.
+	// the tree, each once. A file is of the kind its name says wherever it
+	// is named from (tox.ini's test env naming requirements-dev.txt keeps
+	// it a development file, its tooling set aside); a file whose name
+	// says nothing is of the kind of the file that names it.
 	var readReqs func(name string, kind int, depth int)
 	readReqs = func(name string, kind int, depth int) {
 		f, ok := t.Lookup(name)
 		if !ok || f.IsSymlink() || read[name] || depth > 8 {
 			return
+		}
+		if own, ok := declKind(name); ok {
+			kind = own
 		}
 		read[name] = true
 		d.Files = append(d.Files, name)

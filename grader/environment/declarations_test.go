@@ -89,3 +89,39 @@ func TestChangedDeclarations(t *testing.T) {
 		t.Errorf("ChangedDeclarations = %q", got)
 	}
 }
+
+// TestDeclarationsDevFileThroughTox reads a test env whose deps name the
+// development requirements file, as bleach's tox.ini does: the file is
+// what its name says wherever it is read from, so its lint, type-checking,
+// docs and packaging tools are set aside, and what the tests import from
+// it (pytest-timeout, hypothesis, a name nobody knows as tooling) is kept.
+func TestDeclarationsDevFileThroughTox(t *testing.T) {
+	tr := treeOf(t, map[string]string{
+		"tox.ini": "[tox]\nenvlist = py3\n[testenv]\ndeps =\n    -rrequirements-dev.txt\n    -r requirements/ci.txt\ncommands = pytest\n",
+		"requirements-dev.txt": "-e .\nblack==23.9.1; implementation_name == 'cpython'\nbuild==1.0.3\nflake8==6.1.0\nmypy==1.5.1\n" +
+			"Sphinx==7.2.6\nsphinx-rtd-theme\ntox-gh-actions==3.1.3\ntwine==4.0.2\nhypothesis\npytest-timeout\nwebencodings-extra\n" +
+			"-r requirements-test.txt\n",
+		"requirements-test.txt": "freezegun\nmypy\n",
+		"requirements/ci.txt":   "pytest-xdist\nblack\n",
+		"bleachish/__init__.py": "",
+	})
+	d, err := Declarations(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Declared{
+		Files:        []string{"tox.ini", "requirements-dev.txt", "requirements-test.txt", "requirements/ci.txt"},
+		Requirements: []string{"hypothesis", "pytest-timeout", "webencodings-extra", "freezegun", "mypy", "pytest-xdist", "black"},
+		Ignored:      []string{"requirements-dev.txt: -e ."},
+		SetAside: []string{
+			"black==23.9.1; implementation_name == 'cpython' (tooling in requirements-dev.txt)",
+			"build==1.0.3 (tooling in requirements-dev.txt)", "flake8==6.1.0 (tooling in requirements-dev.txt)",
+			"mypy==1.5.1 (tooling in requirements-dev.txt)", "Sphinx==7.2.6 (tooling in requirements-dev.txt)",
+			"sphinx-rtd-theme (tooling in requirements-dev.txt)", "tox-gh-actions==3.1.3 (tooling in requirements-dev.txt)",
+			"twine==4.0.2 (tooling in requirements-dev.txt)",
+		},
+	}
+	if diff := cmp.Diff(want, d); diff != "" {
+		t.Errorf("Declarations (-want +got):\n%s", diff)
+	}
+}
