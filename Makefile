@@ -9,7 +9,7 @@ RUNDIR  := var/run
 
 export TESTFIRST_WRAPPER := $(BIN)/testfirst-wrapper
 
-.PHONY: all build deps image docker test suite-rest suite-services suite-faults suite-split suite-runsc suite-runsc-leg suite-disruptive test-docker test-agents test-runsc test-kube vet unit fuzz run demo bench soak clean
+.PHONY: all build deps image docker test suite-rest suite-services suite-faults suite-split suite-runsc suite-runsc-leg suite-disruptive test-split test-docker test-agents test-runsc test-kube vet unit fuzz run demo bench soak clean
 
 all: build
 
@@ -48,7 +48,8 @@ TEST_POSTGRES_URL ?= postgres://testfirst:testfirst@127.0.0.1:5432/testfirst?ssl
 # (job_rescue_after 60 s), did not finish in 8 minutes: one process again. TestDockerfile, which compiles every dependency inside a
 # container, is make test-docker's.
 FAULT_TESTS   := TestFaultsGrading|TestFaultsWebhookBurst|TestFaultsDiskFullSQLite
-# The attacks graded split are a leg of their own beside the fault cases,
+# The attacks on split grading (attacks-split; make test-split grades the
+# whole corpus split) are a leg of their own beside the fault cases,
 # which mostly wait: after them, in one leg, they made make test take 20 min.
 SPLIT_TESTS   := TestAttacksSplit|TestSplitFallback
 # Tests that wait on pip, an index or a hanging run more than they compute
@@ -81,6 +82,12 @@ suite-faults:
 
 suite-split:
 	$(TEST_ENV) $(GO) test -count=1 -timeout 30m -run '^($(SPLIT_TESTS))$$' ./test/
+
+## test-split: the whole in-process corpus graded split as well (make test
+# grades split only the attacks on split grading, attacks-split), and the
+# honest sample cases split
+test-split: image
+	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_SPLIT_CORPUS=all $(GO) test -count=1 -timeout 45m -run '^(TestAttacksSplit|TestSampleCasesSplit)$$' ./test/
 
 suite-disruptive:
 	$(TEST_ENV) TESTFIRST_FAULTS_DISRUPTIVE=1 $(GO) test -count=1 -timeout 15m -run '^TestFaults(Docker|Postgres)Restart$$' ./test/

@@ -70,6 +70,9 @@ type Grader struct {
 	runtime string
 	// defaultRuntime names the engine's default runtime in reports.
 	defaultRuntime string
+	// baseRuns keeps recent base runs for the next grade of the same
+	// base and tests (see baseMemo).
+	baseRuns *baseMemo
 }
 
 // Option changes a Grader.
@@ -96,7 +99,7 @@ func (g *Grader) runtimeName() string { return cmp.Or(g.runtime, g.defaultRuntim
 // New returns a Grader that runs image (by id or reference; imageID is
 // reported in every grade) through sb.
 func New(sb Sandbox, image, imageID string, opts ...Option) *Grader {
-	g := &Grader{sb: sb, image: image, imageID: imageID}
+	g := &Grader{sb: sb, image: image, imageID: imageID, baseRuns: newBaseMemo()}
 	for _, o := range opts {
 		o(g)
 	}
@@ -168,6 +171,10 @@ type Request struct {
 	// directory holds (see TestContextOf).
 	context TestContext
 	laid    *tree.Tree
+	// memoBase marks the request of a base run: its run may be one kept
+	// from an earlier grade of the same base and tests, and is kept for
+	// the next (baseMemo).
+	memoBase bool
 	// Split grades the tree under test split (wrapper.Job.Split): the
 	// hidden tests, pytest and every assertion in one process, as a grader
 	// uid that alone can read the tests, and every module of the tree in
@@ -235,7 +242,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*report.Report, error)
 		return rep, nil
 	}
 	req.proxySocket = p.ProxySocket
-	in := &Grader{sb: g.sb, image: p.Image, imageID: p.ImageID, runtime: g.runtime, defaultRuntime: g.defaultRuntime}
+	in := &Grader{sb: g.sb, image: p.Image, imageID: p.ImageID, runtime: g.runtime, defaultRuntime: g.defaultRuntime, baseRuns: g.baseRuns}
 	stage(StageTests)
 	rep, err := in.grade(ctx, req)
 	if err != nil {
@@ -468,7 +475,9 @@ func (g *Grader) runAll(ctx context.Context, req Request, refTree *tree.Tree, ca
 	began := time.Now()
 	if req.Base != nil && !sameAsBase {
 		go func() {
-			r, err := g.run(baseCtx, req, req.Base, canaries, tj)
+			breq := req
+			breq.memoBase = true
+			r, err := g.run(baseCtx, breq, req.Base, canaries, tj)
 			if err != nil && errors.Is(context.Cause(baseCtx), errBaseOvertime) && ctx.Err() == nil {
 				r, err = &run{res: &wrapper.Result{TimedOut: true}, ev: &evaluate.Evaluation{}, wall: time.Since(began), noReport: true, overtime: true}, nil
 			}
@@ -648,7 +657,7 @@ func evaluateRuns(rep *report.Report, req Request, refTree *tree.Tree, canaries 
 	if baseRun != nil {
 		bc := *baseRun.ev // a copy: the base run may be the tree's own
 		b := &bc
-		rep.BaseCheck = &report.BaseCheck{Counts: report.CountsOf(b.Tests), Context: req.context.Paths(), ContextLeftOut: req.context.LeftOut}
+		rep.BaseCheck = &report.BaseCheck{Counts: report.CountsOf(b.Tests), Context: req.context.Paths(), ContextLeftOut: req.context.LeftOut, Reused: baseRun.reused}
 		switch {
 		case baseCrash != "":
 			rep.BaseCheck.Note = baseCrash + ": every hidden test counts as failing on the base"
@@ -792,6 +801,8 @@ type run struct {
 	// overtime is set on a base run killed because it outlasted the rest
 	// of its grade (see runAll).
 	overtime bool
+	// reused is set on a base run kept from an earlier grade (baseMemo).
+	reused bool
 }
 
 // crash says how the run ended without an answer (it hung past its budget,
@@ -813,7 +824,7 @@ func (r *run) crash() string {
 // run runs the hidden tests against tree in a fresh sandbox, with the
 // grade's twin job (every pytest run makes twins, only a twin run keeps
 // them); opts change its job further.
-func (g *Grader) run(ctx context.Context, req Request, tree *tree.Tree, canaries []detect.Canary, tj wrapper.TwinJob, opts ...func(*wrapper.Job)) (*run, error) {
+func (g *Grader) run(ctx context.Context, req Request, tree *tree.Tree, canaries []detect.Canary, tj wrapper.TwinJob, opts ...func(*wrapper.Job)) (r *run, err error) {
 	timeout := req.Timeout
 	ctx, cancel := context.WithTimeout(ctx, timeout+engineGrace)
 	defer cancel()
@@ -850,6 +861,18 @@ func (g *Grader) run(ctx context.Context, req Request, tree *tree.Tree, canaries
 		// The grader uid is the test uid's neighbour: both are drawn
 		// from a span no other sandbox's tests use at the same time.
 		job.Split, job.GraderUID = true, uid+1
+	}
+	var memoKey string
+	if req.memoBase {
+		memoKey = g.baseMemoKey(job, req.laid, clean, timeout, req.Limits)
+		if r, ok := g.baseRuns.get(memoKey); ok {
+			return r, nil
+		}
+		defer func() {
+			if err == nil {
+				g.baseRuns.put(memoKey, r)
+			}
+		}()
 	}
 	began := time.Now()
 	sres, err := g.runWrapper(ctx, job, req.laid, clean, timeout, req.Limits, req.proxySocket, req.Labels)

@@ -107,6 +107,10 @@ type BaseCheck struct {
 	AllPass bool `json:"all_pass"`
 	// Counts are the base run's counts.
 	Counts Counts `json:"counts"`
+	// Reused says the base run is one an earlier grade of the same base,
+	// tests, image, runtime and limits ran: the grader keeps its recent
+	// base runs rather than run the same base again at every push.
+	Reused bool `json:"reused,omitempty"`
 	// Error says why the base run could not be evaluated, if it could not.
 	Error string `json:"error,omitempty"`
 	// Note says what happened to a base run that hung past its budget or

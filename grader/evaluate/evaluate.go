@@ -444,3 +444,17 @@ func Command(res *wrapper.Result) *Evaluation {
 	ev.Tests = []report.TestResult{{ID: name, Outcome: outcome}}
 	return ev
 }
+
+// Clone returns a copy of e whose slices are its own: an evaluation kept
+// for reuse (the grader's memo of base runs) is read by every grade that
+// reuses it, and a grade appends to what it is given.
+func (e *Evaluation) Clone() *Evaluation {
+	c := *e
+	c.Tests = slices.Clone(e.Tests)
+	c.Problems = slices.Clone(e.Problems)
+	c.Tampered = slices.Clone(e.Tampered)
+	c.Notes = slices.Clone(e.Notes)
+	c.Evidence = slices.Clone(e.Evidence)
+	c.importFailed = slices.Clone(e.importFailed)
+	return &c
+}
