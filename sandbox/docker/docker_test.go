@@ -200,13 +200,16 @@ func TestSweep(t *testing.T) {
 		t.Cleanup(func() { cli.ContainerRemove(ctx, resp.ID, container.RemoveOptions{Force: true}) })
 		return resp.ID
 	}
-	past, soon := now.Add(-10*time.Second), now.Add(time.Minute)
+	// The sweep is told its clock: two minutes from now. The running one
+	// has a minute to start, as Run's containers do (startGrace): another
+	// process's sweep (every testfirst serve of the suites beside this
+	// one sweeps at start, on the real clock) cannot take it for abandoned
+	// while the engine, loaded, takes seconds to start it. The one about to
+	// start has ten minutes.
+	sweepAt := now.Add(2 * time.Minute)
+	past := now.Add(-10 * time.Second)
 	stale := create(now.Add(-time.Hour), &past, "/bin/true")
-	// The running one's start-by passes only once it runs: created with
-	// it already past, another process's sweep (every testfirst serve of
-	// the suites beside this one sweeps at start) could take it for
-	// abandoned in the moment before it starts.
-	startBy := now.Add(2 * time.Second)
+	startBy, soon := now.Add(time.Minute), now.Add(10*time.Minute)
 	running := create(now.Add(time.Hour), &startBy, "/bin/sleep", "3600")
 	if err := cli.ContainerStart(ctx, running, container.StartOptions{}); err != nil {
 		t.Fatal(err)
@@ -214,8 +217,7 @@ func TestSweep(t *testing.T) {
 	abandoned := create(now.Add(time.Hour), &past, "/bin/true")
 	starting := create(now.Add(time.Hour), &soon, "/bin/true")
 	layer := create(now.Add(time.Hour), nil, "/bin/true")
-	time.Sleep(time.Until(startBy.Add(time.Second)))
-	if _, err := g.Docker.Sweep(ctx, time.Now()); err != nil {
+	if _, err := g.Docker.Sweep(ctx, sweepAt); err != nil {
 		t.Fatal(err)
 	}
 	// Every testfirst serve of the suites running beside this one sweeps
@@ -226,7 +228,7 @@ func TestSweep(t *testing.T) {
 	var got []string
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		got = got[:0]
-		for _, c := range leftovers(t) {
+		for _, c := range testenv.Labelled(t, cli, "app.testfirst.test="+t.Name(), "") {
 			got = append(got, c.ID)
 		}
 		slices.Sort(got)
