@@ -37,10 +37,10 @@ const python = "/usr/bin/python3"
 // writes the JUnit report to fd 3 and its evidence to fd 4, pipes the
 // wrapper reads, with the key it reads from fd 5.
 //
-// -s: nothing is captured, unlike plain pytest, so an honest test that
-// leaves sys.stdout on a closed stream fails the tests after it (honest
-// case closedstream, skipped until pytest's capture can be used without
-// losing what the tests observe of the tree's prints at import).
+// -s: nothing is captured, so what the code under test prints, import
+// time included, reaches the output's canary scan. Plain pytest's capture
+// also puts sys.stdout, sys.stderr and sys.stdin back at every test; the
+// PluginModule does that after each test (honest case closedstream).
 func PytestCommand() []string {
 	return []string{
 		python, "-I", "-m", "pytest",

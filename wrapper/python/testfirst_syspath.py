@@ -11,6 +11,9 @@ so the tree's own packages win over copies installed in the grader image.
 A src layout's directory (TESTFIRST_SOURCE_DIR, which the grader decides
 from the base tree) goes just before the tree itself.
 
+Each test starts with the sys.stdout, sys.stderr and sys.stdin the test
+before it started with, as under pytest's capture (the runner uses -s).
+
 pytest runs with --noconftest, so it loads no conftest.py itself. The hidden
 set's own conftest files (root-owned, under /hidden) are loaded here, at
 configure time, after the runner's evidence plugin is armed and the tree is
@@ -225,6 +228,27 @@ def _insert_position(path):
         if "site-packages" in entry or "dist-packages" in entry:
             return i
     return len(path)
+
+
+_STREAMS = ("stdin", "stdout", "stderr")
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    # pytest runs with -s: nothing is captured, so the run's output reaches
+    # the runner's canary scan whole, import-time prints included. Plain
+    # pytest's capture also sets sys.stdout, sys.stderr and sys.stdin back
+    # at every test phase; without it, a test that leaves them replaced
+    # (monkeypatch restoring capsys's closed stream, as structlog's tests
+    # do) breaks every print of the tests after it. Each test starts with
+    # the streams the one before it started with.
+    saved = tuple(getattr(sys, name) for name in _STREAMS)
+    try:
+        yield
+    finally:
+        for name, stream in zip(_STREAMS, saved):
+            if getattr(sys, name) is not stream:
+                setattr(sys, name, stream)
 
 
 @pytest.hookimpl(trylast=True)
