@@ -60,6 +60,20 @@ func newCluster(t *testing.T, started func(*corev1.Pod) *corev1.PodStatus, conta
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
+	if started != nil {
+		// A scheduler's verdict (a pending pod's conditions) is on the pod
+		// when it is created: from the watch below it came too late on a
+		// loaded machine, after a 1 s run had given up on a pod with no
+		// status yet (CI: "did not start within its 1s: phase ").
+		c.cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			if p, ok := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod); ok {
+				if st := started(p); st.Phase == corev1.PodPending {
+					p.Status = *st
+				}
+			}
+			return false, nil, nil
+		})
+	}
 	w, err := c.cs.CoreV1().Pods(testNamespace).Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
