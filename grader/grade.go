@@ -875,7 +875,12 @@ func (g *Grader) run(ctx context.Context, req Request, tree *tree.Tree, canaries
 		}()
 	}
 	began := time.Now()
-	sres, err := g.runWrapper(ctx, job, req.laid, clean, timeout, req.Limits, req.proxySocket, req.Labels)
+	labels := maps.Clone(req.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[sandbox.LabelTree] = treeLabel(req, tree, job)
+	sres, err := g.runWrapper(ctx, job, req.laid, clean, timeout, req.Limits, req.proxySocket, labels)
 	if err != nil {
 		return nil, err
 	}
@@ -940,6 +945,20 @@ func canarySightings(cs []detect.Canary, tokens []string, where string) []report
 		}
 	}
 	return out
+}
+
+// treeLabel is the sandbox.LabelTree of job's run on tree in the grade of
+// req.
+func treeLabel(req Request, tree *tree.Tree, job wrapper.Job) string {
+	switch {
+	case job.Twins:
+		return "twins"
+	case tree == req.Repo:
+		return "tested"
+	case tree == req.Base:
+		return "base"
+	}
+	return "reference"
 }
 
 // runWrapper runs the wrapper in a sandbox on job, with the hidden tests

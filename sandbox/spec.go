@@ -23,6 +23,12 @@ const (
 	// (collect, pytest, mutants, ...), so that an operator listing the
 	// engine's containers, or a rescue, can tell the runs apart.
 	LabelMode = "app.testfirst.mode"
+	// LabelTree says which tree a grade's test run runs the hidden tests
+	// on: "tested" (the pull request's head, or the tree a base check
+	// judges), "base", "reference", or "twins" (the tree under test with
+	// twin assertions), so that a rescue or an operator can tell a base
+	// run that ends by itself from the run of the code under test.
+	LabelTree = "app.testfirst.tree"
 )
 
 // LeftoverGrace is how long past its deadline a sandbox may still be in

@@ -511,9 +511,10 @@ func labelledIDs(t *testing.T, label, status string) []string {
 }
 
 // runningFor waits for a sandbox container labelled label (key=value)
-// that runs the hidden tests (not the trusted collection before them,
-// which a loaded engine may keep running for seconds) and has run for at
-// least d, and returns its id.
+// that runs the hidden tests on the tree under test (not the trusted
+// collection before them, which a loaded engine may keep running for
+// seconds, nor the base run beside them, which ends by itself) and has
+// run for at least d, and returns its id.
 func runningFor(t *testing.T, label string, d time.Duration, logs func() string) string {
 	t.Helper()
 	cli, err := engineClient()
@@ -524,7 +525,9 @@ func runningFor(t *testing.T, label string, d time.Duration, logs func() string)
 	var id string
 	waitFor(t, fmt.Sprintf("a sandbox labelled %s running the tests for %s", label, d), 120*time.Second, func() bool {
 		for _, s := range testenv.Labelled(t, cli, label, "running") {
-			if s.Labels[sandbox.LabelMode] != wrapper.ModePytest {
+			// The base runs beside the tree under test and ends by
+			// itself; only the tested tree's run is the sleeper.
+			if s.Labels[sandbox.LabelMode] != wrapper.ModePytest || s.Labels[sandbox.LabelTree] != "tested" {
 				continue
 			}
 			c := s.ID
