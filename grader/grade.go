@@ -963,7 +963,8 @@ func treeLabel(req Request, tree *tree.Tree, job wrapper.Job) string {
 
 // runWrapper runs the wrapper in a sandbox on job, with the hidden tests
 // and tree streamed in as its input archive, for at most timeout, its
-// container labelled with labels.
+// container labelled with labels and with the job's mode unless labels
+// name another.
 func (g *Grader) runWrapper(ctx context.Context, job wrapper.Job, hidden, tree *tree.Tree, timeout time.Duration, limits sandbox.Limits, proxySocket string, labels map[string]string) (sandbox.Result, error) {
 	pr, pw := io.Pipe()
 	inputErr := make(chan error, 1)
@@ -977,7 +978,9 @@ func (g *Grader) runWrapper(ctx context.Context, job wrapper.Job, hidden, tree *
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[sandbox.LabelMode] = job.Mode
+	if labels[sandbox.LabelMode] == "" {
+		labels[sandbox.LabelMode] = job.Mode
+	}
 	sres, err := g.sb.Run(ctx, sandbox.Spec{
 		Image:       g.image,
 		Entrypoint:  []string{wrapper.BinaryPath},
