@@ -95,6 +95,24 @@ type RepoConfig struct {
 	// adds them to the pull request as a commit of the app's; KeepFollowUp
 	// opens a pull request of them once the pull request is merged.
 	KeepTests string
+
+	// Regressions is the regression run beside each pull request's grade
+	// (regressions:): the base's own test suite run on the base and on
+	// the pull request's code, posted as the check run
+	// RegressionsCheckRunName.
+	Regressions RegressionsConfig
+}
+
+// RegressionsConfig is a repository's regressions: settings.
+type RegressionsConfig struct {
+	// Enabled runs it (regressions.enabled, on by default).
+	Enabled bool
+	// Paths are the suite's files or directories given to pytest
+	// (regressions.paths); empty: pytest's own discovery under the
+	// repository's configuration.
+	Paths []string
+	// Budget bounds each of its runs (regressions.budget).
+	Budget time.Duration
 }
 
 // The values of keep_tests.
@@ -153,6 +171,7 @@ func DefaultRepoConfig() RepoConfig {
 		Split:          SplitOff,
 		WithdrawnCheck: checkrun.ConclusionActionRequired,
 		KeepTests:      KeepOff,
+		Regressions:    RegressionsConfig{Enabled: true, Budget: 10 * time.Minute},
 	}
 }
 
@@ -184,6 +203,11 @@ type repoConfigFile struct {
 	} `yaml:"agents"`
 	WithdrawnCheck *string `yaml:"withdrawn_check"`
 	KeepTests      *string `yaml:"keep_tests"`
+	Regressions    struct {
+		Enabled *string  `yaml:"enabled"`
+		Paths   []string `yaml:"paths"`
+		Budget  *string  `yaml:"budget"`
+	} `yaml:"regressions"`
 }
 
 // Bounds a repository may choose within.
@@ -311,6 +335,32 @@ func ParseRepoConfig(data []byte) (RepoConfig, error) {
 				*v, KeepOff, KeepCommit, KeepFollowUp)
 		}
 		c.KeepTests = *v
+	}
+	if v := f.Regressions.Enabled; v != nil {
+		switch *v {
+		case "true":
+			c.Regressions.Enabled = true
+		case "false":
+			c.Regressions.Enabled = false
+		default:
+			bad("regressions.enabled %q: want true (the default: each pull request's grade is followed by a regression run) or false", *v)
+		}
+	}
+	for _, p := range f.Regressions.Paths {
+		clean := strings.TrimSuffix(p, "/")
+		if clean == "" || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "-") || path.Clean(clean) != clean || clean == ".." || strings.HasPrefix(clean, "../") {
+			bad("regressions.paths %q: want a file or directory of the repository, relative to its root, such as tests/", p)
+		}
+	}
+	if len(f.Regressions.Paths) > 0 {
+		c.Regressions.Paths = f.Regressions.Paths
+	}
+	if s := f.Regressions.Budget; s != nil {
+		d, err := time.ParseDuration(*s)
+		if err != nil || d < 10*time.Second || d > MaxRunTimeout {
+			bad("regressions.budget %q: want a duration from 10s to %s, e.g. 10m", *s, MaxRunTimeout)
+		}
+		c.Regressions.Budget = d
 	}
 	if s := f.Approval.FastApproval; s != nil {
 		d, err := time.ParseDuration(*s)

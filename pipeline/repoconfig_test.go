@@ -33,6 +33,10 @@ agents:
   max_rounds: 2
 withdrawn_check: neutral
 keep_tests: follow_up
+regressions:
+  enabled: false
+  paths: [tests/unit/, test_top.py]
+  budget: 90s
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +44,7 @@ keep_tests: follow_up
 	want := RepoConfig{Label: "tests-first", TestPaths: []string{"tests/**", "spec_*.py"}, Timeout: 5 * time.Minute, Memory: 2 << 30,
 		CPUs: 1.5, Pids: 512, Policy: PolicyEnforce, MaxRejections: 2, FastApproval: 90 * time.Second,
 		Python: "3.13", Network: "mirror", Writer: "our-writer", Implementer: "codex", MaxRounds: 2, UIDSplit: UIDSplitAllowed, Split: SplitOff, WithdrawnCheck: "neutral",
-		KeepTests: KeepFollowUp}
+		KeepTests: KeepFollowUp, Regressions: RegressionsConfig{Enabled: false, Paths: []string{"tests/unit/", "test_top.py"}, Budget: 90 * time.Second}}
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}
@@ -73,6 +77,10 @@ func TestParseRepoConfigErrors(t *testing.T) {
 		{"test_paths: ['/etc/*', '[']\n", []string{`test_paths "/etc/*"`, `test_paths "["`}},
 		{"- just\n- a list\n", []string{"want a mapping of settings"}},
 		{"grading:\n  network: host\n", []string{`grading.network "host": want none (the default) or mirror`}},
+		{"regressions:\n  enabled: sometimes\n", []string{"regressions.enabled"}},
+		{"regressions:\n  paths: [/etc, ../up, --co, tests/../..]\n  budget: 5s\n", []string{`regressions.paths "/etc"`, `regressions.paths "../up"`, `regressions.paths "--co"`,
+			`regressions.paths "tests/../.."`, `regressions.budget "5s": want a duration from 10s to 30m0s`}},
+		{"regressions:\n  budget: 1h\n", []string{`regressions.budget "1h"`}},
 		{"environment:\n  python: \"3.9\"\n", []string{`environment.python "3.9": want one of 3.11, 3.13`}},
 	}
 	for _, tt := range tests {
