@@ -56,7 +56,7 @@ SPLIT_TESTS   := TestAttacksSplit|TestSplitFallback
 # go after the gVisor corpus, the leg that ends first: in the rest they
 # made make test take 22 min.
 AFTER_RUNSC_TESTS := TestEnvironments|TestIndexCredentialsNeverShown|TestUnreachableIndexSaysSo|TestNoSecretLeaves|TestHangingBase|TestHangingBaseSplit|TestSampleCasesSplit
-SERVICE_TESTS := TestServeReplicasOnPostgres|TestServeScenarioOneTicket|TestServeAgents|TestServeRolesOnPostgres|TestUIDSplitRequired|TestServeTicketLifecycle|TestServeQueueAndTwoTickets|TestServePastedTestContaminatesNextGrade|TestServeKeepTestsAfterPass
+SERVICE_TESTS := TestServeReplicasOnPostgres|TestServeScenarioOneTicket|TestServeAgents|TestServeRolesOnPostgres|TestUIDSplitRequired|TestServeTicketLifecycle|TestServeQueueAndTwoTickets|TestServePastedTestContaminatesNextGrade|TestServeKeepTestsAfterPass|TestServeRegressions
 OWN_TARGET    := TestDockerfile
 TEST_ENV := TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_TEST_POSTGRES_URL='$(TEST_POSTGRES_URL)'
 

@@ -132,6 +132,9 @@ func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers
 		return nil, err
 	}
 	page.Approval = approvalView(st)
+	if page.Regressions, err = s.regressionsView(ctx, g.ID, full); err != nil {
+		return nil, err
+	}
 	for _, a := range attempts {
 		page.Attempts = append(page.Attempts, handlers.AttemptView{Attempt: a.Attempt, State: string(a.State), Verdict: a.Verdict, Trust: a.Trust,
 			Passed: a.Passed, Total: a.Total, Finished: a.FinishedAt})
@@ -142,6 +145,39 @@ func (s *Service) Grade(ctx context.Context, viewer string, id int64) (*handlers
 		page.Report.CaseNames = nil
 	}
 	return page, nil
+}
+
+// regressionsView is grade id's regression run for its page, with the
+// pull request's run's output when full; nil when it had none.
+func (s *Service) regressionsView(ctx context.Context, id int64, full bool) (*handlers.RegressionsView, error) {
+	var run db.RegressionRun
+	err := s.db.Tx(ctx, func(tx *db.Tx) error {
+		var err error
+		run, err = tx.RegressionRunOf(ctx, id)
+		return err
+	})
+	if errors.Is(err, db.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	v := &handlers.RegressionsView{State: run.State}
+	if len(run.Report) > 0 {
+		var r report.Regressions
+		if err := json.Unmarshal(run.Report, &r); err != nil {
+			return nil, fmt.Errorf("read the regression run of grade %d: %w", id, err)
+		}
+		counts := func(c report.SuiteCounts) handlers.SuiteCountsView {
+			return handlers.SuiteCountsView{Total: c.Total, Passed: c.Passed, Failed: c.Failed, Errors: c.Errors, Skipped: c.Skipped}
+		}
+		v.Report = &handlers.RegressionsReport{Verdict: string(r.Verdict), Reasons: r.Reasons, Base: counts(r.Base), PR: counts(r.PR),
+			Regressed: r.Regressed, Flaky: r.Flaky, FailingOnBase: r.FailingOnBase}
+	}
+	if full {
+		v.Output = maskCanaries(run.Output)
+	}
+	return v, nil
 }
 
 // reportView is a report as the grade page shows it, canaries masked.

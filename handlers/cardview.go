@@ -524,6 +524,34 @@ type GradePage struct {
 	Reproduce string
 	// TestsArchive is where the version's tests are, with Reproduce.
 	TestsArchive string
+	// Regressions is the grade's regression run; nil when it had none.
+	Regressions *RegressionsView
+}
+
+// RegressionsView is a grade's regression run as its page shows it: what
+// its check run says, and for the requester the pull request's run's
+// output.
+type RegressionsView struct {
+	State string
+	// Report is nil until the run finished.
+	Report *RegressionsReport
+	// Output is empty for a viewer who may not see it.
+	Output string
+}
+
+// RegressionsReport is what a finished regression run found.
+type RegressionsReport struct {
+	Verdict       string
+	Reasons       []string
+	Base, PR      SuiteCountsView
+	Regressed     []string
+	Flaky         []string
+	FailingOnBase int
+}
+
+// SuiteCountsView counts one run of a repository's suite.
+type SuiteCountsView struct {
+	Total, Passed, Failed, Errors, Skipped int
 }
 
 // AttemptView is an earlier attempt of a grade.

@@ -263,6 +263,16 @@ func (w *GradeWorker) work(ctx context.Context, log *slog.Logger, gi *github.Ins
 				return err
 			}
 		}
+		if cfg.Regressions.Enabled {
+			// The repository's own suite runs after the grade, in a job
+			// of its own, so that a large suite never holds this check.
+			if err := tx.SaveRegressionRun(ctx, db.RegressionRun{GradeID: g.ID, TicketID: tk.ID, HeadSHA: g.HeadSHA, State: db.RegressionQueued}); err != nil {
+				return err
+			}
+			if err := tx.InsertJob(ctx, RegressionsArgs{Grade: g.ID}, nil); err != nil {
+				return err
+			}
+		}
 		return audit(ctx, tx, "testfirst", tk.ID, "grade.completed", fields)
 	}); err != nil {
 		return err

@@ -25,12 +25,13 @@ func NewAppSetup(cfg Config, w *store.Writer) Setup {
 	timeout := SandboxJobTimeout(cfg.RescueAfter)
 	river.AddWorker(set.Workers, &workedElsewhere[GradeArgs]{role: "grader", timeout: timeout})
 	river.AddWorker(set.Workers, &workedElsewhere[VersionCheckArgs]{role: "grader", timeout: timeout})
+	river.AddWorker(set.Workers, &workedElsewhere[RegressionsArgs]{role: "grader", timeout: timeout})
 	set.Periodic = append(set.Periodic, SyncPeriodicJob(syncInterval(cfg)))
 	return set
 }
 
-// NewGraderSetup builds the workers of the grader role: the grades and
-// base checks on QueueSandbox, and no other queue. It holds the store's
+// NewGraderSetup builds the workers of the grader role: the grades, base
+// checks and regression runs on QueueSandbox, and no other queue. It holds the store's
 // grader side (r) and the sandbox (g), and no store writer: what it
 // tells GitHub is the check runs of its grades.
 //
@@ -46,6 +47,8 @@ func NewGraderSetup(cfg Config, r *store.Reader, g *grader.Grader, sb Sandboxes)
 	river.AddWorker(workers, &GradeWorker{db: cfg.DB, github: cfg.GitHub, reader: r, grader: g, sandboxes: sb, grades: q,
 		metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter, requireUIDSplit: cfg.RequireUIDSplit, split: cfg.Split})
 	river.AddWorker(workers, &VersionCheckWorker{db: cfg.DB, github: cfg.GitHub, store: r, grader: g, sandboxes: sb,
+		metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter})
+	river.AddWorker(workers, &RegressionsWorker{db: cfg.DB, github: cfg.GitHub, grader: g, sandboxes: sb, grades: q,
 		metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter})
 	river.AddWorker(workers, &workedElsewhere[DeliveryArgs]{role: "app"})
 	river.AddWorker(workers, &workedElsewhere[RedeliverArgs]{role: "app"})

@@ -102,6 +102,8 @@ func NewGradingSetup(cfg Config, s Sealed) Setup {
 	}
 	river.AddWorker(set.Workers, &VersionCheckWorker{db: cfg.DB, github: cfg.GitHub, store: s.Reader, grader: s.Grader, sandboxes: s.Sandboxes,
 		metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter})
+	river.AddWorker(set.Workers, &RegressionsWorker{db: cfg.DB, github: cfg.GitHub, grader: s.Grader, sandboxes: s.Sandboxes, grades: q,
+		metrics: cfg.Metrics, log: cfg.Log, rescueAfter: cfg.RescueAfter})
 	river.AddWorker(set.Workers, &SyncWorker{db: cfg.DB, github: cfg.GitHub, store: s.Writer, grades: q, agents: aq, publicURL: cfg.PublicURL, log: cfg.Log})
 	river.AddWorker(set.Workers, &KeepTestsWorker{db: cfg.DB, github: cfg.GitHub, store: s.Writer, log: cfg.Log, requireUIDSplit: cfg.RequireUIDSplit})
 	set.Queues[QueueSandbox] = river.QueueConfig{MaxWorkers: sandboxWorkers(cfg.DB.Engine())}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/testfirst-app/testfirst/pipeline"
 	"github.com/testfirst-app/testfirst/test/fakegithub"
 	"github.com/testfirst-app/testfirst/test/testenv"
 	"github.com/testfirst-app/testfirst/tree"
@@ -267,6 +268,19 @@ func (p *pipelineEnv) comment(t *testing.T, s *service, issue int, text string) 
 // under make test's load.
 func (p *pipelineEnv) run(t *testing.T, s *service, head string, what string, ok func(fakegithub.CheckRun) bool) fakegithub.CheckRun {
 	t.Helper()
+	return p.checkRun(t, s, head, what, func(r fakegithub.CheckRun) bool { return pipeline.IsCheckRunName(r.Name) && ok(r) })
+}
+
+// regressionRun waits for the regression check run on head that ok
+// accepts.
+func (p *pipelineEnv) regressionRun(t *testing.T, s *service, head string, what string, ok func(fakegithub.CheckRun) bool) fakegithub.CheckRun {
+	t.Helper()
+	return p.checkRun(t, s, head, "regressions "+what, func(r fakegithub.CheckRun) bool { return r.Name == pipeline.RegressionsCheckRunName && ok(r) })
+}
+
+// checkRun waits for a check run on head, of any name, that ok accepts.
+func (p *pipelineEnv) checkRun(t *testing.T, s *service, head string, what string, ok func(fakegithub.CheckRun) bool) fakegithub.CheckRun {
+	t.Helper()
 	var found fakegithub.CheckRun
 	waitFor(t, "a check run on "+head[:7]+" "+what, 300*time.Second, func() bool {
 		for _, r := range p.gh.CheckRuns(pipeOwner, pipeRepo) {
@@ -280,11 +294,24 @@ func (p *pipelineEnv) run(t *testing.T, s *service, head string, what string, ok
 	return found
 }
 
-// runsOn returns the check runs on head.
+// runsOn returns the grades' check runs on head (not the regression
+// runs').
 func (p *pipelineEnv) runsOn(head string) []fakegithub.CheckRun {
 	var out []fakegithub.CheckRun
 	for _, r := range p.gh.CheckRuns(pipeOwner, pipeRepo) {
-		if r.HeadSHA == head {
+		if r.HeadSHA == head && pipeline.IsCheckRunName(r.Name) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// gradeRuns are the grades' check runs of runs: not the regression
+// runs'.
+func gradeRuns(runs []fakegithub.CheckRun) []fakegithub.CheckRun {
+	var out []fakegithub.CheckRun
+	for _, r := range runs {
+		if pipeline.IsCheckRunName(r.Name) {
 			out = append(out, r)
 		}
 	}

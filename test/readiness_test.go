@@ -45,7 +45,7 @@ func TestServeWithoutGradingSaysWhy(t *testing.T) {
 		"pull_request.state": "open", "installation.id": 1}))
 	var run fakegithub.CheckRun
 	waitFor(t, "a check run saying why", 60*time.Second, func() bool {
-		for _, r := range gh.CheckRuns(pipeOwner, pipeRepo) {
+		for _, r := range gradeRuns(gh.CheckRuns(pipeOwner, pipeRepo)) {
 			if r.HeadSHA == head {
 				run = r
 				return true

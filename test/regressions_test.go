@@ -2,6 +2,7 @@ package test
 
 import (
 	"context"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -178,5 +179,83 @@ func TestRegressions(t *testing.T) {
 				t.Errorf("regressed %q names a test the base did not pass", rep.Regressed)
 			}
 		})
+	}
+}
+
+// TestServeRegressions walks the regression run through the real binary,
+// SQLite, the file store and Docker, on by default: a pull request that
+// passes every hidden test and breaks word_count, which the base's own
+// tests check, gets a green grade and a failing "testfirst / regressions"
+// check run naming the broken test, and the honest one a passing one. The
+// check run says ids and counts, never the output; the grade's page shows
+// the output to the requester only.
+func TestServeRegressions(t *testing.T) {
+	p := newPipelineEnv(t)
+	p.noReference = true
+	gh := p.gh
+	gh.AddIssue(pipeOwner, pipeRepo, 1, "alice", "Bigrams\n\n- [ ] bigrams of a sentence")
+	gh.SetPermission(pipeOwner, pipeRepo, "alice", "admin")
+	gh.SetPermission(pipeOwner, pipeRepo, "rita", "read")
+	s := p.serve(t, "")
+	deliver := func(event, id string, body []byte) {
+		t.Helper()
+		if code := s.deliver(t, pipeSecret, event, id, body); code != http.StatusAccepted {
+			t.Fatalf("%s %s: %d", event, id, code)
+		}
+	}
+	deliver("issues", "label", patchFixture(t, "issues/labeled.payload.json", map[string]any{
+		"label.name": "test-first", "issue.number": 1, "installation.id": 1, "sender.login": "alice"}))
+	p.comment(t, s, 1, "testfirst opened a ticket for #1")
+	k1, d1 := p.push(t, "writer-bot", nil)
+	p.comment(t, s, 1, "**v1** are ready for review")
+	p.decide(t, s, k1, d1, "alice", "")
+
+	openPull := func(n int, head string) {
+		t.Helper()
+		gh.AddPull(pipeOwner, pipeRepo, n, head, pipeBranch, "Fixes #1", pipeOwner+"/"+pipeRepo)
+		deliver("pull_request", "pr-opened-"+itoa(int64(n)), patchFixture(t, "pull_request/opened.payload.json", map[string]any{
+			"number": n, "pull_request.number": n, "pull_request.body": "Fixes #1", "pull_request.head.sha": head,
+			"pull_request.state": "open", "installation.id": 1}))
+	}
+	tokenize, ok := p.fixed.Lookup("wordstats/tokenize.py")
+	if !ok {
+		t.Fatal("the sample has no wordstats/tokenize.py")
+	}
+	broken := strings.Replace(string(tokenize.Data), "return len(tokenize(text))", "return len(tokenize(text)) or 1", 1)
+	if broken == string(tokenize.Data) {
+		t.Fatal("word_count is not as this test expects")
+	}
+	brokenSHA := p.commit("break-count", p.fixed, map[string]string{"wordstats/tokenize.py": broken})
+	openPull(2, brokenSHA)
+	p.run(t, s, brokenSHA, "pass", completed("success"))
+	r := p.regressionRun(t, s, brokenSHA, "failing", completed("failure"))
+	if !strings.Contains(r.Summary, "`tests/test_existing.py::test_word_count`") || !strings.Contains(r.Title, "1 regression") {
+		t.Errorf("the regression check run does not name the broken test: %s\n%s", r.Title, r.Summary)
+	}
+	if strings.Contains(r.Summary, "assert") || strings.Contains(r.Summary, "AssertionError") {
+		t.Errorf("the regression check run quotes the output:\n%s", r.Summary)
+	}
+
+	fixedSHA := p.commit("fix", p.fixed, nil)
+	openPull(3, fixedSHA)
+	p.run(t, s, fixedSHA, "pass", completed("success"))
+	ok2 := p.regressionRun(t, s, fixedSHA, "passing", completed("success"))
+	if !strings.Contains(ok2.Title, "no regressions") {
+		t.Errorf("the honest pull request's regression check run: %s\n%s", ok2.Title, ok2.Summary)
+	}
+
+	// The grade's page: the requester sees the failing run's output, a
+	// reader of the repository its ids only.
+	gradeLink := r.DetailsURL
+	if gradeLink == "" {
+		t.Fatal("the regression check run links no page")
+	}
+	_, full := p.page(t, s, "alice", gradeLink)
+	if !strings.Contains(full, "Regressions in the repository") || !strings.Contains(full, "test_word_count") || !strings.Contains(full, "AssertionError") {
+		t.Errorf("the requester's grade page lacks the regression run or its output:\n%s", full)
+	}
+	_, shared := p.page(t, s, "rita", gradeLink)
+	if !strings.Contains(shared, "test_word_count") || strings.Contains(shared, "AssertionError") {
+		t.Errorf("a reader's grade page: want the regressed id and no output:\n%s", shared)
 	}
 }
