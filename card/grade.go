@@ -172,7 +172,7 @@ func (s *Service) regressionsView(ctx context.Context, id int64, full bool) (*ha
 			return handlers.SuiteCountsView{Total: c.Total, Passed: c.Passed, Failed: c.Failed, Errors: c.Errors, Skipped: c.Skipped}
 		}
 		v.Report = &handlers.RegressionsReport{Verdict: string(r.Verdict), Reasons: r.Reasons, Base: counts(r.Base), PR: counts(r.PR),
-			Regressed: r.Regressed, Flaky: r.Flaky, FailingOnBase: r.FailingOnBase}
+			Regressed: r.Regressed, Changed: r.Changed, Flaky: r.Flaky, FailingOnBase: r.FailingOnBase}
 	}
 	if full {
 		v.Output = maskCanaries(run.Output)

@@ -131,15 +131,35 @@ func (g *Grader) Regress(ctx context.Context, req RegressRequest) (*report.Regre
 		s   suiteRun
 		err error
 	}
-	baseDone := make(chan result, 1)
-	go func() {
-		s, err := in.runSuite(ctx, req, req.Base, source, req.Paths, proxySocket, "base")
-		baseDone <- result{s, err}
-	}()
-	pr, prErr := in.runSuite(ctx, req, suiteTree, source, req.Paths, proxySocket, "tested")
-	b := <-baseDone
-	if err := cmp.Or(b.err, prErr); err != nil {
+	// both runs the suite on the base and on the pull request at once,
+	// with extra options before the paths.
+	both := func(extra []string) (base, pr suiteRun, err error) {
+		baseDone := make(chan result, 1)
+		go func() {
+			s, err := in.runSuite(ctx, req, req.Base, source, extra, req.Paths, proxySocket, "base")
+			baseDone <- result{s, err}
+		}()
+		pr, prErr := in.runSuite(ctx, req, suiteTree, source, extra, req.Paths, proxySocket, "tested")
+		b := <-baseDone
+		return b.s, pr, cmp.Or(b.err, prErr)
+	}
+	var (
+		b     result
+		pr    suiteRun
+		extra []string
+	)
+	if b.s, pr, err = both(nil); err != nil {
 		return nil, err
+	}
+	if opt := unknownAddopts(b.s); opt != "" {
+		// The repository's addopts ask for a plugin's options this
+		// environment lacks (--cov without pytest-cov is the common one):
+		// the suite runs again without its addopts, the same on both.
+		rep.Reasons = append(rep.Reasons, fmt.Sprintf("the repository's pytest addopts name options this environment lacks (%s): the suite ran without its addopts", opt))
+		extra = []string{"-o", "addopts="}
+		if b.s, pr, err = both(extra); err != nil {
+			return nil, err
+		}
 	}
 	rep.BaseSeconds, rep.PRSeconds = b.s.seconds, pr.seconds
 	rep.Base, rep.PR = report.CountSuite(b.s.outcomes), report.CountSuite(pr.outcomes)
@@ -161,6 +181,7 @@ func (g *Grader) Regress(ctx context.Context, req RegressRequest) (*report.Regre
 	}
 	change := evaluate.CompareSuite(b.s.outcomes, pr.outcomes)
 	rep.FailingOnBase, rep.Fixed = len(change.FailingOnBase), change.Fixed
+	rep.Changed = evaluate.SplitChanged(&change, detect.ChangedTestsOf(req.Base, req.Repo).Changed)
 	if why := pr.unusable(); why != "" && !pr.timedOut {
 		// The suite ran on the base and not at all with the pull request:
 		// every test the base passed is missing, and the reason says why.
@@ -170,7 +191,7 @@ func (g *Grader) Regress(ctx context.Context, req RegressRequest) (*report.Regre
 		rep.Reasons = append(rep.Reasons, fmt.Sprintf("with the pull request, the suite did not finish within its budget of %s (on the base it took %.0fs)", req.Budget, b.s.seconds))
 	}
 	if args := evaluate.RerunArgs(change.Regressed); len(args) > 0 && len(change.Missing) < len(change.Regressed) && !pr.timedOut {
-		again, err := in.runSuite(ctx, req, suiteTree, source, args, proxySocket, "tested")
+		again, err := in.runSuite(ctx, req, suiteTree, source, extra, args, proxySocket, "tested")
 		if err != nil {
 			return nil, err
 		}
@@ -186,6 +207,20 @@ func (g *Grader) Regress(ctx context.Context, req RegressRequest) (*report.Regre
 	}
 	rep.Cut()
 	return rep, nil
+}
+
+// unknownAddopts returns the options pytest refused in s, a run that
+// exited 4 (usage) saying "unrecognized arguments", or "".
+func unknownAddopts(s suiteRun) string {
+	if s.exit != 4 {
+		return ""
+	}
+	for _, l := range strings.Split(s.output, "\n") {
+		if _, opts, ok := strings.Cut(l, "error: unrecognized arguments: "); ok {
+			return strings.TrimSpace(opts)
+		}
+	}
+	return ""
 }
 
 // suiteRun is one run of a repository's suite.
@@ -223,7 +258,7 @@ func (s suiteRun) unusable() string {
 // cases name their module's file (junit_family=xunit1), a module that
 // fails to collect reported and the rest run. source, the tree's source
 // directory, is first on the path, as the grade's runs have it.
-func suiteCommand(source string, args []string) []string {
+func suiteCommand(source string, extra, args []string) []string {
 	pythonPath := wrapper.RepoDir
 	if source != "" {
 		pythonPath = path.Join(wrapper.RepoDir, source) + ":" + wrapper.RepoDir
@@ -231,6 +266,7 @@ func suiteCommand(source string, args []string) []string {
 	cmd := []string{"/usr/bin/env", "PYTHONPATH=" + pythonPath, "PYTHONDONTWRITEBYTECODE=1",
 		"/usr/bin/python3", "-m", "pytest", "-p", "no:cacheprovider", "-o", "junit_family=xunit1",
 		"--junitxml=/proc/self/fd/3", "--continue-on-collection-errors", "-q", "-rfE"}
+	cmd = append(cmd, extra...)
 	if len(args) > 0 {
 		cmd = append(cmd, "--")
 		cmd = append(cmd, args...)
@@ -240,7 +276,7 @@ func suiteCommand(source string, args []string) []string {
 
 // runSuite runs the suite on t (args: pytest's arguments) in a fresh
 // sandbox labelled as which tree it runs.
-func (g *Grader) runSuite(ctx context.Context, req RegressRequest, t *tree.Tree, source string, args []string, proxySocket, which string) (suiteRun, error) {
+func (g *Grader) runSuite(ctx context.Context, req RegressRequest, t *tree.Tree, source string, extra, args []string, proxySocket, which string) (suiteRun, error) {
 	timeout := req.Budget
 	ctx, cancel := context.WithTimeout(ctx, timeout+engineGrace)
 	defer cancel()
@@ -248,7 +284,7 @@ func (g *Grader) runSuite(ctx context.Context, req RegressRequest, t *tree.Tree,
 	clean, _ := detect.WithoutBytecode(t)
 	job := wrapper.Job{
 		Mode:          wrapper.ModeCommand,
-		Command:       suiteCommand(source, args),
+		Command:       suiteCommand(source, extra, args),
 		UIDSplit:      !req.NoUIDSplit,
 		TestUID:       testUIDBase + int(rand.Int32N(testUIDSpan)),
 		TimeoutMillis: testTimeout.Milliseconds(),

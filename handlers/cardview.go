@@ -545,6 +545,7 @@ type RegressionsReport struct {
 	Reasons       []string
 	Base, PR      SuiteCountsView
 	Regressed     []string
+	Changed       []string
 	Flaky         []string
 	FailingOnBase int
 }

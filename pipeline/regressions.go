@@ -43,11 +43,17 @@ func RegressionsCheckRun(headSHA string, grade int64, r *report.Regressions, det
 		ExternalID: RegressionsExternalID(grade)}
 	var b strings.Builder
 	passedOnBase := r.Base.Passed
-	switch r.Verdict {
-	case report.VerdictPass:
+	switch {
+	case r.Verdict == report.VerdictPass && len(r.Changed) > 0:
+		// The pull request rewrote tests that fail in their base form:
+		// its stated change, which only its reviewer can confirm.
+		cr.Conclusion = checkrun.ConclusionNeutral
+		cr.Title = fmt.Sprintf("no regressions; %s this pull request changed %s in %s base form: confirm the change is meant",
+			plural(len(r.Changed), "test", "tests"), pick(len(r.Changed) == 1, "fails", "fail"), pick(len(r.Changed) == 1, "its", "their"))
+	case r.Verdict == report.VerdictPass:
 		cr.Conclusion = checkrun.ConclusionSuccess
 		cr.Title = fmt.Sprintf("no regressions: the %s that passed on the base pass", plural(passedOnBase, "test", "tests"))
-	case report.VerdictFail:
+	case r.Verdict == report.VerdictFail:
 		cr.Conclusion = checkrun.ConclusionFailure
 		n := max(r.RegressedCount, len(r.Regressed))
 		cr.Title = fmt.Sprintf("%s: %d of the %s that passed on the base fail", plural(n, "regression", "regressions"), n, plural(passedOnBase, "test", "tests"))
@@ -71,6 +77,7 @@ func RegressionsCheckRun(headSHA string, grade int64, r *report.Regressions, det
 		}
 	}
 	list("Regressions (passed on the base, fail with this pull request, and again when run alone)", r.Regressed)
+	list("Changed by this pull request (fail in their base form; the pull request rewrote them or their data): not counted, read them in the diff", r.Changed)
 	list("Flaky (failed with this pull request, passed when run again alone): not counted", r.Flaky)
 	list("Fixed (failed on the base, pass with this pull request)", r.Fixed)
 	if r.Truncated {
@@ -88,4 +95,11 @@ func RegressionsCheckRun(headSHA string, grade int64, r *report.Regressions, det
 		where, r.Budget)
 	cr.Summary = b.String()
 	return cr
+}
+
+func pick(cond bool, yes, no string) string {
+	if cond {
+		return yes
+	}
+	return no
 }

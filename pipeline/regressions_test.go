@@ -26,6 +26,8 @@ func TestRegressionsCheckRun(t *testing.T) {
 			r.Verdict, r.Regressed, r.RegressedCount = report.VerdictFail, []string{"t.py::a", "t.py::b"}, 2
 			r.Reasons = []string{"2 test(s) that passed on the base fail with the pull request"}
 		}, checkrun.ConclusionFailure, []string{"2 regressions: 2 of the 4 tests", "`t.py::a`", "`t.py::b`"}},
+		{"changed", func(r *report.Regressions) { r.Verdict, r.Changed = report.VerdictPass, []string{"t.py::rewritten"} },
+			checkrun.ConclusionNeutral, []string{"no regressions; 1 test this pull request changed fails in its base form", "`t.py::rewritten`"}},
 		{"error", func(r *report.Regressions) {
 			r.Verdict, r.Reasons = report.VerdictError, []string{"the suite could not be compared: on the base, pytest collected no tests"}
 		}, checkrun.ConclusionNeutral, []string{"could not be compared", "pytest collected no tests"}},

@@ -25,6 +25,11 @@ type Regressions struct {
 	// fail, error or are missing with the pull request, twice: the first
 	// time and again alone.
 	Regressed []string `json:"regressed"`
+	// Changed are the tests that fail in their base form where the pull
+	// request rewrote them (their function or class, or the data, conftest
+	// or helpers beside them; see detect.ChangedTests): its stated change, for its
+	// reviewer to read in the diff, not counted as regressions.
+	Changed []string `json:"changed,omitempty"`
 	// Flaky are the tests that failed with the pull request but passed
 	// when run once more: not regressions.
 	Flaky []string `json:"flaky,omitempty"`
@@ -97,7 +102,7 @@ func CountSuite(outcomes map[string]Outcome) SuiteCounts {
 // whole.
 func (r *Regressions) Cut() {
 	r.RegressedCount = len(r.Regressed)
-	for _, l := range []*[]string{&r.Regressed, &r.Flaky, &r.Fixed} {
+	for _, l := range []*[]string{&r.Regressed, &r.Changed, &r.Flaky, &r.Fixed} {
 		if len(*l) > MaxRegressionIDs {
 			*l = (*l)[:MaxRegressionIDs]
 			r.Truncated = true

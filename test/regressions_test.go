@@ -122,15 +122,21 @@ func TestRegressions(t *testing.T) {
 		edits     map[string]string
 		verdict   report.Verdict
 		regressed []string
+		changed   []string
 	}{
 		{name: "honest fix", verdict: report.VerdictPass,
 			edits: map[string]string{"calc/ops.py": fix, "tests/test_new.py": "from calc.ops import parse\n\n\ndef test_parse_zero():\n    assert parse('0') == 0\n"}},
-		{name: "fix that breaks slug, tests and config edited to hide it", verdict: report.VerdictFail,
+		{name: "fix that breaks slug, its pytest configuration edited to hide it", verdict: report.VerdictFail,
 			regressed: []string{"tests/test_slug.py::test_slug"},
 			edits: map[string]string{
+				"calc/ops.py":    strings.Replace(fix, `"-".join`, `"_".join`, 1),
+				"pytest.ini":     "[pytest]\naddopts = --deselect tests/test_slug.py::test_slug\n",
+				"pyproject.toml": suiteBase["pyproject.toml"] + "addopts = \"--deselect tests/test_slug.py::test_slug\"\n",
+			}},
+		{name: "fix that changes slug and rewrites its test", verdict: report.VerdictPass, changed: []string{"tests/test_slug.py::test_slug"},
+			edits: map[string]string{
 				"calc/ops.py":        strings.Replace(fix, `"-".join`, `"_".join`, 1),
-				"tests/test_slug.py": "def test_slug():\n    pass\n",
-				"pyproject.toml":     suiteBase["pyproject.toml"] + "addopts = \"--deselect tests/test_slug.py::test_slug\"\n",
+				"tests/test_slug.py": "from calc import slug\n\n\ndef test_slug():\n    assert slug(\"Hello World\") == \"hello_world\"\n",
 			}},
 		{name: "fix whose slug fails after add in one process, not alone", verdict: report.VerdictPass,
 			edits: map[string]string{
@@ -175,10 +181,31 @@ func TestRegressions(t *testing.T) {
 			if c.verdict == report.VerdictPass && !slices.Contains(rep.Fixed, "tests/test_ops.py::test_parse") {
 				t.Errorf("fixed %q: want test_parse, which the fix makes pass", rep.Fixed)
 			}
+			if !slices.Equal(rep.Changed, c.changed) {
+				t.Errorf("changed %q, want %q", rep.Changed, c.changed)
+			}
 			if slices.ContainsFunc(rep.Regressed, func(id string) bool { return strings.Contains(id, "test_new") || strings.Contains(id, "test_later") }) {
 				t.Errorf("regressed %q names a test the base did not pass", rep.Regressed)
 			}
 		})
+	}
+}
+
+// TestRegressionsWithoutAddoptsPlugins: a repository whose addopts name a
+// plugin the environment lacks (--cov without pytest-cov, as parse's and
+// python-semver's do) is not "not comparable": its suite runs without its
+// addopts, on both trees alike, and the report says so.
+func TestRegressionsWithoutAddoptsPlugins(t *testing.T) {
+	g := testenv.Grading(t).Grader
+	withCov := map[string]string{"pyproject.toml": suiteBase["pyproject.toml"] + "addopts = \"--cov=calc --cov-report=term-missing\"\n"}
+	base := suiteTree(t, suiteBase, withCov)
+	withCov["calc/ops.py"] = strings.Replace(suiteBase["calc/ops.py"], "return a * b", "return a * b + 1", 1)
+	rep, err := g.Regress(context.Background(), grader.RegressRequest{Repo: suiteTree(t, suiteBase, withCov), Base: base, Budget: 2 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != report.VerdictFail || len(rep.Regressed) != 2 || !strings.Contains(strings.Join(rep.Reasons, "\n"), "--cov=calc") {
+		t.Errorf("%s %q; regressed %q; want fail, the two mul cases, and a reason naming --cov=calc\n%s", rep.Verdict, rep.Reasons, rep.Regressed, rep.Output)
 	}
 }
 

@@ -132,6 +132,25 @@ func SplitFlaky(c *SuiteChange, rerun map[string]report.Outcome) []string {
 	return flaky
 }
 
+// SplitChanged moves out of c.Regressed the tests the pull request
+// rewrote (changed, detect.ChangedTests.Changed) and returns them: a test
+// that fails in its base form where the pull request rewrote it
+// (cachetools' attribute test, its expectation changed with the code) is
+// the pull request's stated change, for its reviewer to read in the
+// diff, not a regression.
+func SplitChanged(c *SuiteChange, changed func(id string) bool) []string {
+	var out, kept []string
+	for _, id := range c.Regressed {
+		if changed(id) {
+			out = append(out, id)
+			continue
+		}
+		kept = append(kept, id)
+	}
+	c.Regressed = kept
+	return out
+}
+
 // RerunArgs are pytest's arguments that run the tests ids again: their
 // node ids, and for a module that failed to collect its path. Ids in
 // dotted form, which no file of the tree explained, cannot be named to

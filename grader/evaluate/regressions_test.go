@@ -1,6 +1,7 @@
 package evaluate
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -91,5 +92,18 @@ func TestCompareSuite(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"a.py::broken", "tests/b.py"}, RerunArgs([]string{"a.py::broken", "tests.b::x", "tests/b.py"})); diff != "" {
 		t.Errorf("rerun args (-want +got):\n%s", diff)
+	}
+}
+
+// SplitChanged keeps the order of both lists and moves only what the
+// predicate names.
+func TestSplitChanged(t *testing.T) {
+	c := SuiteChange{Regressed: []string{"a.py::x", "b.py::y", "a.py::z"}}
+	changed := SplitChanged(&c, func(id string) bool { return strings.HasPrefix(id, "a.py") })
+	if diff := cmp.Diff([]string{"a.py::x", "a.py::z"}, changed); diff != "" {
+		t.Errorf("changed (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"b.py::y"}, c.Regressed); diff != "" {
+		t.Errorf("still regressed (-want +got):\n%s", diff)
 	}
 }
