@@ -151,11 +151,12 @@ func (g *Grader) Regress(ctx context.Context, req RegressRequest) (*report.Regre
 	if b.s, pr, err = both(nil); err != nil {
 		return nil, err
 	}
-	if opt := unknownAddopts(b.s); opt != "" {
-		// The repository's addopts ask for a plugin's options this
-		// environment lacks (--cov without pytest-cov is the common one):
-		// the suite runs again without its addopts, the same on both.
-		rep.Reasons = append(rep.Reasons, fmt.Sprintf("the repository's pytest addopts name options this environment lacks (%s): the suite ran without its addopts", opt))
+	if why := refusedConfig(b.s); why != "" {
+		// The repository's addopts ask for what this environment lacks
+		// (--cov without pytest-cov; --strict-config with pytest-asyncio's
+		// options and no pytest-asyncio): the suite runs again without its
+		// addopts, the same on both.
+		rep.Reasons = append(rep.Reasons, fmt.Sprintf("pytest refused the repository's configuration in this environment (%s): the suite ran without its addopts", why))
 		extra = []string{"-o", "addopts="}
 		if b.s, pr, err = both(extra); err != nil {
 			return nil, err
@@ -209,18 +210,25 @@ func (g *Grader) Regress(ctx context.Context, req RegressRequest) (*report.Regre
 	return rep, nil
 }
 
-// unknownAddopts returns the options pytest refused in s, a run that
-// exited 4 (usage) saying "unrecognized arguments", or "".
-func unknownAddopts(s suiteRun) string {
+// refusedConfig says what pytest refused in s, a run that exited 4
+// (usage or configuration): the options of "unrecognized arguments" (an
+// addopts --cov without pytest-cov), or its first ERROR line (an addopts
+// --strict-config meeting an option of a plugin the environment lacks);
+// "" for any other run.
+func refusedConfig(s suiteRun) string {
 	if s.exit != 4 {
 		return ""
 	}
+	first := ""
 	for _, l := range strings.Split(s.output, "\n") {
 		if _, opts, ok := strings.Cut(l, "error: unrecognized arguments: "); ok {
 			return strings.TrimSpace(opts)
 		}
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "ERROR: "); ok && first == "" {
+			first = rest
+		}
 	}
-	return ""
+	return first
 }
 
 // suiteRun is one run of a repository's suite.

@@ -194,18 +194,29 @@ func TestRegressions(t *testing.T) {
 // TestRegressionsWithoutAddoptsPlugins: a repository whose addopts name a
 // plugin the environment lacks (--cov without pytest-cov, as parse's and
 // python-semver's do) is not "not comparable": its suite runs without its
-// addopts, on both trees alike, and the report says so.
+// addopts, on both trees alike, and the report says so; likewise a
+// --strict-config meeting a missing plugin's option.
 func TestRegressionsWithoutAddoptsPlugins(t *testing.T) {
 	g := testenv.Grading(t).Grader
-	withCov := map[string]string{"pyproject.toml": suiteBase["pyproject.toml"] + "addopts = \"--cov=calc --cov-report=term-missing\"\n"}
-	base := suiteTree(t, suiteBase, withCov)
-	withCov["calc/ops.py"] = strings.Replace(suiteBase["calc/ops.py"], "return a * b", "return a * b + 1", 1)
-	rep, err := g.Regress(context.Background(), grader.RegressRequest{Repo: suiteTree(t, suiteBase, withCov), Base: base, Budget: 2 * time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Verdict != report.VerdictFail || len(rep.Regressed) != 2 || !strings.Contains(strings.Join(rep.Reasons, "\n"), "--cov=calc") {
-		t.Errorf("%s %q; regressed %q; want fail, the two mul cases, and a reason naming --cov=calc\n%s", rep.Verdict, rep.Reasons, rep.Regressed, rep.Output)
+	for _, c := range []struct{ name, addopts, says string }{
+		{"cov", "addopts = \"--cov=calc --cov-report=term-missing\"\n", "--cov=calc --cov-report=term-missing"},
+		// structlog's: --strict-config and pytest-asyncio's options, without
+		// pytest-asyncio.
+		{"strict_config", "addopts = [\"--strict-config\"]\nasyncio_mode = \"auto\"\n", "Unknown config option: asyncio_mode"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			with := map[string]string{"pyproject.toml": suiteBase["pyproject.toml"] + c.addopts}
+			base := suiteTree(t, suiteBase, with)
+			with["calc/ops.py"] = strings.Replace(suiteBase["calc/ops.py"], "return a * b", "return a * b + 1", 1)
+			rep, err := g.Regress(context.Background(), grader.RegressRequest{Repo: suiteTree(t, suiteBase, with), Base: base, Budget: 2 * time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Verdict != report.VerdictFail || len(rep.Regressed) != 2 || !strings.Contains(strings.Join(rep.Reasons, "\n"), c.says) {
+				t.Errorf("%s %q; regressed %q; want fail, the two mul cases, and a reason quoting %q\n%s", rep.Verdict, rep.Reasons, rep.Regressed, c.says, rep.Output)
+			}
+		})
 	}
 }
 
