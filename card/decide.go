@@ -127,11 +127,14 @@ func (s *Service) Approve(ctx context.Context, viewer string, ref handlers.Ticke
 			return "", s.storeRefusal(ctx, ct, k, err)
 		}
 		done = true
+		// The version's row first, then the signature: the store sync
+		// mirroring this approval on another replica writes them in that
+		// order, and the opposite order deadlocked the two.
 		err = s.db.Tx(ctx, func(tx *db.Tx) error {
-			if _, err := tx.Approve(ctx, sig); err != nil {
+			if err := tx.SetVersionDecision(ctx, state.row.ID, pipeline.VersionApproved, ""); err != nil {
 				return err
 			}
-			if err := tx.SetVersionDecision(ctx, state.row.ID, pipeline.VersionApproved, ""); err != nil {
+			if _, err := tx.Approve(ctx, sig); err != nil {
 				return err
 			}
 			return tx.AppendAudit(ctx, audit("version.approved", logins(accounts), true))
