@@ -358,6 +358,7 @@ func (s *Service) Card(ctx context.Context, viewer string, ref handlers.TicketRe
 	var grades []db.Grade
 	var runs []db.AgentRun
 	if err := s.db.Tx(ctx, func(tx *db.Tx) error {
+		page.Pasted = nil // the transaction may run again (db.Tx)
 		var err error
 		if grades, err = tx.TicketGrades(ctx, ct.tk.ID); err != nil {
 			return err

@@ -109,7 +109,10 @@ func (d *DB) Close() error { return d.eng.close() }
 // Tx runs fn in one transaction: it commits when fn returns nil and rolls
 // back when fn returns an error or panics. Jobs inserted through tx.InsertJob
 // exist only if the transaction commits. fn must not use d itself, and must
-// not keep tx after it returns.
+// not keep tx after it returns. On PostgreSQL fn may run more than once: a
+// transaction the server aborts for a deadlock or a serialization failure
+// runs again (postgresEngine.withTx), so fn must set, not accumulate, what
+// it hands out, and do nothing outside the transaction.
 func (d *DB) Tx(ctx context.Context, fn func(tx *Tx) error) error {
 	return d.eng.withTx(ctx, func(q querier, jobs jobInserter) error {
 		return fn(&Tx{q: q, dia: d.eng.dialect(), jobs: jobs})

@@ -78,7 +78,40 @@ func (e *postgresEngine) querier() querier               { return pgxQuerier{e.p
 func (e *postgresEngine) ping(ctx context.Context) error { return e.pool.Ping(ctx) }
 func (e *postgresEngine) close() error                   { e.pool.Close(); return nil }
 
+// txAttempts bounds how often withTx runs a transaction the server aborted
+// for a deadlock or a serialization failure.
+const txAttempts = 4
+
+// withTx runs fn in a transaction. When PostgreSQL aborts it to break a
+// deadlock (two replicas writing the same rows in different orders) or for
+// a serialization failure, nothing of it was kept, and fn runs again in a
+// new transaction, up to txAttempts times: the writes are retried, not
+// failed. fn must therefore do nothing outside the transaction that cannot
+// be done twice.
 func (e *postgresEngine) withTx(ctx context.Context, fn func(querier, jobInserter) error) error {
+	var err error
+	for attempt := 1; ; attempt++ {
+		err = e.tryTx(ctx, fn)
+		if attempt == txAttempts || !retryable(err) || ctx.Err() != nil {
+			return err
+		}
+		// A short pause, longer each time, so the two do not meet again.
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt*attempt) * 10 * time.Millisecond):
+		}
+	}
+}
+
+// retryable reports whether err is PostgreSQL aborting a transaction that
+// can simply run again: deadlock_detected or serialization_failure.
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
+}
+
+func (e *postgresEngine) tryTx(ctx context.Context, fn func(querier, jobInserter) error) error {
 	tx, err := e.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)

@@ -227,6 +227,7 @@ func (q *gradeQueue) restate(ctx context.Context, gi *github.Installation, repo 
 	}
 	var targets []target
 	if err := q.db.Tx(ctx, func(tx *db.Tx) error {
+		targets = nil // the transaction may run again (db.Tx)
 		prs, err := tx.OpenPullsClosing(ctx, repo.ID, tk.IssueNumber)
 		if err != nil {
 			return err
@@ -424,6 +425,7 @@ func (q *gradeQueue) rename(ctx context.Context, gi *github.Installation, repo d
 func (q *gradeQueue) queuedRun(ctx context.Context, g db.Grade) (checkrun.Run, error) {
 	ahead, running := 0, 0
 	err := q.db.Tx(ctx, func(tx *db.Tx) error {
+		ahead, running = 0, 0 // the transaction may run again (db.Tx)
 		gs, err := tx.UnfinishedGradesAll(ctx)
 		type place struct{ rank, id int64 }
 		places := map[int64]place{}
@@ -455,6 +457,7 @@ func (q *gradeQueue) refreshQueue(ctx context.Context, gh installationClients) {
 		repos = map[int64]db.Repository{}
 	)
 	if err := q.db.Tx(ctx, func(tx *db.Tx) error {
+		gs = nil // the transaction may run again (db.Tx)
 		all, err := tx.UnfinishedGradesAll(ctx)
 		if err != nil {
 			return err

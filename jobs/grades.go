@@ -326,6 +326,7 @@ func (q *gradeQueue) cancel(ctx context.Context, gi *github.Installation, repo d
 	}
 	var cancelled []db.Grade
 	if err := q.db.Tx(ctx, func(tx *db.Tx) error {
+		cancelled = nil // the transaction may run again (db.Tx)
 		for _, g := range gs {
 			cur, err := tx.Grade(ctx, g.ID)
 			if err != nil {
@@ -360,6 +361,7 @@ func (q *gradeQueue) cancel(ctx context.Context, gi *github.Installation, repo d
 func (q *gradeQueue) cancelTicket(ctx context.Context, gi *github.Installation, repo db.Repository, tk db.Ticket, keep, why string) error {
 	var gs []db.Grade
 	if err := q.db.Tx(ctx, func(tx *db.Tx) error {
+		gs = nil // the transaction may run again (db.Tx)
 		all, err := tx.UnfinishedGrades(ctx, tk.ID)
 		for _, g := range all {
 			if keep == "" || g.Digest != keep {

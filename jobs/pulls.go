@@ -67,6 +67,7 @@ func (w *DeliveryWorker) pullRequest(ctx context.Context, a DeliveryArgs) error 
 		tickets []db.Ticket
 	)
 	err := w.db.Tx(ctx, func(tx *db.Tx) error {
+		stale, tickets = nil, nil // the transaction may run again (db.Tx)
 		var err error
 		if repo, err = p.record(ctx, tx); err != nil {
 			return err

@@ -96,6 +96,7 @@ func (w *SyncWorker) Work(ctx context.Context, job *river.Job[SyncArgs]) error {
 func (w *SyncWorker) sweepGrades(ctx context.Context) error {
 	var lost []db.Grade
 	if err := w.db.Tx(ctx, func(tx *db.Tx) error {
+		lost = nil // the transaction may run again (db.Tx)
 		gs, err := tx.UnfinishedGradesAll(ctx)
 		if err != nil {
 			return err
