@@ -120,7 +120,12 @@ func (w *GradeWorker) Work(ctx context.Context, job *river.Job[GradeArgs]) error
 }
 
 func (w *GradeWorker) load(ctx context.Context, id int64) (g db.Grade, tk db.Ticket, repo db.Repository, err error) {
-	err = w.db.Tx(ctx, func(tx *db.Tx) error {
+	return loadGrade(ctx, w.db, id)
+}
+
+// loadGrade reads grade id with its ticket and repository.
+func loadGrade(ctx context.Context, d *db.DB, id int64) (g db.Grade, tk db.Ticket, repo db.Repository, err error) {
+	err = d.Tx(ctx, func(tx *db.Tx) error {
 		if g, err = tx.Grade(ctx, id); err != nil {
 			return err
 		}

@@ -65,29 +65,18 @@ func (w *RegressionsWorker) Timeout(*river.Job[RegressionsArgs]) time.Duration {
 // the check run neutral, saying why, so none is left in progress.
 func (w *RegressionsWorker) Work(ctx context.Context, job *river.Job[RegressionsArgs]) error {
 	removeEarlierSandboxes(ctx, w.sandboxes, w.metrics, w.log, job.JobRow)
-	var (
-		g    db.Grade
-		tk   db.Ticket
-		repo db.Repository
-		run  db.RegressionRun
-	)
-	err := w.db.Tx(ctx, func(tx *db.Tx) error {
-		var err error
-		if g, err = tx.Grade(ctx, job.Args.Grade); err != nil {
+	g, tk, repo, err := loadGrade(ctx, w.db, job.Args.Grade)
+	var run db.RegressionRun
+	if err == nil {
+		err = w.db.Tx(ctx, func(tx *db.Tx) error {
+			var err error
+			run, err = tx.RegressionRunOf(ctx, g.ID)
+			if errors.Is(err, db.ErrNotFound) {
+				run, err = db.RegressionRun{GradeID: g.ID, TicketID: tk.ID, HeadSHA: g.HeadSHA, State: db.RegressionQueued}, nil
+			}
 			return err
-		}
-		if tk, err = tx.Ticket(ctx, g.TicketID); err != nil {
-			return err
-		}
-		if repo, err = tx.Repository(ctx, tk.RepositoryID); err != nil {
-			return err
-		}
-		run, err = tx.RegressionRunOf(ctx, g.ID)
-		if errors.Is(err, db.ErrNotFound) {
-			run, err = db.RegressionRun{GradeID: g.ID, TicketID: tk.ID, HeadSHA: g.HeadSHA, State: db.RegressionQueued}, nil
-		}
-		return err
-	})
+		})
+	}
 	if errors.Is(err, db.ErrNotFound) {
 		return river.JobCancel(err)
 	}

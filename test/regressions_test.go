@@ -96,15 +96,7 @@ func suiteTree(t *testing.T, base map[string]string, edits map[string]string) *t
 		}
 		files[p] = s
 	}
-	var tf []tree.File
-	for p, s := range files {
-		tf = append(tf, tree.File{Path: p, Mode: 0o644, Data: []byte(s)})
-	}
-	tr, err := tree.New(tf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
+	return treeOf(t, files)
 }
 
 // TestRegressions runs the base's own suite against pull requests: one
