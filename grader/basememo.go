@@ -25,13 +25,39 @@ const baseMemoSize = 32
 // budget and the limits. Only a run that ended with a report is kept: one
 // that hung, crashed or was cut short for outlasting its grade says
 // nothing about the next grade's time.
-type baseMemo struct {
+type baseMemo struct{ *lru[*run] }
+
+func newBaseMemo() *baseMemo { return &baseMemo{newLRU[*run](baseMemoSize)} }
+
+// lru keeps the last size values put, by key.
+type lru[T any] struct {
 	mu    sync.Mutex
-	runs  map[string]*run
+	size  int
+	vals  map[string]T
 	order []string // oldest first
 }
 
-func newBaseMemo() *baseMemo { return &baseMemo{runs: map[string]*run{}} }
+func newLRU[T any](size int) *lru[T] { return &lru[T]{size: size, vals: map[string]T{}} }
+
+func (l *lru[T]) load(key string) (T, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	v, ok := l.vals[key]
+	return v, ok
+}
+
+func (l *lru[T]) store(key string, v T) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.vals[key]; !ok {
+		l.order = append(l.order, key)
+	}
+	l.vals[key] = v
+	for len(l.order) > l.size {
+		delete(l.vals, l.order[0])
+		l.order = l.order[1:]
+	}
+}
 
 // baseMemoKey is the memo's key of a base run of job on base in g.
 func (g *Grader) baseMemoKey(job wrapper.Job, hidden, base *tree.Tree, timeout time.Duration, limits sandbox.Limits) string {
@@ -56,9 +82,7 @@ func (m *baseMemo) get(key string) (*run, bool) {
 	if m == nil || key == "" {
 		return nil, false
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r, ok := m.runs[key]
+	r, ok := m.load(key)
 	if !ok {
 		return nil, false
 	}
@@ -75,14 +99,5 @@ func (m *baseMemo) put(key string, r *run) {
 	}
 	c := *r
 	c.ev = r.ev.Clone()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.runs[key]; !ok {
-		m.order = append(m.order, key)
-	}
-	m.runs[key] = &c
-	for len(m.order) > baseMemoSize {
-		delete(m.runs, m.order[0])
-		m.order = m.order[1:]
-	}
+	m.store(key, &c)
 }

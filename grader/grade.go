@@ -73,6 +73,9 @@ type Grader struct {
 	// baseRuns keeps recent base runs for the next grade of the same
 	// base and tests (see baseMemo).
 	baseRuns *baseMemo
+	// suiteRuns keeps recent regression runs' base runs (Regress) for the
+	// next push against the same base.
+	suiteRuns *lru[suiteRun]
 }
 
 // Option changes a Grader.
@@ -99,7 +102,7 @@ func (g *Grader) runtimeName() string { return cmp.Or(g.runtime, g.defaultRuntim
 // New returns a Grader that runs image (by id or reference; imageID is
 // reported in every grade) through sb.
 func New(sb Sandbox, image, imageID string, opts ...Option) *Grader {
-	g := &Grader{sb: sb, image: image, imageID: imageID, baseRuns: newBaseMemo()}
+	g := &Grader{sb: sb, image: image, imageID: imageID, baseRuns: newBaseMemo(), suiteRuns: newLRU[suiteRun](baseMemoSize)}
 	for _, o := range opts {
 		o(g)
 	}
@@ -242,7 +245,7 @@ func (g *Grader) Grade(ctx context.Context, req Request) (*report.Report, error)
 		return rep, nil
 	}
 	req.proxySocket = p.ProxySocket
-	in := &Grader{sb: g.sb, image: p.Image, imageID: p.ImageID, runtime: g.runtime, defaultRuntime: g.defaultRuntime, baseRuns: g.baseRuns}
+	in := &Grader{sb: g.sb, image: p.Image, imageID: p.ImageID, runtime: g.runtime, defaultRuntime: g.defaultRuntime, baseRuns: g.baseRuns, suiteRuns: g.suiteRuns}
 	stage(StageTests)
 	rep, err := in.grade(ctx, req)
 	if err != nil {

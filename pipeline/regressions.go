@@ -86,6 +86,9 @@ func RegressionsCheckRun(headSHA string, grade int64, r *report.Regressions, det
 	if r.FailingOnBase > 0 {
 		fmt.Fprintf(&b, "\n%s failed on the base already: not counted against this pull request.\n", plural(r.FailingOnBase, "test", "tests"))
 	}
+	if r.BaseReused {
+		b.WriteString("\nThe base's run is the one of an earlier push against the same base.\n")
+	}
 	where := "pytest's own discovery under the base's configuration"
 	if len(r.Paths) > 0 {
 		where = "`" + strings.Join(r.Paths, "`, `") + "`"

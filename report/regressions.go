@@ -46,9 +46,12 @@ type Regressions struct {
 	RegressedCount int `json:"regressed_count"`
 	// BaseSeconds and PRSeconds are the runs' own times; TimedOut names
 	// the runs ("base", "pr") that were killed at the end of the budget.
-	BaseSeconds float64  `json:"base_seconds"`
-	PRSeconds   float64  `json:"pr_seconds"`
-	TimedOut    []string `json:"timed_out,omitempty"`
+	BaseSeconds float64 `json:"base_seconds"`
+	// BaseReused says the base's run is one kept from an earlier
+	// regression run against the same base (a push before this one).
+	BaseReused bool     `json:"base_reused,omitempty"`
+	PRSeconds  float64  `json:"pr_seconds"`
+	TimedOut   []string `json:"timed_out,omitempty"`
 	// Budget is each run's time budget, in seconds.
 	Budget float64 `json:"budget_seconds"`
 	// RepoDigest and BaseDigest name the trees; Image and Runtime the

@@ -212,6 +212,33 @@ func TestRegressionsWithoutAddoptsPlugins(t *testing.T) {
 	}
 }
 
+// TestRegressionsReuseTheBaseRun: the base's run of a regression run is
+// kept for the next push against the same base, and a base that differs
+// runs again.
+func TestRegressionsReuseTheBaseRun(t *testing.T) {
+	g := testenv.Grading(t).Grader
+	base := suiteTree(t, suiteBase, map[string]string{"README": "reuse test " + t.Name()})
+	pr := suiteTree(t, suiteBase, map[string]string{"README": "reuse test " + t.Name(), "calc/ops.py": strings.Replace(suiteBase["calc/ops.py"], "a + b", "b + a", 1)})
+	var reps []*report.Regressions
+	for i := range 2 {
+		rep, err := g.Regress(context.Background(), grader.RegressRequest{Repo: pr, Base: base, Budget: 2 * time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.BaseReused != (i == 1) || rep.Verdict != report.VerdictPass {
+			t.Errorf("run %d: base reused %v, verdict %s %q; want reused only the second time, pass", i+1, rep.BaseReused, rep.Verdict, rep.Reasons)
+		}
+		reps = append(reps, rep)
+	}
+	if reps[0].Base != reps[1].Base {
+		t.Errorf("the reused base run counts %+v, the first %+v", reps[1].Base, reps[0].Base)
+	}
+	other := suiteTree(t, suiteBase, map[string]string{"README": "another base " + t.Name()})
+	if rep, err := g.Regress(context.Background(), grader.RegressRequest{Repo: pr, Base: other, Budget: 2 * time.Minute}); err != nil || rep.BaseReused {
+		t.Errorf("another base: reused %v, %v", rep != nil && rep.BaseReused, err)
+	}
+}
+
 // TestServeRegressions walks the regression run through the real binary,
 // SQLite, the file store and Docker, on by default: a pull request that
 // passes every hidden test and breaks word_count, which the base's own
@@ -270,7 +297,7 @@ func TestServeRegressions(t *testing.T) {
 	openPull(3, fixedSHA)
 	p.run(t, s, fixedSHA, "pass", completed("success"))
 	ok2 := p.regressionRun(t, s, fixedSHA, "passing", completed("success"))
-	if !strings.Contains(ok2.Title, "no regressions") {
+	if !strings.Contains(ok2.Title, "no regressions") || !strings.Contains(ok2.Summary, "the one of an earlier push against the same base") {
 		t.Errorf("the honest pull request's regression check run: %s\n%s", ok2.Title, ok2.Summary)
 	}
 
