@@ -130,11 +130,13 @@ func TestUIDSplitRequired(t *testing.T) {
 		}
 	}
 	// The repository requires it.
-	p.commit(pipeBranch, p.base, map[string]string{".github/testfirst.yml": "grading:\n  uid_split: required\n"})
+	// No regression runs: their check runs' completions would take the
+	// failures injected below for the grade's.
+	p.commit(pipeBranch, p.base, map[string]string{".github/testfirst.yml": "grading:\n  uid_split: required\nregressions:\n  enabled: false\n"})
 	refused(s, "repo-requires", "grading.uid_split: required")
 
 	// The service requires it, whatever the repository says.
-	p.commit(pipeBranch, p.base, map[string]string{".github/testfirst.yml": "grading:\n  uid_split: allowed\n"})
+	p.commit(pipeBranch, p.base, map[string]string{".github/testfirst.yml": "grading:\n  uid_split: allowed\nregressions:\n  enabled: false\n"})
 	s.kill(t) // one service at a time on the SQLite file
 	s2 := p.serve(t, database, append(env, "TESTFIRST_UID_SPLIT=required")...)
 	refused(s2, "service-requires", "TESTFIRST_UID_SPLIT=required")
