@@ -595,7 +595,9 @@ func TestGradeInput(t *testing.T) {
 				StderrLimit: stderrLimit,
 				// The run says what it does, for whoever lists the engine's
 				// containers (a rescue, an operator).
-				Labels: map[string]string{sandbox.LabelMode: wrapper.ModePytest},
+				// The tree label says which tree the run judged, so the
+				// tested run is told from its base and twins.
+				Labels: map[string]string{sandbox.LabelMode: wrapper.ModePytest, sandbox.LabelTree: wantTreeLabel(c.Kind)},
 			}
 			if diff := cmp.Diff(wantSpec, c.Spec); diff != "" {
 				t.Errorf("spec (-want +got):\n%s", diff)
@@ -1147,4 +1149,13 @@ func TestGradeSkips(t *testing.T) {
 			}
 		})
 	}
+}
+
+// wantTreeLabel is the sandbox.LabelTree a run of kind (a version of calc.py,
+// maybe with twinKind) carries.
+func wantTreeLabel(kind string) string {
+	if strings.HasSuffix(kind, twinKind) {
+		return "twins"
+	}
+	return map[string]string{"base": "base", "pr": "tested", "ref": "reference"}[kind]
 }
