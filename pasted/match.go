@@ -276,3 +276,35 @@ func Tests(src string) []Test {
 
 // Tokens is the number of normalised tokens of text.
 func Tokens(text string, o Options) int { return len(lex(text, o)) }
+
+// Nearest is the test (or file) of the index that text comes closest to
+// matching, with the number of its new shingles a match would need: what
+// a miss fell short by. ok is false when text holds no new shingle of any
+// test.
+func (ix *Index) Nearest(text string) (m Match, need int, ok bool) {
+	at := map[uint64][]int{}
+	for _, s := range shingles(lex(text, ix.o), ix.o.K) {
+		at[s.hash] = append(at[s.hash], s.line)
+	}
+	best := -1.0
+	for _, u := range ix.units {
+		c, _ := ix.judge(u.shingles, at)
+		n := max(ix.o.MinShingles, int(math.Ceil(ix.o.MinFraction*float64(len(u.shingles)))))
+		if score := float64(c.Matched) / float64(n); c.Matched > 0 && score > best {
+			best, m, need, ok = score, c, n, true
+			m.Label, m.Path, m.Test = u.label, u.path, u.test
+		}
+	}
+	return m, need, ok
+}
+
+// Novel is the number of text's shingles that are not in the base b.
+func (b Base) Novel(text string, o Options) (novel, all int) {
+	for _, s := range shingles(lex(text, o), o.K) {
+		all++
+		if !b[s.hash] {
+			novel++
+		}
+	}
+	return novel, all
+}

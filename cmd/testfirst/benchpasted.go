@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os/exec"
 	"strings"
@@ -47,6 +48,14 @@ func benchPastedCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 			bench.NamedOptions{Name: "k=14", Options: k14},
 			bench.NamedOptions{Name: "min-shingles=12,min-fraction=0.25", Options: m12},
 			bench.NamedOptions{Name: "min-fraction=0.25", Options: f25})
+		for _, v := range []struct {
+			m int
+			f float64
+		}{{4, 0.15}, {5, 0.15}, {6, 0.05}, {4, 0.05}, {3, 0.05}} {
+			x := d
+			x.MinShingles, x.MinFraction = v.m, v.f
+			opts = append(opts, bench.NamedOptions{Name: fmt.Sprintf("m=%d,f=%.2f", v.m, v.f), Options: x})
+		}
 	}
 	var files []string
 	if *extra != "" {

@@ -102,7 +102,8 @@ func BenchPasted(ctx context.Context, cfg PastedConfig) error {
 		hit, total := map[string]int{}, map[string]int{}
 		fp, neg := map[string]int{}, map[string]int{}
 		for _, c := range commits {
-			ix := pasted.NewIndex(c.hidden, pasted.NewBase(c.base, no.Options), no.Options)
+			base := pasted.NewBase(c.base, no.Options)
+			ix := pasted.NewIndex(c.hidden, base, no.Options)
 			for _, p := range c.positives {
 				kind := p.kind
 				if p.group != "" {
@@ -112,7 +113,14 @@ func BenchPasted(ctx context.Context, cfg PastedConfig) error {
 				if len(ix.Find(p.text)) > 0 {
 					hit[kind]++
 				} else if cfg.Verbose {
-					fmt.Fprintf(cfg.Out, "  miss %s %s %s %s\n", no.Name, c.sha[:10], kind, p.name)
+					// What the miss fell short by, and how much of the
+					// pasted text the base does not already hold.
+					novel, all := base.Novel(p.text, no.Options)
+					near := "no new shingle of any test"
+					if m, need, ok := ix.Nearest(p.text); ok {
+						near = fmt.Sprintf("nearest %s: %d of %d needed", m.Test, m.Matched, need)
+					}
+					fmt.Fprintf(cfg.Out, "  miss %s %s %s %s (%s; %d of its %d shingles not in the base)\n", no.Name, c.sha[:10], kind, p.name, near, novel, all)
 				}
 			}
 			for _, n := range c.negatives {
