@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -31,17 +32,26 @@ type pastedScanner struct {
 	log    *slog.Logger
 
 	mu sync.Mutex
-	// indexes are the tickets' indexes by ticket id and the digests of
-	// the approved versions they were built from: hidden tests and the
-	// base never change for a digest, so one is built once per process.
-	indexes map[string]*pasted.Index
+	// indexes are the tickets' indexes by ticket id, each with the key
+	// it was built from (the issue's text and the approved versions'
+	// digests): hidden tests and the base never change for a digest, so
+	// an index is built again only when the issue's text or the approved
+	// versions change.
+	indexes map[int64]keyedIndex
 }
 
 func newPastedScanner(d *db.DB, w *store.Writer, gh installationClients, log *slog.Logger) *pastedScanner {
 	if w == nil {
 		return nil
 	}
-	return &pastedScanner{db: d, store: w, github: gh, log: log, indexes: map[string]*pasted.Index{}}
+	return &pastedScanner{db: d, store: w, github: gh, log: log, indexes: map[int64]keyedIndex{}}
+}
+
+// keyedIndex is a ticket's index and what it was built from: the issue's
+// text and the approved versions' digests.
+type keyedIndex struct {
+	key string
+	ix  *pasted.Index
 }
 
 // pastedPlace is where a text was read: a description for the card, the
@@ -123,7 +133,13 @@ func (s *pastedScanner) index(ctx context.Context, gi *github.Installation, repo
 	if err != nil {
 		return nil, err
 	}
-	key := fmt.Sprint(tk.ID)
+	// The issue as the ticket holds it is the specification the tests
+	// were written from (an edit is scanned before it is kept): a writer
+	// turns its examples into asserts, and quoting them pastes nothing
+	// hidden. Its text joins the base the new shingles are counted
+	// against, and a new text of the issue makes a new index.
+	issue := tk.Title + "\n" + tk.Body
+	key := fmt.Sprintf("%d %x", tk.ID, sha256.Sum256([]byte(issue)))
 	var approved []store.Version
 	for _, v := range vs {
 		if v.Decision != nil && v.Decision.Approved {
@@ -135,10 +151,10 @@ func (s *pastedScanner) index(ctx context.Context, gi *github.Installation, repo
 		return nil, nil
 	}
 	s.mu.Lock()
-	ix, ok := s.indexes[key]
+	cached, ok := s.indexes[tk.ID]
 	s.mu.Unlock()
-	if ok {
-		return ix, nil
+	if ok && cached.key == key {
+		return cached.ix, nil
 	}
 	var hidden []pasted.Hidden
 	for _, v := range approved {
@@ -152,21 +168,19 @@ func (s *pastedScanner) index(ctx context.Context, gi *github.Installation, repo
 			}
 		}
 	}
-	var base pasted.Base
+	files := [][]byte{[]byte(issue)}
 	if tk.BaseSHA != "" {
 		t, err := downloadTree(ctx, gi, repo, tk.BaseSHA)
 		if err != nil {
 			return nil, retryOrCancel(err)
 		}
-		var files [][]byte
 		for _, f := range t.Files {
 			files = append(files, f.Data)
 		}
-		base = pasted.NewBase(files, pasted.Default)
 	}
-	ix = pasted.NewIndex(hidden, base, pasted.Default)
+	ix := pasted.NewIndex(hidden, pasted.NewBase(files, pasted.Default), pasted.Default)
 	s.mu.Lock()
-	s.indexes[key] = ix
+	s.indexes[tk.ID] = keyedIndex{key, ix}
 	s.mu.Unlock()
 	return ix, nil
 }

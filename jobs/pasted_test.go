@@ -99,3 +99,83 @@ func TestPastedCommentContaminatesGrades(t *testing.T) {
 		t.Errorf("the grade after the paste: %+v; want contaminated, naming the comment and nothing of the test", rep)
 	}
 }
+
+// The issue's own examples are the specification the tests were written
+// from: a writer turns them into asserts, and quoting them again (the
+// requester fixing a typo in the issue, a reviewer quoting it, the
+// implementer's task, which carries the issue) pastes nothing hidden. Text
+// added to the issue after the approval still counts.
+func TestPastedIssueExamplesAreTheSpecification(t *testing.T) {
+	f := newSyncFixture(t)
+	ctx := t.Context()
+	example := "```python\n>>> words = count_words(\"alpha beta\\ngamma  delta\\n\\nepsilon\")\n>>> assert words == 5\n" +
+		">>> assert count_words(\"alpha beta\\ngamma  delta\\n\\nepsilon\".upper()) == 5\n```"
+	body := "count_words should count words across lines and blank lines:\n\n" + example + "\n"
+	if err := f.d.Tx(ctx, func(tx *db.Tx) error { return tx.SetTicketIssue(ctx, f.ticket.ID, "count words", body) }); err != nil {
+		t.Fatal(err)
+	}
+	// The writer took the issue's example as it was.
+	hidden := "from counter import count_words\n\n\ndef test_counts_words_across_lines():\n" +
+		"    words = count_words(\"alpha beta\\ngamma  delta\\n\\nepsilon\")\n    assert words == 5\n" +
+		"    assert count_words(\"alpha beta\\ngamma  delta\\n\\nepsilon\".upper()) == 5\n" +
+		"    assert count_words(\"\") == 0\n    assert count_words(\"one\\ttwo\\u00a0three\") == 3\n" +
+		"    assert count_words(\" leading and trailing \") == 3\n"
+	v, err := f.w.Push(ctx, f.st, store.Draft{Author: "writer-bot", Files: []store.File{{Path: "tests/test_count.py", Data: []byte(hidden)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.w.Approve(ctx, f.st, v.Number, v.Digest, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	clients := testkit.Clients(t, f.gh)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	w := &DeliveryWorker{db: f.d, github: clients, pasted: newPastedScanner(f.d, f.w, clients, log), log: log}
+	var p repoPayload
+	if err := json.Unmarshal([]byte(`{"installation":{"id":3},"repository":{"id":30,"name":"app","default_branch":"main","owner":{"login":"octo-org","type":"Organization"}}}`), &p); err != nil {
+		t.Fatal(err)
+	}
+	var repo db.Repository
+	if err := f.d.Tx(ctx, func(tx *db.Tx) error { var err error; repo, err = p.record(ctx, tx); return err }); err != nil {
+		t.Fatal(err)
+	}
+	// edit is an edit of the issue as the delivery worker takes it: the
+	// new text scanned, then kept as the ticket's.
+	edit := func(newBody string) {
+		t.Helper()
+		if err := w.scanPasted(ctx, p, "count words\n"+newBody, pastedPlace{SeenIn: "the description of issue #7", Author: "alice"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.d.Tx(ctx, func(tx *db.Tx) error { return tx.SetTicketIssue(ctx, f.ticket.ID, "count words", newBody) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sightings := func() []db.PastedSighting {
+		t.Helper()
+		var out []db.PastedSighting
+		if err := f.d.Tx(ctx, func(tx *db.Tx) error { var err error; out, err = tx.PastedSightings(ctx, f.ticket.ID); return err }); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+
+	// The requester fixes a typo; a reviewer quotes the example; the
+	// implementer's task carries the issue.
+	edit(strings.Replace(body, "should count", "must count", 1))
+	quote := "As the issue says:\n\n> " + strings.ReplaceAll(example, "\n", "\n> ") + "\n\nso the upper-case case must hold too."
+	if _, err := w.pasted.scan(ctx, f.gi, repo, quote, pastedPlace{SeenIn: "a comment on pull request #9"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.pasted.scan(ctx, f.gi, repo, "count words\n"+body+"\n", pastedPlace{SeenIn: "the task of the implementer `bot`, round 1"}); err != nil {
+		t.Fatal(err)
+	}
+	if s := sightings(); len(s) != 0 {
+		t.Fatalf("the issue's own example was taken for a pasted hidden test: %+v", s)
+	}
+
+	// What the issue did not say, added after the approval, is a paste.
+	edit(body + "\nAlso:\n```python\nassert count_words(\"\") == 0\nassert count_words(\"one\\ttwo\\u00a0three\") == 3\n" +
+		"assert count_words(\" leading and trailing \") == 3\n```\n")
+	if s := sightings(); len(s) != 1 || s[0].Test != "test_counts_words_across_lines" {
+		t.Fatalf("the hidden lines added to the issue after the approval: sightings %+v, want one", s)
+	}
+}
