@@ -110,10 +110,7 @@ func (ix *Index) Empty() bool { return len(ix.units) == 0 }
 // match per file when its tests' pieces together do though no single test
 // does; sorted by label, path and test.
 func (ix *Index) Find(text string) []Match {
-	at := map[uint64][]int{}
-	for _, s := range shingles(lex(text, ix.o), ix.o.K) {
-		at[s.hash] = append(at[s.hash], s.line)
-	}
+	at := places(text, ix.o)
 	var out []Match
 	matchedFile := map[[2]string]bool{}
 	for _, u := range ix.units {
@@ -138,16 +135,16 @@ func (ix *Index) Find(text string) []Match {
 	return out
 }
 
-func (ix *Index) judge(set map[uint64]bool, at map[uint64][]int) (Match, bool) {
+func (ix *Index) judge(set map[uint64]bool, at where) (Match, bool) {
 	m := Match{Of: len(set), FirstLine: math.MaxInt}
 	for h := range set {
-		lines, ok := at[h]
+		ss, ok := at[h]
 		if !ok {
 			continue
 		}
 		m.Matched++
-		m.FirstLine = min(m.FirstLine, lines[0])
-		m.LastLine = max(m.LastLine, lines[len(lines)-1])
+		m.FirstLine = min(m.FirstLine, ss[0].line)
+		m.LastLine = max(m.LastLine, ss[len(ss)-1].line)
 	}
 	need := max(ix.o.MinShingles, int(math.Ceil(ix.o.MinFraction*float64(len(set)))))
 	return m, m.Matched >= need
@@ -155,7 +152,19 @@ func (ix *Index) judge(set map[uint64]bool, at map[uint64][]int) (Match, bool) {
 
 type shingle struct {
 	hash uint64
+	// line is the line of the text its first token is on.
 	line int
+}
+
+// where are the places of a text's shingles by hash.
+type where map[uint64][]shingle
+
+func places(text string, o Options) where {
+	at := where{}
+	for _, s := range shingles(lex(text, o), o.K) {
+		at[s.hash] = append(at[s.hash], s)
+	}
+	return at
 }
 
 func shingles(toks []token, k int) []shingle {
@@ -282,10 +291,7 @@ func Tokens(text string, o Options) int { return len(lex(text, o)) }
 // a miss fell short by. ok is false when text holds no new shingle of any
 // test.
 func (ix *Index) Nearest(text string) (m Match, need int, ok bool) {
-	at := map[uint64][]int{}
-	for _, s := range shingles(lex(text, ix.o), ix.o.K) {
-		at[s.hash] = append(at[s.hash], s.line)
-	}
+	at := places(text, ix.o)
 	best := -1.0
 	for _, u := range ix.units {
 		c, _ := ix.judge(u.shingles, at)

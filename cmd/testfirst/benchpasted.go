@@ -51,10 +51,10 @@ func benchPastedCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		for _, v := range []struct {
 			m int
 			f float64
-		}{{4, 0.15}, {5, 0.15}, {6, 0.05}, {4, 0.05}, {3, 0.05}} {
+		}{{4, 0.15}, {6, 0.05}, {4, 0.05}, {3, 0.05}, {3, 0.08}, {3, 0.10}, {3, 0.12}, {4, 0.10}, {2, 0.10}} {
 			x := d
 			x.MinShingles, x.MinFraction = v.m, v.f
-			opts = append(opts, bench.NamedOptions{Name: fmt.Sprintf("m=%d,f=%.2f", v.m, v.f), Options: x})
+			opts = append(opts, bench.NamedOptions{Name: fmt.Sprintf("min-shingles=%d,min-fraction=%.2f", v.m, v.f), Options: x})
 		}
 	}
 	var files []string
