@@ -139,7 +139,7 @@ func (s *pastedScanner) index(ctx context.Context, gi *github.Installation, repo
 	// hidden. Its text joins the base the new shingles are counted
 	// against, and a new text of the issue makes a new index.
 	issue := tk.Title + "\n" + tk.Body
-	key := fmt.Sprintf("%d %x", tk.ID, sha256.Sum256([]byte(issue)))
+	key := fmt.Sprintf("%x", sha256.Sum256([]byte(issue)))
 	var approved []store.Version
 	for _, v := range vs {
 		if v.Decision != nil && v.Decision.Approved {

@@ -30,16 +30,7 @@ def test_counts_words_across_lines():
 func TestPastedCommentContaminatesGrades(t *testing.T) {
 	f := newSyncFixture(t)
 	ctx := t.Context()
-	v, err := f.w.Push(ctx, f.st, store.Draft{Author: "writer-bot", Files: []store.File{{Path: "tests/test_count.py", Data: []byte(pastedHidden)}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.w.Approve(ctx, f.st, v.Number, v.Digest, "alice"); err != nil {
-		t.Fatal(err)
-	}
-	clients := testkit.Clients(t, f.gh)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	w := &DeliveryWorker{db: f.d, github: clients, pasted: newPastedScanner(f.d, f.w, clients, log), log: log}
+	w, v := approvedPasted(t, f, pastedHidden)
 	comment := func(id, action, body, link string) {
 		t.Helper()
 		payload, _ := json.Marshal(map[string]any{"action": action, "installation": map[string]any{"id": 3},
@@ -50,14 +41,7 @@ func TestPastedCommentContaminatesGrades(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sightings := func() []db.PastedSighting {
-		t.Helper()
-		var out []db.PastedSighting
-		if err := f.d.Tx(ctx, func(tx *db.Tx) error { var err error; out, err = tx.PastedSightings(ctx, f.ticket.ID); return err }); err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
+	sightings := func() []db.PastedSighting { return pastedSightings(t, f) }
 
 	comment("honest", "created", "`count_words(\"a b\")` gives 1 on main:\n```\n>>> count_words(\"a b\")\n1\n```", "https://github.com/octo-org/app/issues/7#issuecomment-1")
 	if s := sightings(); len(s) != 0 {
@@ -120,16 +104,7 @@ func TestPastedIssueExamplesAreTheSpecification(t *testing.T) {
 		"    assert count_words(\"alpha beta\\ngamma  delta\\n\\nepsilon\".upper()) == 5\n" +
 		"    assert count_words(\"\") == 0\n    assert count_words(\"one\\ttwo\\u00a0three\") == 3\n" +
 		"    assert count_words(\" leading and trailing \") == 3\n"
-	v, err := f.w.Push(ctx, f.st, store.Draft{Author: "writer-bot", Files: []store.File{{Path: "tests/test_count.py", Data: []byte(hidden)}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.w.Approve(ctx, f.st, v.Number, v.Digest, "alice"); err != nil {
-		t.Fatal(err)
-	}
-	clients := testkit.Clients(t, f.gh)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	w := &DeliveryWorker{db: f.d, github: clients, pasted: newPastedScanner(f.d, f.w, clients, log), log: log}
+	w, _ := approvedPasted(t, f, hidden)
 	var p repoPayload
 	if err := json.Unmarshal([]byte(`{"installation":{"id":3},"repository":{"id":30,"name":"app","default_branch":"main","owner":{"login":"octo-org","type":"Organization"}}}`), &p); err != nil {
 		t.Fatal(err)
@@ -149,14 +124,7 @@ func TestPastedIssueExamplesAreTheSpecification(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sightings := func() []db.PastedSighting {
-		t.Helper()
-		var out []db.PastedSighting
-		if err := f.d.Tx(ctx, func(tx *db.Tx) error { var err error; out, err = tx.PastedSightings(ctx, f.ticket.ID); return err }); err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
+	sightings := func() []db.PastedSighting { return pastedSightings(t, f) }
 
 	// The requester fixes a typo; a reviewer quotes the example; the
 	// implementer's task carries the issue.
@@ -178,4 +146,35 @@ func TestPastedIssueExamplesAreTheSpecification(t *testing.T) {
 	if s := sightings(); len(s) != 1 || s[0].Test != "test_counts_words_across_lines" {
 		t.Fatalf("the hidden lines added to the issue after the approval: sightings %+v, want one", s)
 	}
+}
+
+// approvedPasted pushes hidden as tests/test_count.py, approves it, and
+// returns a delivery worker whose pasted-test scanner reads the ticket.
+func approvedPasted(t *testing.T, f *syncFixture, hidden string) (*DeliveryWorker, store.Version) {
+	t.Helper()
+	ctx := t.Context()
+	v, err := f.w.Push(ctx, f.st, store.Draft{Author: "writer-bot", Files: []store.File{{Path: "tests/test_count.py", Data: []byte(hidden)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.w.Approve(ctx, f.st, v.Number, v.Digest, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	clients := testkit.Clients(t, f.gh)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	return &DeliveryWorker{db: f.d, github: clients, pasted: newPastedScanner(f.d, f.w, clients, log), log: log}, v
+}
+
+// pastedSightings are the sightings kept on the fixture's ticket.
+func pastedSightings(t *testing.T, f *syncFixture) []db.PastedSighting {
+	t.Helper()
+	var out []db.PastedSighting
+	if err := f.d.Tx(t.Context(), func(tx *db.Tx) error {
+		var err error
+		out, err = tx.PastedSightings(t.Context(), f.ticket.ID)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

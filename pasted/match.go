@@ -135,34 +135,36 @@ func (ix *Index) Find(text string) []Match {
 	return out
 }
 
-func (ix *Index) judge(set map[uint64]bool, at where) (Match, bool) {
+func (ix *Index) judge(set map[uint64]bool, at map[uint64][]int) (Match, bool) {
 	m := Match{Of: len(set), FirstLine: math.MaxInt}
 	for h := range set {
-		ss, ok := at[h]
+		lines, ok := at[h]
 		if !ok {
 			continue
 		}
 		m.Matched++
-		m.FirstLine = min(m.FirstLine, ss[0].line)
-		m.LastLine = max(m.LastLine, ss[len(ss)-1].line)
+		m.FirstLine = min(m.FirstLine, lines[0])
+		m.LastLine = max(m.LastLine, lines[len(lines)-1])
 	}
-	need := max(ix.o.MinShingles, int(math.Ceil(ix.o.MinFraction*float64(len(set)))))
-	return m, m.Matched >= need
+	return m, m.Matched >= ix.need(len(set))
+}
+
+// need is how many of a test's (or file's) n new shingles a text must
+// hold to match it.
+func (ix *Index) need(n int) int {
+	return max(ix.o.MinShingles, int(math.Ceil(ix.o.MinFraction*float64(n))))
 }
 
 type shingle struct {
 	hash uint64
-	// line is the line of the text its first token is on.
 	line int
 }
 
-// where are the places of a text's shingles by hash.
-type where map[uint64][]shingle
-
-func places(text string, o Options) where {
-	at := where{}
+// places are the lines of text its shingles start on, by hash.
+func places(text string, o Options) map[uint64][]int {
+	at := map[uint64][]int{}
 	for _, s := range shingles(lex(text, o), o.K) {
-		at[s.hash] = append(at[s.hash], s)
+		at[s.hash] = append(at[s.hash], s.line)
 	}
 	return at
 }
@@ -295,7 +297,7 @@ func (ix *Index) Nearest(text string) (m Match, need int, ok bool) {
 	best := -1.0
 	for _, u := range ix.units {
 		c, _ := ix.judge(u.shingles, at)
-		n := max(ix.o.MinShingles, int(math.Ceil(ix.o.MinFraction*float64(len(u.shingles)))))
+		n := ix.need(len(u.shingles))
 		if score := float64(c.Matched) / float64(n); c.Matched > 0 && score > best {
 			best, m, need, ok = score, c, n, true
 			m.Label, m.Path, m.Test = u.label, u.path, u.test
