@@ -70,7 +70,6 @@ func newFaultRig(t *testing.T, databaseURL string, env ...string) *faultRig {
 	t.Helper()
 	p := newPipelineEnv(t)
 	p.noReference = true // see TestFaultsGrading
-	p.noRegressions()
 	p.gh.SetPermission(pipeOwner, pipeRepo, "alice", "write")
 	s := p.serve(t, databaseURL, env...)
 	r := &faultRig{p: p, s: s, pr: 1}
@@ -262,7 +261,6 @@ func TestFaultsGrading(t *testing.T) {
 	relay := startGCSEmulator(t)
 	p := newPipelineEnv(t)
 	p.storeURL = "gs://" + gcsBucket + "/faults"
-	p.noRegressions()
 	p.gh.SetPermission(pipeOwner, pipeRepo, "alice", "write")
 	url := "sqlite://" + filepath.Join(p.dir, "testfirst.db")
 	env := []string{"TESTFIRST_JOB_RESCUE_AFTER=" + rescueAfter.String()}

@@ -45,6 +45,8 @@ type pipelineEnv struct {
 	// hiddenDir, when set, is the folder of the hidden tests push sends
 	// instead of the sample's.
 	hiddenDir string
+	// regressions keeps the regression run on (withRegressions).
+	regressions bool
 }
 
 // newPipelineEnv seeds the fake GitHub and the keys, and sets the store's
@@ -60,7 +62,7 @@ func newPipelineEnv(t *testing.T) *pipelineEnv {
 	if p.base, err = tree.Load(filepath.Join(sampleDir, "base")); err != nil {
 		t.Fatal(err)
 	}
-	p.baseSHA = p.gh.Commit(pipeOwner, pipeRepo, pipeBranch, files(p.base))
+	p.baseSHA = p.commit(pipeBranch, p.base, nil)
 	patch, _ := os.ReadFile(filepath.Join(sampleDir, "reference.patch"))
 	if p.fixed, err = tree.ApplyPatch(p.base, patch); err != nil {
 		t.Fatal(err)
@@ -114,18 +116,28 @@ func (p *pipelineEnv) serve(t *testing.T, databaseURL string, env ...string) *se
 	return startServe(t, p.gh, pipeSecret, env...)
 }
 
-// noRegressions turns the regression run off on the default branch: the
-// fault cases inject GitHub's failures into the next check-run calls and
-// count a grade's calls, which a regression run's check run would share.
-func (p *pipelineEnv) noRegressions() {
-	p.baseSHA = p.commit(pipeBranch, p.base, map[string]string{".github/testfirst.yml": "regressions:\n  enabled: false\n"})
+// withRegressions turns the regression run on, on the default branch.
+// Every other served test runs without it: a regression run is one more
+// sandbox run of the base's own suite after each grade (about a sixth of
+// the served tests' CPU), and the fault cases count a grade's check-run
+// calls, which a regression run's check run would share.
+func (p *pipelineEnv) withRegressions() {
+	p.regressions = true
+	p.baseSHA = p.commit(pipeBranch, p.base, nil)
 }
 
 // commit pushes a tree to a branch of the repository and returns its SHA.
+// On the default branch, unless withRegressions was called, the
+// repository's configuration turns the regression run off (appended to
+// a .github/testfirst.yml in extra that says nothing of regressions).
 func (p *pipelineEnv) commit(branch string, tree *tree.Tree, extra map[string]string) string {
 	fs := files(tree)
 	for k, v := range extra {
 		fs[k] = v
+	}
+	const config = ".github/testfirst.yml"
+	if branch == pipeBranch && !p.regressions && !strings.Contains(fs[config], "regressions:") {
+		fs[config] += "regressions:\n  enabled: false\n"
 	}
 	return p.gh.Commit(pipeOwner, pipeRepo, branch, fs)
 }

@@ -248,6 +248,7 @@ func TestRegressionsReuseTheBaseRun(t *testing.T) {
 // the output to the requester only.
 func TestServeRegressions(t *testing.T) {
 	p := newPipelineEnv(t)
+	p.withRegressions()
 	p.noReference = true
 	gh := p.gh
 	gh.AddIssue(pipeOwner, pipeRepo, 1, "alice", "Bigrams\n\n- [ ] bigrams of a sentence")
