@@ -33,11 +33,15 @@ type Options struct {
 	// MinFraction is the least share of a hidden test's (or file's) new
 	// shingles a text must contain to match it.
 	MinFraction float64
+	// MinTest, when set, is the fewest new shingles a hidden test must
+	// have to be matched alone: a smaller one (a three-line dunder
+	// helper, a one-assert test) counts only as part of its file.
+	MinTest int
 }
 
 // Default are the options testfirst uses, chosen by the measurement in
 // docs/pasted-tests.md.
-var Default = Options{K: 10, KeepAttributes: true, KeepBuiltins: true, KeepLiterals: true, MinShingles: 6, MinFraction: 0.15}
+var Default = Options{K: 10, KeepAttributes: true, KeepBuiltins: true, KeepLiterals: true, MinShingles: 3, MinFraction: 0.12, MinTest: 6}
 
 var keywords = set("False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield")
 

@@ -114,6 +114,9 @@ func (ix *Index) Find(text string) []Match {
 	var out []Match
 	matchedFile := map[[2]string]bool{}
 	for _, u := range ix.units {
+		if len(u.shingles) < ix.o.MinTest {
+			continue
+		}
 		if m, ok := ix.judge(u.shingles, at); ok {
 			m.Label, m.Path, m.Test = u.label, u.path, u.test
 			out = append(out, m)
@@ -296,6 +299,9 @@ func (ix *Index) Nearest(text string) (m Match, need int, ok bool) {
 	at := places(text, ix.o)
 	best := -1.0
 	for _, u := range ix.units {
+		if len(u.shingles) < ix.o.MinTest {
+			continue
+		}
 		c, _ := ix.judge(u.shingles, at)
 		n := ix.need(len(u.shingles))
 		if score := float64(c.Matched) / float64(n); c.Matched > 0 && score > best {

@@ -184,3 +184,58 @@ func TestBaseContentNeverMatches(t *testing.T) {
 		t.Errorf("the base's tests matched: %v", ms)
 	}
 }
+
+// A hidden file's small helper (a mapping's dunder method: a few new
+// shingles) is not matched alone: an issue thread that writes the same
+// three lines, as a real cachetools thread did against a toolz test's
+// CustomMapping.__contains__, is not a pasted test. The helper's file
+// still counts when the text holds the tests around it too.
+func TestSmallHelperAloneDoesNotMatch(t *testing.T) {
+	const hidden = `from slugkit import slugify
+
+
+class Registry:
+    def __contains__(self, key):
+        return key in self._slugs
+
+
+def test_registry_remembers_every_slug_it_made():
+    registry = Registry()
+    registry._slugs = {slugify(word) for word in ("Crème", "Brûlée", "à la carte")}
+    assert "creme" in registry and "brulee" in registry
+    assert "a-la-carte" in registry and "carte" not in registry
+`
+	thread := "You could give the registry a membership test:\n\n```python\nclass Registry:\n    def __contains__(self, key):\n        return key in self._slugs\n```\n"
+	ix := NewIndex([]Hidden{{Label: "v1", Path: "tests/test_registry.py", Source: hidden}}, NewBase(baseFiles, Default), Default)
+	if ms := ix.Find(thread); len(ms) > 0 {
+		t.Errorf("a three-line helper quoted alone matched: %+v", ms)
+	}
+	noFloor := Default
+	noFloor.MinTest = 0
+	loose := NewIndex([]Hidden{{Label: "v1", Path: "tests/test_registry.py", Source: hidden}}, NewBase(baseFiles, noFloor), noFloor)
+	if ms := loose.Find(thread); len(ms) == 0 {
+		t.Error("without MinTest the helper alone does not match either: the test checks nothing")
+	}
+	if ms := ix.Find("```python\n" + hidden + "```\n"); len(ms) == 0 {
+		t.Error("the whole file pasted did not match")
+	}
+}
+
+// Part of a hidden test, pasted, matches: three of its new shingles are
+// enough once the test has six or more (and 12 % of them).
+func TestHalfOfATestMatches(t *testing.T) {
+	lines := strings.Split(hiddenTests[len(baseTests):], "\n")
+	// The start of test_transliterates_and_caps_length: its def,
+	// docstring and options (with 6 shingles needed, as before, it did
+	// not match).
+	var half []string
+	for _, l := range lines {
+		if strings.Contains(l, "result = slugify") {
+			break
+		}
+		half = append(half, l)
+	}
+	if ms := index(t).Find(strings.Join(half, "\n")); len(ms) == 0 || ms[0].Test != "test_transliterates_and_caps_length" {
+		t.Errorf("half of a test pasted: %+v", ms)
+	}
+}

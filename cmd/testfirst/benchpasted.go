@@ -32,7 +32,12 @@ func benchPastedCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	opts := []bench.NamedOptions{{Name: "default", Options: pasted.Default}}
 	if *compare {
+		// The other options vary the default of before 2026-12-07 (6
+		// shingles and 15 %, any test alone), as docs/pasted-tests.md's
+		// table does.
 		d := pasted.Default
+		d.MinShingles, d.MinFraction, d.MinTest = 6, 0.15, 0
+		opts = append(opts, bench.NamedOptions{Name: "before-2026-12-07", Options: d})
 		lit := d
 		lit.KeepLiterals = false
 		all := lit
@@ -55,6 +60,14 @@ func benchPastedCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 			x := d
 			x.MinShingles, x.MinFraction = v.m, v.f
 			opts = append(opts, bench.NamedOptions{Name: fmt.Sprintf("min-shingles=%d,min-fraction=%.2f", v.m, v.f), Options: x})
+		}
+		for _, v := range []struct {
+			m, t int
+			f    float64
+		}{{3, 6, 0.10}, {3, 6, 0.11}, {3, 6, 0.12}, {3, 8, 0.10}, {4, 8, 0.10}, {3, 6, 0.15}} {
+			x := d
+			x.MinShingles, x.MinFraction, x.MinTest = v.m, v.f, v.t
+			opts = append(opts, bench.NamedOptions{Name: fmt.Sprintf("min-shingles=%d,min-fraction=%.2f,min-test=%d", v.m, v.f, v.t), Options: x})
 		}
 	}
 	var files []string
