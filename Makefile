@@ -61,8 +61,9 @@ OWN_TARGET    := TestDockerfile
 TEST_ENV := TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_TEST_POSTGRES_URL='$(TEST_POSTGRES_URL)'
 
 # Last, alone, the two fault cases that restart the machine's Docker
-# engine and PostgreSQL server mid-grade: nothing else may use them then. FAULTS_DISRUPTIVE=0 leaves them out on a
-# machine whose daemons others share.
+# engine and PostgreSQL server mid-grade: nothing else may use them then.
+# FAULTS_DISRUPTIVE=0 leaves them out on a machine whose daemons others
+# share.
 FAULTS_DISRUPTIVE ?= 1
 
 # On a fresh machine compiling every package and test binary takes 955 s
@@ -178,7 +179,7 @@ vet:
 # once), vet, then every test binary built and run with no test, so that
 # the legs of make test start on a warm build cache.
 compile: build
-	$(GO) vet ./...
+	@$(MAKE) --no-print-directory vet
 	$(GO) test -count=1 -run '^$$' ./... >/dev/null
 
 ## run: the service on this machine, on its embedded defaults (SQLite and the

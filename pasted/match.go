@@ -94,7 +94,9 @@ func NewIndex(hidden []Hidden, base Base, o Options) *Index {
 					}
 				}
 			}
-			if len(set) > 0 {
+			// A test with fewer than MinTest new shingles is matched only
+			// as part of its file.
+			if len(set) > 0 && len(set) >= o.MinTest {
 				ix.units = append(ix.units, unit{label: h.Label, path: h.Path, test: u.name, shingles: set})
 			}
 		}
@@ -104,7 +106,14 @@ func NewIndex(hidden []Hidden, base Base, o Options) *Index {
 
 // Empty says the index holds no new shingle (no hidden file, or hidden
 // files that add nothing to the base).
-func (ix *Index) Empty() bool { return len(ix.units) == 0 }
+func (ix *Index) Empty() bool {
+	for _, set := range ix.files {
+		if len(set) > 0 {
+			return false
+		}
+	}
+	return true
+}
 
 // Find returns the hidden tests a text contains, one match per test, and a
 // match per file when its tests' pieces together do though no single test
@@ -114,9 +123,6 @@ func (ix *Index) Find(text string) []Match {
 	var out []Match
 	matchedFile := map[[2]string]bool{}
 	for _, u := range ix.units {
-		if len(u.shingles) < ix.o.MinTest {
-			continue
-		}
 		if m, ok := ix.judge(u.shingles, at); ok {
 			m.Label, m.Path, m.Test = u.label, u.path, u.test
 			out = append(out, m)
@@ -299,9 +305,6 @@ func (ix *Index) Nearest(text string) (m Match, need int, ok bool) {
 	at := places(text, ix.o)
 	best := -1.0
 	for _, u := range ix.units {
-		if len(u.shingles) < ix.o.MinTest {
-			continue
-		}
 		c, _ := ix.judge(u.shingles, at)
 		n := ix.need(len(u.shingles))
 		if score := float64(c.Matched) / float64(n); c.Matched > 0 && score > best {

@@ -178,7 +178,7 @@ func TestMatchSaysWhere(t *testing.T) {
 func TestBaseContentNeverMatches(t *testing.T) {
 	ix := NewIndex([]Hidden{{Label: "v1", Path: "tests/test_slug.py", Source: baseTests}}, NewBase(baseFiles, Default), Default)
 	if !ix.Empty() {
-		t.Fatalf("a hidden file equal to the base's has new shingles: %+v", ix.units)
+		t.Fatalf("a hidden file equal to the base's has new shingles: %+v", ix.files)
 	}
 	if ms := ix.Find(baseTests); len(ms) > 0 {
 		t.Errorf("the base's tests matched: %v", ms)

@@ -54,20 +54,17 @@ func benchPastedCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 			bench.NamedOptions{Name: "min-shingles=12,min-fraction=0.25", Options: m12},
 			bench.NamedOptions{Name: "min-fraction=0.25", Options: f25})
 		for _, v := range []struct {
-			m int
-			f float64
-		}{{4, 0.15}, {6, 0.05}, {4, 0.05}, {3, 0.05}, {3, 0.08}, {3, 0.10}, {3, 0.12}, {4, 0.10}, {2, 0.10}} {
-			x := d
-			x.MinShingles, x.MinFraction = v.m, v.f
-			opts = append(opts, bench.NamedOptions{Name: fmt.Sprintf("min-shingles=%d,min-fraction=%.2f", v.m, v.f), Options: x})
-		}
-		for _, v := range []struct {
-			m, t int
+			m, t int // MinShingles, MinTest
 			f    float64
-		}{{3, 6, 0.10}, {3, 6, 0.11}, {3, 6, 0.12}, {3, 8, 0.10}, {4, 8, 0.10}, {3, 6, 0.15}} {
+		}{{4, 0, 0.15}, {6, 0, 0.05}, {4, 0, 0.05}, {3, 0, 0.05}, {3, 0, 0.08}, {3, 0, 0.10}, {3, 0, 0.12}, {4, 0, 0.10}, {2, 0, 0.10},
+			{3, 6, 0.10}, {3, 6, 0.11}, {3, 6, 0.12}, {3, 8, 0.10}, {4, 8, 0.10}, {3, 6, 0.15}} {
 			x := d
 			x.MinShingles, x.MinFraction, x.MinTest = v.m, v.f, v.t
-			opts = append(opts, bench.NamedOptions{Name: fmt.Sprintf("min-shingles=%d,min-fraction=%.2f,min-test=%d", v.m, v.f, v.t), Options: x})
+			name := fmt.Sprintf("min-shingles=%d,min-fraction=%.2f", v.m, v.f)
+			if v.t > 0 {
+				name += fmt.Sprintf(",min-test=%d", v.t)
+			}
+			opts = append(opts, bench.NamedOptions{Name: name, Options: x})
 		}
 	}
 	var files []string
