@@ -61,15 +61,7 @@ func newAgentFixture(t *testing.T, repoConfig string, independence string) *agen
 
 func (f *agentFixture) runs(t *testing.T) []db.AgentRun {
 	t.Helper()
-	var runs []db.AgentRun
-	if err := f.d.Tx(t.Context(), func(tx *db.Tx) error {
-		var err error
-		runs, err = tx.AgentRuns(t.Context(), f.ticket.ID)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return runs
+	return readTx(t, f.d, func(tx *db.Tx) ([]db.AgentRun, error) { return tx.AgentRuns(t.Context(), f.ticket.ID) })
 }
 
 func (f *agentFixture) work(t *testing.T, a db.AgentRun) db.AgentRun {

@@ -168,13 +168,5 @@ func approvedPasted(t *testing.T, f *syncFixture, hidden string) (*DeliveryWorke
 // pastedSightings are the sightings kept on the fixture's ticket.
 func pastedSightings(t *testing.T, f *syncFixture) []db.PastedSighting {
 	t.Helper()
-	var out []db.PastedSighting
-	if err := f.d.Tx(t.Context(), func(tx *db.Tx) error {
-		var err error
-		out, err = tx.PastedSightings(t.Context(), f.ticket.ID)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return readTx(t, f.d, func(tx *db.Tx) ([]db.PastedSighting, error) { return tx.PastedSightings(t.Context(), f.ticket.ID) })
 }

@@ -103,15 +103,21 @@ func (f *syncFixture) comments() []string {
 
 func (f *syncFixture) state(t *testing.T) pipeline.TicketState {
 	t.Helper()
-	var tk db.Ticket
-	if err := f.d.Tx(t.Context(), func(tx *db.Tx) error {
+	return readTx(t, f.d, func(tx *db.Tx) (db.Ticket, error) { return tx.Ticket(t.Context(), f.ticket.ID) }).State
+}
+
+// readTx is what get reads in a transaction of d; an error fails the test.
+func readTx[T any](t *testing.T, d *db.DB, get func(*db.Tx) (T, error)) T {
+	t.Helper()
+	var v T
+	if err := d.Tx(t.Context(), func(tx *db.Tx) error {
 		var err error
-		tk, err = tx.Ticket(t.Context(), f.ticket.ID)
+		v, err = get(tx)
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
-	return tk.State
+	return v
 }
 
 // TestSyncStopsTicketAfterRejections rejects three versions: each
