@@ -145,6 +145,10 @@ func TestSplitHonestShapes(t *testing.T) {
 		"test_honest::test_refused_traceback": true,
 		"test_honest::test_refused_dict":      true,
 		"test_honest::test_refused_setitem":   true,
+		"test_honest::test_refused_frame":     true,
+		// A context manager of the tree that says it swallowed a failed
+		// assertion: the assertion goes on.
+		"test_honest::test_tree_context_manager_keeps_a_failed_assertion": true,
 	}
 	if len(outcomes) < 25 {
 		t.Fatalf("%d test cases reported, want the 27 of test_honest.py:\n%s", len(outcomes), out)
@@ -167,6 +171,9 @@ func TestSplitHonestShapes(t *testing.T) {
 	if d := sr.Tests["test_honest.py::test_dataclass"]; len(d) != 1 {
 		t.Errorf("the dataclass comparison is not recorded as the tree's decision: %v", d)
 	}
+	if d := sr.Tests["test_honest.py::test_tree_context_manager_keeps_a_failed_assertion"]; len(d) != 1 {
+		t.Errorf("a tree context manager's try to swallow a failed assertion is not recorded: %v", d)
+	}
 	if d := sr.Tests["test_honest.py::test_slug"]; len(d) != 0 {
 		t.Errorf("comparing a str the tree returned is recorded as its decision: %v", d)
 	}
@@ -184,6 +191,7 @@ func TestSplitHonestShapes(t *testing.T) {
 		"test_honest.py::test_refused_traceback": "the tests handed the code under test a traceback of the tests",
 		"test_honest.py::test_refused_dict":      "the code under test asked for `__dict__` of a `test_honest.Counter` object of the tests",
 		"test_honest.py::test_refused_setitem":   "the code under test asked for item assignment of a `test_honest.Registry` object of the tests",
+		"test_honest.py::test_refused_frame":     "the code under test took its caller's frame (sys._getframe), which would have been the test's",
 	}
 	for id, why := range refused {
 		if !slices.Contains(sr.Refused[id], why) {

@@ -124,6 +124,14 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.<>]*\Z")
 _CALLBACKS = frozenset(("cb", "cbget", "cbiter", "cbnext", "cbenter", "cbexit", "cbop"))
 
 
+# What the tree's process may say the split could not give it, in this
+# side's words (testfirst_tree: _frame_reach, _Globals).
+_TREE_REFUSALS = {
+    "frame": "the code under test took its caller's frame (sys._getframe), which would have been the test's",
+    "globals": "the code under test asked for `__globals__` of a function of the tests",
+}
+
+
 class ProtocolError(Exception):
     """The code under test broke the split's protocol; the grade fails
     closed."""
@@ -293,6 +301,16 @@ class _Channel:
 
     def side(self, msg):
         t = msg["t"]
+        if t == "refuse":
+            # The tree's word that it took a frame of its server where in
+            # one process it would have had the test's (testfirst_tree's
+            # _frame_reach): a refusal in fixed words. Only the base's and
+            # the reference's refusals choose the fallback.
+            why = _TREE_REFUSALS.get(msg.get("k")) if type(msg.get("k")) is str else None
+            if why is None:
+                self.fail("the code under test sent a refusal of an unknown kind")
+            self.refuse(why)
+            return True
         if t not in ("out", "log", "warn"):
             return False
         # What the tree prints, logs and warns is bounded: pytest keeps
@@ -370,11 +388,13 @@ class _Channel:
             elif t == "cbenter":
                 result = type(obj).__enter__(obj)
             elif t == "cbexit":
-                # The tree's exception never crosses: the object is told
-                # one happened, as a RuntimeError.
+                # The tree's exception crosses as it would when raised to
+                # the tests (a RuntimeError when it did not say which).
                 if msg.get("x") is True:
                     err = RuntimeError("an exception in the code under test")
-                    result = type(obj).__exit__(obj, RuntimeError, err, None)
+                    if msg.get("e") is not None:
+                        err = self.dec_exception(msg["e"])
+                    result = type(obj).__exit__(obj, type(err), err, None)
                 else:
                     result = type(obj).__exit__(obj, None, None, None)
             else:
@@ -444,6 +464,9 @@ class _Channel:
         # with __getitem__: the handle says so too.
         if hasattr(t, "__iter__") and t.__iter__ is None:
             ops.append("!__iter__")
+        sig = _signature(v)
+        if sig is not None:
+            return ["h", hid, ops, sig]
         return ["h", hid, ops]
 
     # Values: the tree to this side. The peer is hostile: every part is
@@ -907,6 +930,30 @@ def _attributes_allowed(obj):
 
 _MISSING = object()
 
+_PARAM_KINDS = {inspect.Parameter.POSITIONAL_ONLY: "p", inspect.Parameter.POSITIONAL_OR_KEYWORD: "pk",
+                inspect.Parameter.VAR_POSITIONAL: "v", inspect.Parameter.KEYWORD_ONLY: "k",
+                inspect.Parameter.VAR_KEYWORD: "vk"}
+
+
+def _signature(obj):
+    """The call signature of a function or method of the tests, for the
+    tree's handle to take its arguments as the function itself would: its
+    name and, per parameter, the kind, the name and whether it has a
+    default, never the default's value nor an annotation. A call of the
+    wrong arity then fails in the tree's own frame, as it would in one
+    process (pyparsing tells a parse action's arity by where the TypeError
+    is raised). None for any other callable."""
+    if not isinstance(obj, (types.FunctionType, types.MethodType)):
+        return None
+    try:
+        params = inspect.signature(obj).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    name = getattr(obj, "__name__", None)
+    if type(name) is not str or not name.isidentifier():
+        name = "callback"
+    return [name[:100], [[_PARAM_KINDS[p.kind], p.name, p.default is not inspect.Parameter.empty] for p in params]]
+
 
 def _has_attribute(obj, name):
     """Whether obj has attribute name, found without running anything of
@@ -1095,6 +1142,8 @@ def _forwarder(name):
         ch = _ch()
         if name in ("__eq__", "__ne__") and len(args) == 1:
             return _equality(ch, self, name, args[0])
+        if name == "__exit__" and len(args) == 3:
+            return _exit(ch, self, *args)
         result = ch.request({"t": "op", "r": _self_rid(self), "n": name, "a": ch.enc(list(args))})
         if name in DECISIONS and result is not NotImplemented:
             ch.record(name, self)
@@ -1103,6 +1152,35 @@ def _forwarder(name):
         return result
     op.__name__ = name
     return op
+
+
+def _exit(ch, proxy, typ, value, tb):
+    """A tree context manager's __exit__ after its block raised: the
+    traceback stays here (its frames are the tests'), and an exception of
+    a builtin class crosses as a new one of that class, with no message (an
+    assertion's holds its expected value). The tree may swallow its own
+    exceptions and the builtin ones the tests raise, never a failed
+    assertion or an outcome of pytest's (fail, skip, xfail): those go on,
+    whatever it answers, and its try is recorded against the test."""
+    if value is None:
+        return ch.request({"t": "op", "r": _self_rid(proxy), "n": "__exit__", "a": ch.enc([None, None, None])})
+    if _rid_of(value) is None and isinstance(typ, type) and _BUILTINS.get(typ.__name__) is typ and type(value) is typ:
+        sent = [ch.enc(typ), ["xb", typ.__name__], None]
+    else:
+        sent = [ch.enc(typ), ch.enc(value), None]
+    result = ch.request({"t": "op", "r": _self_rid(proxy), "n": "__exit__", "a": ["l", sent]})
+    if not _plain_truth(result):
+        return False
+    if isinstance(value, (AssertionError, pytest.fail.Exception, pytest.skip.Exception, pytest.xfail.Exception)) and _rid_of(value) is None:
+        ch.record("__exit__", proxy, kind="a context manager of the code under test tried to swallow a failed assertion or an outcome of pytest's; it went on")
+        return False
+    return True
+
+
+def _plain_truth(v):
+    """The truth of an answer of the tree's: a bool as it is, anything else
+    by Python's rules (a tree object's own __bool__, asked of it)."""
+    return v if type(v) is bool else bool(v)
 
 
 def _mutator(base, name):

@@ -23,6 +23,7 @@ import fractions
 import importlib
 import io
 import json
+import keyword
 import logging
 import math
 import os
@@ -135,7 +136,108 @@ class TrustedHandle(_HandleBase):
     def __exit__(self, *exc):
         # What was raised stays here: the tests' object hears only
         # whether something was.
-        return bool(self._server.ask({"t": "cbexit", "h": self._hid, "x": exc[0] is not None}))
+        msg = {"t": "cbexit", "h": self._hid, "x": exc[0] is not None}
+        if isinstance(exc[1], BaseException):
+            # The exception crosses as any of the tree's does (by value
+            # for a builtin class, else by reference): pytest.raises or
+            # assertRaises of the tests, entered by a helper of the tree,
+            # judges it there.
+            msg["e"] = self._server.exc(exc[1], 0)
+        return bool(self._server.ask(msg))
+
+
+_PARAM_SYNTAX = {"p": "%s", "pk": "%s", "v": "*%s", "k": "%s", "vk": "**%s"}
+
+
+def _signed(handle, sig):
+    """A function of this process with the signature of the tests' function
+    behind handle (see testfirst_split._signature): a call of the wrong
+    arity fails here, in the caller's frame, as it would in one process;
+    one that binds is the handle's call. Its name is the function's; its
+    defaults stand for values it does not know, and are left out of the
+    call. The handle itself when the signature cannot be written."""
+    try:
+        name, params = sig
+        if not (type(name) is str and name.isidentifier()) or type(params) is not list:
+            return handle
+        parts, pos, seen, star = [], [], set(), False
+        order = ("p", "pk", "v", "k", "vk")
+        last = 0
+        for p in params:
+            kind, pname, has_default = p
+            if kind not in _PARAM_SYNTAX or type(pname) is not str or not pname.isidentifier() \
+                    or pname.startswith("_tf_") or pname in seen or keyword.iskeyword(pname):
+                return handle
+            if order.index(kind) < last:
+                return handle
+            last = order.index(kind)
+            seen.add(pname)
+            if kind == "k" and not star:
+                parts.append("*")
+                star = True
+            if kind == "v":
+                star = True
+            text = _PARAM_SYNTAX[kind] % pname
+            if has_default is True and kind in ("p", "pk", "k"):
+                text += "=_tf_D"
+            parts.append(text)
+            pos.append((kind, pname))
+        if any(k == "p" for k, _ in pos):
+            i = max(i for i, (k, _) in enumerate(pos) if k == "p")
+            parts.insert(i + 1, "/")
+        src = "def %s(%s):\n    return _tf_call(%s)\n" % (
+            name, ", ".join(parts), ", ".join("(%r, %r, %s)" % (k, n, n) for k, n in pos))
+        ns = _Globals(handle._server, {"_tf_D": _DEFAULT, "_tf_call": lambda *got: _call_signed(handle, got)})
+        exec(compile(src, "<a function of the tests>", "exec"), ns)
+        fn = ns[name]
+        fn.__qualname__ = name
+        return fn
+    except Exception:
+        return handle
+
+
+class _Globals(dict):
+    """A signed function's globals: what the tree looks up there would have
+    been the test module's, so a lookup tells the other side (a refusal in
+    fixed words, as for a handle's __globals__) and finds nothing."""
+
+    def __init__(self, server, names):
+        super().__init__(names)
+        self._server = server
+
+    def __missing__(self, key):
+        self._server.send({"t": "refuse", "k": "globals"})
+        raise KeyError(key)
+
+
+class _Default:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<a default of the tests' function>"
+
+
+_DEFAULT = _Default()
+
+
+def _call_signed(handle, got):
+    """The handle's call with the arguments a signed function took: the
+    positional ones up to the first left to its default, the rest by
+    name."""
+    args, kwargs, by_name = [], {}, False
+    for kind, name, value in got:
+        if kind == "v":
+            if not by_name:
+                args.extend(value)
+        elif kind == "vk":
+            kwargs.update(value)
+        elif value is _DEFAULT:
+            by_name = True
+        elif kind == "k" or (by_name and kind == "pk"):
+            kwargs[name] = value
+        elif not by_name:
+            args.append(value)
+    return handle(*args, **kwargs)
 
 
 def _handle_op(name):
@@ -379,8 +481,16 @@ class Server:
         if tag == "h":
             h = self.handles.get(v[1])
             if h is None:
-                h = self.handles[v[1]] = _handle_class(v[2] if len(v) > 2 else ())(self, v[1])
+                h = _handle_class(v[2] if len(v) > 2 else ())(self, v[1])
+                if len(v) > 3:
+                    h = _signed(h, v[3])
+                self.handles[v[1]] = h
             return h
+        if tag == "xb":
+            cls = _BUILTIN_NAMES.get(v[1])
+            if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+                raise ValueError("not a builtin exception: %r" % (v[1],))
+            return cls()
         if tag == "bt":
             return _BUILTIN_NAMES[v[1]] if v[1] not in ("Ellipsis", "NotImplemented") else getattr(builtins, v[1])
         if tag == "std":
@@ -643,8 +753,28 @@ def main(argv):
         sys.stdout, sys.stderr = real
         server.send = _gone
     os.register_at_fork(after_in_child=child)
+    sys.addaudithook(_frame_reach(server))
     server.send({"t": "hello", "pid": os.getpid()})
     server.loop(server.mail[0])
+
+
+def _frame_reach(server):
+    """An audit hook that tells the other side when the tree takes a frame
+    of this program (sys._getframe past its own callers: pyparsing's
+    autoname_elements reads its caller's locals). In one process that
+    frame would be the test's; here it is the server's, so the test cannot
+    run split as it would in one process. What this hook says is the
+    tree's word: the other side acts on it only for the base and reference
+    trees (the per-test fallback), where a tree that lies gains nothing."""
+    here = __file__
+
+    def hook(event, args):
+        if event != "sys._getframe" or not args:
+            return
+        code = getattr(args[0], "f_code", None)
+        if code is not None and code.co_filename == here:
+            server.send({"t": "refuse", "k": "frame"})
+    return hook
 
 
 def _gone(msg):

@@ -204,3 +204,31 @@ def test_cheat_object():
 
 def test_cheat_flips():
     assert [cheat_flips() for _ in range(12)] == [i * 3 for i in range(12)]
+
+def test_callback_arity():
+    assert st.trimmed(lambda t: t * 2, "s", 1, 21) == 42
+    assert st.trimmed(lambda l, t: l + t, "s", 1, 21) == 22
+
+def test_callback_arity_real_type_error():
+    def bad(t):
+        raise TypeError("inside")
+    import pytest
+    with pytest.raises(TypeError):
+        st.trimmed(bad, "s", 1, 2)
+
+def test_tree_context_manager_swallows_its_kind():
+    with st.quiet():
+        int("not a number")
+    assert st.slugify("A B") == "a-b"
+
+def test_tree_context_manager_keeps_a_failed_assertion():
+    with st.swallow_all():
+        assert st.slugify("A B") == "not-the-slug"
+
+class TestTreeHelperUsesAssertRaises(unittest.TestCase):
+    def test_expecting(self):
+        with st.expecting(self, st.ParseError):
+            st.parse("")
+
+def test_refused_frame():
+    assert st.caller_name() == "test_refused_frame"

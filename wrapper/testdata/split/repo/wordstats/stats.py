@@ -217,3 +217,44 @@ class FlipsObject:
     def __eq__(self, other): return Flips()
     __hash__ = None
 def cheat_flips(): return FlipsObject()
+
+# Shapes pyparsing has: a callback's arity told by where its TypeError is
+# raised (_trim_arity), context managers of the tree around the tests'
+# blocks, and a helper that takes its caller's frame.
+def trimmed(fn, *args):
+    import traceback
+    for limit in range(len(args) + 1):
+        try:
+            return fn(*args[limit:])
+        except TypeError as e:
+            if len(traceback.extract_tb(e.__traceback__)) > 1:
+                raise
+
+
+class quiet:
+    """Swallows the ValueErrors of its block, nothing else."""
+    def __enter__(self):
+        return self
+    def __exit__(self, typ, value, tb):
+        return typ is not None and issubclass(typ, ValueError)
+
+
+class swallow_all:
+    """Says it swallowed whatever its block raised."""
+    def __enter__(self):
+        return self
+    def __exit__(self, typ, value, tb):
+        return True
+
+
+import contextlib
+
+@contextlib.contextmanager
+def expecting(case, exc):
+    with case.assertRaises(exc):
+        yield
+
+
+def caller_name():
+    import sys
+    return sys._getframe(1).f_code.co_name
