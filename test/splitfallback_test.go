@@ -33,7 +33,7 @@ func loadFallbackTree(t *testing.T, name string) *tree.Tree {
 // in-process on every tree of this base.
 //
 //   - attack: a tree that asks each function of the tests for its
-//     __name__ (a refusal in every test under the split), and answers by
+//     __globals__ (a refusal in every test under the split), and answers by
 //     reading the expected value from the calling test's frame through a
 //     caught exception's traceback (attacks-split/frame-from-traceback),
 //     which in-process grading without twins does not catch. Were the
@@ -93,7 +93,7 @@ func TestSplitFallback(t *testing.T) {
 			t.Errorf("refused only on the tree under test: %q, want %q", here, want)
 		}
 		line := report.SealingLine(s)
-		if !strings.Contains(line, "neither the base nor the reference needed") || !strings.Contains(line, "`__name__` of a function of the tests") {
+		if !strings.Contains(line, "neither the base nor the reference needed") || !strings.Contains(line, "`__globals__` of a function of the tests") {
 			t.Errorf("the sealing line does not say the split refused the tree there: %s", line)
 		}
 		t.Logf("split with the fallback: %s (%q), trust %s, %d/%d passed; %s", rep.Verdict, rep.Reasons, rep.Trust, rep.Counts.Passed, rep.Counts.Total, line)

@@ -205,9 +205,36 @@ class _Globals(dict):
         super().__init__(names)
         self._server = server
 
-    def __missing__(self, key):
+    def _refused(self):
         self._server.send({"t": "refuse", "k": "globals"})
+
+    def __missing__(self, key):
+        self._refused()
         raise KeyError(key)
+
+    def get(self, key, default=None):
+        self._refused()
+        return dict.get(self, key, default)
+
+    def __contains__(self, key):
+        self._refused()
+        return dict.__contains__(self, key)
+
+    def keys(self):
+        self._refused()
+        return dict.keys(self)
+
+    def items(self):
+        self._refused()
+        return dict.items(self)
+
+    def values(self):
+        self._refused()
+        return dict.values(self)
+
+    def __iter__(self):
+        self._refused()
+        return dict.__iter__(self)
 
 
 class _Default:

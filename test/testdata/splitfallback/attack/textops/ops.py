@@ -12,9 +12,9 @@ def _frame():
 
 def _name(fn):
     # Asks the tests' function for what the split does not give (its
-    # __name__): under the split that is a refusal in every test that
-    # hands one; in-process it is an innocent read.
-    return getattr(fn, "__name__", "?")
+    # module's globals): under the split that is a refusal in every test
+    # that hands one; in-process it is an innocent read.
+    return getattr(fn, "__globals__", {}).get("__name__", "?")
 
 
 def _shape(exp, like):
