@@ -212,29 +212,19 @@ class _Globals(dict):
         self._refused()
         raise KeyError(key)
 
-    def get(self, key, default=None):
-        self._refused()
-        return dict.get(self, key, default)
 
-    def __contains__(self, key):
-        self._refused()
-        return dict.__contains__(self, key)
+def _reporting_read(name):
+    read = getattr(dict, name)
 
-    def keys(self):
+    def m(self, *args):
         self._refused()
-        return dict.keys(self)
+        return read(self, *args)
+    m.__name__ = name
+    return m
 
-    def items(self):
-        self._refused()
-        return dict.items(self)
 
-    def values(self):
-        self._refused()
-        return dict.values(self)
-
-    def __iter__(self):
-        self._refused()
-        return dict.__iter__(self)
+for _name in ("get", "__contains__", "keys", "items", "values", "__iter__"):
+    setattr(_Globals, _name, _reporting_read(_name))
 
 
 class _Default:
