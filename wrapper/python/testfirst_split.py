@@ -1473,12 +1473,22 @@ def _hidden_submodule(package, name, module):
 _UNNAMED = "<module of the code under test>"
 
 
+# The names a module of the tree never answers here: what the import
+# system and the runtime read of a module (a `__path__` or `__spec__` of
+# the tree's would have this process import from where the tree says).
+# Other dunder names are the library's own (pyparsing's `__diag__`,
+# `__compat__`, a `__version_info__`): asked of the tree.
+_MODULE_OWN = frozenset(dir(types.ModuleType)) | frozenset((
+    "__path__", "__cached__", "__builtins__", "__getattr__", "__loader__", "__spec__", "__package__",
+    "__wrapped__", "__annotations__"))
+
+
 class _RemoteModule(types.ModuleType):
     """A module of the tree: its attributes are asked of the tree. The
     import system's own attributes (__spec__, __path__, …) stay here."""
 
     def __getattr__(self, name):
-        if name.startswith("_tf_") or (name.startswith("__") and name not in ("__all__", "__version__", "__file__")):
+        if name.startswith("_tf_") or name in _MODULE_OWN:
             raise AttributeError(name)
         return _ch().request({"t": "getattr", "r": object.__getattribute__(self, "_tf_rid"), "n": name})
 

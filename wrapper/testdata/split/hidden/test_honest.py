@@ -232,3 +232,8 @@ class TestTreeHelperUsesAssertRaises(unittest.TestCase):
 
 def test_refused_frame():
     assert st.caller_name() == "test_refused_frame"
+
+def test_module_dunder_of_the_library():
+    st.__flags__.warn = True
+    assert st.__flags__.warn is True
+    assert not hasattr(st, "__path__")

@@ -258,3 +258,11 @@ def expecting(case, exc):
 def caller_name():
     import sys
     return sys._getframe(1).f_code.co_name
+
+
+class _Flags:
+    warn = False
+
+
+# A module dunder of the library's own, as pyparsing's __diag__.
+__flags__ = _Flags()
