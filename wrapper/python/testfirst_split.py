@@ -26,7 +26,10 @@ What crosses the socket (frames: a 4-byte big-endian length, UTF-8 JSON):
   asked of the tree;
 - an object of the tests handed to the tree crosses as a handle the tree can
   call, iterate and ask for public attributes, nothing else: no frames,
-  globals, modules, classes, or the runner's own objects.
+  globals, modules, classes, or the runner's own objects; a function or
+  method of the tests also carries its signature (names and kinds of its
+  parameters, never a default's value), so that the tree's handle binds
+  its arguments as the function would.
 
 An assertion's expected operand is never sent to the tree, except to a
 tree object's own comparison (==, <, in, truth): that answer is recorded as
