@@ -305,10 +305,11 @@ class _Channel:
     def side(self, msg):
         t = msg["t"]
         if t == "refuse":
-            # The tree's word that it took a frame of its server where in
-            # one process it would have had the test's (testfirst_tree's
-            # _frame_reach): a refusal in fixed words. Only the base's and
-            # the reference's refusals choose the fallback.
+            # The tree's word that it took what in one process would have
+            # been the test's (its caller's frame, a test function's
+            # globals: testfirst_tree's _frame_reach and _Globals): a
+            # refusal in fixed words. Only the base's and the reference's
+            # refusals choose the fallback.
             why = _TREE_REFUSALS.get(msg.get("k")) if type(msg.get("k")) is str else None
             if why is None:
                 self.fail("the code under test sent a refusal of an unknown kind")
@@ -1172,18 +1173,12 @@ def _exit(ch, proxy, typ, value, tb):
     else:
         sent = [ch.enc(typ), ch.enc(value), None]
     result = ch.request({"t": "op", "r": _self_rid(proxy), "n": "__exit__", "a": ["l", sent]})
-    if not _plain_truth(result):
+    if not result:
         return False
     if isinstance(value, (AssertionError, pytest.fail.Exception, pytest.skip.Exception, pytest.xfail.Exception)) and _rid_of(value) is None:
         ch.record("__exit__", proxy, kind="a context manager of the code under test tried to swallow a failed assertion or an outcome of pytest's; it went on")
         return False
     return True
-
-
-def _plain_truth(v):
-    """The truth of an answer of the tree's: a bool as it is, anything else
-    by Python's rules (a tree object's own __bool__, asked of it)."""
-    return v if type(v) is bool else bool(v)
 
 
 def _mutator(base, name):

@@ -134,8 +134,8 @@ class TrustedHandle(_HandleBase):
         return self._server.ask({"t": "cbenter", "h": self._hid})
 
     def __exit__(self, *exc):
-        # What was raised stays here: the tests' object hears only
-        # whether something was.
+        # The traceback stays here; the tests' object hears whether
+        # something was raised and, when it is an exception, which.
         msg = {"t": "cbexit", "h": self._hid, "x": exc[0] is not None}
         if isinstance(exc[1], BaseException):
             # The exception crosses as any of the tree's does (by value
@@ -168,9 +168,10 @@ def _signed(handle, sig):
             if kind not in _PARAM_SYNTAX or type(pname) is not str or not pname.isidentifier() \
                     or pname.startswith("_tf_") or pname in seen or keyword.iskeyword(pname):
                 return handle
-            if order.index(kind) < last:
+            rank = order.index(kind)
+            if rank < last:
                 return handle
-            last = order.index(kind)
+            last = rank
             seen.add(pname)
             if kind == "k" and not star:
                 parts.append("*")
@@ -504,8 +505,8 @@ class Server:
                 self.handles[v[1]] = h
             return h
         if tag == "xb":
-            cls = _BUILTIN_NAMES.get(v[1])
-            if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+            cls = _builtin_exception(v[1], BaseException)
+            if cls is None:
                 raise ValueError("not a builtin exception: %r" % (v[1],))
             return cls()
         if tag == "bt":
@@ -701,10 +702,16 @@ def _rebuild(req):
     """The exception a callback of the tests raised, as far as the tree may
     know it: its class when a builtin one, never its message (an
     assertion's message holds its expected value)."""
-    cls = _BUILTIN_NAMES.get(req.get("x")) if isinstance(req.get("x"), str) else None
-    if isinstance(cls, type) and issubclass(cls, Exception):
+    cls = _builtin_exception(req.get("x"), Exception)
+    if cls is not None:
         return cls()
     return RuntimeError("a callback of the tests raised")
+
+
+def _builtin_exception(name, base):
+    """The builtin exception class of that name, if it derives from base."""
+    cls = _BUILTIN_NAMES.get(name) if isinstance(name, str) else None
+    return cls if isinstance(cls, type) and issubclass(cls, base) else None
 
 
 def _std(kind, v, dec):
