@@ -10,14 +10,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/docker/docker/errdefs"
 	"github.com/google/go-cmp/cmp"
 	"github.com/testfirst-app/testfirst/agent"
 	"github.com/testfirst-app/testfirst/agent/egressproxy"
@@ -488,4 +491,100 @@ func waitFor(t *testing.T, f func() string) string {
 	}
 	t.Fatal("waited two minutes")
 	return ""
+}
+
+// envDeadProcess, in a child of TestSweepAfterOurProcessDied, is the
+// fake's address: the child runs one sandbox there until it is killed.
+const envDeadProcess = "TESTFIRST_E2B_DEAD_PROCESS"
+
+// TestSweepAfterOurProcessDied: the process running a sandbox is killed
+// (SIGKILL, nothing of it runs after) in the middle of the run. Its
+// sandbox lives on, found by the metadata it was created with: a sweep of
+// another process leaves it while its deadline is ahead, kills it once
+// the deadline is LeftoverGrace past, and E2B's own timeout for it ends a
+// minute after that deadline should no sweep run at all.
+func TestSweepAfterOurProcessDied(t *testing.T) {
+	if addr := os.Getenv(envDeadProcess); addr != "" {
+		eng, err := e2b.NewEngine(fakee2b.ClientAt(addr, apiKey), template, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := sandbox.Spec{Image: template, Entrypoint: []string{"sleep", "600"}, Timeout: 10 * time.Minute,
+			StdoutLimit: 1 << 10, StderrLimit: 1 << 10, Labels: map[string]string{sandbox.LabelJob: "41"}}
+		res, err := eng.Run(context.Background(), spec)
+		t.Fatalf("the run was to be killed with its process; it ended: %+v %v", res, err)
+	}
+	w := newWorld(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSweepAfterOurProcessDied$", "-test.count=1")
+	cmd.Env = append(os.Environ(), envDeadProcess+"="+w.fake.Addr())
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	began := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	id := waitFor(t, func() string {
+		select {
+		case err := <-exited:
+			t.Fatalf("the child ended before its sandbox started: %v\n%s", err, out.String())
+		default:
+		}
+		if ids := w.fake.Started(); len(ids) == 1 {
+			return ids[0]
+		}
+		return ""
+	})
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-exited; err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("the child was not killed: %v\n%s", err, out.String())
+	}
+	if got := w.fake.Running(); !slices.Equal(got, []string{id}) {
+		t.Fatalf("after our process died, running %v; want its sandbox %s", got, id)
+	}
+
+	created := w.fake.Created()
+	if len(created) != 1 {
+		t.Fatalf("created %d sandboxes; want 1", len(created))
+	}
+	meta := created[0].Metadata
+	deadline, err := strconv.ParseInt(meta[e2b.MetaDeadline], 10, 64)
+	if err != nil || meta[e2b.MetaSandbox] != "1" || meta[sandbox.LabelJob] != "41" {
+		t.Fatalf("the sandbox's metadata %v lacks what a sweep or a rescue finds it by", meta)
+	}
+	if end := time.Unix(deadline, 0); end.Before(began.Add(10*time.Minute-time.Second)) || end.After(time.Now().Add(10*time.Minute)) {
+		t.Errorf("deadline %v; want the run's, 10 minutes after %v", end, began)
+	}
+	if got := created[0].Timeout; got != 11*60 {
+		t.Errorf("E2B's timeout for the sandbox %d s; want the run's 600 s and a minute", got)
+	}
+
+	// Another process: its engine, its client.
+	other, err := e2b.NewEngine(w.fake.Client(apiKey), template, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if n, err := other.Sweep(ctx, time.Now()); err != nil || n != 0 {
+		t.Errorf("a sweep before the deadline killed %d (%v); a run may still be using it", n, err)
+	}
+	if n, err := other.Sweep(ctx, time.Unix(deadline, 0).Add(sandbox.LeftoverGrace-time.Second)); err != nil || n != 0 {
+		t.Errorf("a sweep within the grace killed %d (%v)", n, err)
+	}
+	if got := w.fake.Running(); !slices.Equal(got, []string{id}) {
+		t.Fatalf("running %v; want %s still", got, id)
+	}
+	box := w.fake.Container(id)
+	if n, err := other.Sweep(ctx, time.Unix(deadline, 0).Add(sandbox.LeftoverGrace)); err != nil || n != 1 {
+		t.Errorf("the sweep past the grace killed %d (%v); want the dead process's sandbox", n, err)
+	}
+	if got := w.fake.Running(); len(got) != 0 {
+		t.Errorf("after the sweep still running: %v", got)
+	}
+	if _, err := testenv.EngineClient(t).ContainerInspect(ctx, box); !errdefs.IsNotFound(err) {
+		t.Errorf("the sandbox's container %s: %v; want it removed", box, err)
+	}
 }

@@ -108,8 +108,14 @@ func (s *Server) AddTemplate(name, image string) {
 
 // Client returns a client of the fake with key: every host it asks for
 // is the fake's listener.
-func (s *Server) Client(key string) *e2b.Client {
-	addr := s.srv.Listener.Addr().String()
+func (s *Server) Client(key string) *e2b.Client { return ClientAt(s.Addr(), key) }
+
+// Addr is the fake's listener, for ClientAt in another process.
+func (s *Server) Addr() string { return s.srv.Listener.Addr().String() }
+
+// ClientAt returns a client of the fake listening at addr with key, as
+// Client does: for a process other than the fake's.
+func ClientAt(addr, key string) *e2b.Client {
 	tr := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, network, addr)
