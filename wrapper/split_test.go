@@ -267,3 +267,73 @@ print(json.dumps(bad[:20]))
 		t.Errorf("decoder: %s", b)
 	}
 }
+
+// handOverScript drives the tree side's Server.wait on one end of a socket
+// pair with two waiting threads, x and w: x holds the read lock, blocked on
+// the socket, when w's frame arrives, so x reads it and hands it to w's box
+// (one whose put is slow, as a thread switch at that moment makes it). w
+// must get its frame while no other frame comes: in a tree whose last
+// callback was w's, none would.
+const handOverScript = `
+import json, queue, socket, struct, sys, threading, time
+sys.path.insert(0, sys.argv[1])
+import testfirst_tree as tt
+
+class SlowBox:
+    def __init__(self): self.q = queue.Queue()
+    def get_nowait(self): return self.q.get_nowait()
+    def get(self, timeout=None): return self.q.get(timeout=timeout)
+    def put(self, m):
+        time.sleep(0.5)
+        self.q.put(m)
+
+ours, theirs = socket.socketpair()
+srv = tt.Server(ours)
+bx, bw = SlowBox(), SlowBox()
+srv.mail[1], srv.mail[2] = bx, bw
+got = {}
+def waiter(name, box): got[name] = srv.wait(box)["c"]
+def frame(m):
+    d = json.dumps(m).encode()
+    theirs.sendall(struct.pack(">I", len(d)) + d)
+tx = threading.Thread(target=waiter, args=("x", bx), daemon=True); tx.start()
+time.sleep(0.3)
+tw = threading.Thread(target=waiter, args=("w", bw), daemon=True); tw.start()
+time.sleep(0.3)
+frame({"t": "cbret", "c": 2, "v": None})
+tw.join(3)
+w_alone = not tw.is_alive()
+frame({"t": "cbret", "c": 1, "v": None})
+tx.join(3); tw.join(3)
+print(json.dumps({"w_alone": w_alone, "got": got}))
+`
+
+// TestTreeHandsFramesOverBeforeLettingGo: a thread of the tree that reads
+// another's frame off the socket puts it in that thread's box before it
+// lets the read lock go. Handed over after, the other thread could take
+// the lock, find its box empty and wait on the socket for a frame already
+// read: a pool of the tree calling back into the tests hung so, an honest
+// shape graded as a timeout (make test, 2026-12-07).
+func TestTreeHandsFramesOverBeforeLettingGo(t *testing.T) {
+	py, err := filepath.Abs("python")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(hostPython, "-I", "-c", handOverScript, py).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var res struct {
+		WAlone bool           `json:"w_alone"`
+		Got    map[string]int `json:"got"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if !res.WAlone {
+		t.Errorf("w's frame, read by x, reached w only when another frame came: %s", out)
+	}
+	if res.Got["x"] != 1 || res.Got["w"] != 2 {
+		t.Errorf("frames went to %v; want x 1, w 2", res.Got)
+	}
+}

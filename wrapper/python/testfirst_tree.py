@@ -555,16 +555,20 @@ class Server:
                         # The trusted side is gone (pytest ended) or broke
                         # the protocol: the tree's process ends with it.
                         os._exit(0)
+                    key = msg.get("c") if msg.get("t") in ("cbret", "cbexc") else msg.get("in", 0)
+                    with self.lock:
+                        target = self.mail.get(key)
+                    if target is None:
+                        os._exit(0)
+                    if target is box:
+                        return msg
+                    # Handed over before the read lock is let go: a
+                    # thread that takes it next looks in its box first,
+                    # and must find its frame there rather than wait on
+                    # the socket for a frame already read.
+                    target.put(msg)
                 finally:
                     self.read_lock.release()
-                key = msg.get("c") if msg.get("t") in ("cbret", "cbexc") else msg.get("in", 0)
-                with self.lock:
-                    target = self.mail.get(key)
-                if target is None:
-                    os._exit(0)
-                if target is box:
-                    return msg
-                target.put(msg)
             else:
                 try:
                     return box.get(timeout=0.002)

@@ -88,12 +88,15 @@ def test_enum_class_ops():
     assert Color["RED"] is Color.RED
     assert len(Color) == 2
 
-from wordstats.stats import in_thread, pool_map, background, forked, noisy_thread
+from wordstats.stats import in_thread, pool_map, pool_many, background, forked, noisy_thread
 
 def test_threads():
     assert in_thread(lambda n: n + 1, 1) == 2
     assert pool_map(lambda x: x * x, range(10)) == [x * x for x in range(10)]
     assert background(lambda i: i * 10) == [0, 10, 20]
+
+def test_pool_calls_back_often():
+    assert pool_many(lambda x: x + 1, 3000) == list(range(1, 3001))
 
 def test_pool_calls_tree():
     assert pool_map(slugify, ["A B", "C D"]) == ["a-b", "c-d"]

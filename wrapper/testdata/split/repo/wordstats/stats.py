@@ -68,6 +68,18 @@ def pool_map(f, xs):
     with concurrent.futures.ThreadPoolExecutor(4) as ex:
         return list(ex.map(f, xs))
 
+def pool_many(f, n):
+    # Threads of the tree calling back often, switching as often as the
+    # interpreter lets them: what a busy pool does now and then.
+    import sys
+    was = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(8) as ex:
+            return list(ex.map(f, range(n)))
+    finally:
+        sys.setswitchinterval(was)
+
 def background(cb):
     q = _q.Queue()
     def work():
