@@ -108,7 +108,7 @@ func TestFaultsPostgresRestart(t *testing.T) {
 	gh.AddIssue(pipeOwner, pipeRepo, 9, "octocat", "issue")
 	mark := gh.RequestCount()
 	cue := make(chan time.Time, 1)
-	gh.OnNextWhere("PATCH", checkRunsPath, `"status":"in_progress"`, func() { cue <- time.Now() })
+	gh.OnNextWhere("", checkRunsPath, `"status":"in_progress"`, func() { cue <- time.Now() })
 	// Each sandbox run of the pull request's package takes 2 s more, so
 	// the grade outlasts the server's stop.
 	head := r.openPRWith(t, "pg-restart", slowImport(t, r.p.fixed, 2*time.Second))
