@@ -3,13 +3,13 @@
 # machine and prints, for each, its wall time and the CPU time the whole
 # machine spent meanwhile (every process: go test, the compiler, dockerd,
 # containerd, the sandboxes), from /proc/stat. make test runs the first
-# five legs at once on two cores: their CPU seconds, summed and halved,
+# six legs at once on two cores: their CPU seconds, summed and halved,
 # bound its first phase's wall time from below.
 #
 #   scripts/test-legs.sh [leg...]    (default: every leg; logs in var/legs/)
 set -eu
 cd "$(dirname "$0")/.."
-legs=${*:-suite-rest suite-services suite-faults suite-split suite-runsc-leg suite-disruptive fuzz}
+legs=${*:-suite-pkgs suite-rest suite-services suite-faults suite-split suite-runsc-leg suite-disruptive fuzz}
 mkdir -p var/legs
 make --no-print-directory image >/dev/null
 busy() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
