@@ -73,7 +73,7 @@ TEST_BIN    := $(CURDIR)/var/test.test
 TESTBIN_DEP := $(if $(TESTBIN_BUILT),,testbin)
 RUN_TEST    = $(TEST_BIN) -test.count=1
 # Every package but ./test/, run by go test in a leg of their own.
-OTHER_PKGS  = $(shell $(GO) list ./... | grep -v '/test$$')
+OTHER_PKGS  = $(shell GOFLAGS= $(GO) list ./... | grep -v '/test$$')
 
 # Last, alone, the two fault cases that restart the machine's Docker
 # engine and PostgreSQL server mid-grade: nothing else may use them then.
