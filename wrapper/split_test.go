@@ -297,7 +297,8 @@ def frame(m):
     d = json.dumps(m).encode()
     theirs.sendall(struct.pack(">I", len(d)) + d)
 tx = threading.Thread(target=waiter, args=("x", bx), daemon=True); tx.start()
-time.sleep(0.3)
+while not srv.read_lock.locked():
+    time.sleep(0.01)
 tw = threading.Thread(target=waiter, args=("w", bw), daemon=True); tw.start()
 time.sleep(0.3)
 frame({"t": "cbret", "c": 2, "v": None})
