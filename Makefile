@@ -71,7 +71,10 @@ TEST_ENV := TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_TEST_POSTGRES_URL='$(TEST_POSTG
 # itself (make suite-split) links it first.
 TEST_BIN    := $(CURDIR)/var/test.test
 TESTBIN_DEP := $(if $(TESTBIN_BUILT),,testbin)
-RUN_TEST    = $(TEST_BIN) -test.count=1
+RUN_TEST    = $(TEST_BIN) -test.count=1 -test.v
+# scripts/leg runs a leg with its whole verbose output in var/log/LEG.log
+# and prints the failing tests' output and the leg's slowest tests.
+LEG         := $(CURDIR)/scripts/leg
 # Every package but ./test/, run by go test in a leg of their own.
 OTHER_PKGS  = $(shell GOFLAGS= $(GO) list ./... | grep -v '/test$$')
 
@@ -96,20 +99,20 @@ testbin:
 # suite-pkgs: every package but ./test/, beside ./test/'s rest (suite-rest),
 # which before waited 7 minutes behind them in one go test process.
 suite-pkgs:
-	$(TEST_ENV) $(GO) test -count=1 -timeout 30m $(OTHER_PKGS)
+	$(TEST_ENV) $(LEG) pkgs $(GO) test -v -count=1 -timeout 30m $(OTHER_PKGS)
 
 suite-rest: $(TESTBIN_DEP)
-	cd test && $(TEST_ENV) $(RUN_TEST) -test.timeout 45m -test.skip '^($(FAULT_TESTS)|$(SERVICE_TESTS)|$(SPLIT_TESTS)|$(AFTER_RUNSC_TESTS)|$(OWN_TARGET))$$'
+	cd test && $(TEST_ENV) $(LEG) rest $(RUN_TEST) -test.timeout 45m -test.skip '^($(FAULT_TESTS)|$(SERVICE_TESTS)|$(SPLIT_TESTS)|$(AFTER_RUNSC_TESTS)|$(OWN_TARGET))$$'
 
 suite-services: $(TESTBIN_DEP)
-	cd test && $(TEST_ENV) $(RUN_TEST) -test.timeout 45m -test.run '^($(SERVICE_TESTS))$$'
+	cd test && $(TEST_ENV) $(LEG) services $(RUN_TEST) -test.timeout 45m -test.run '^($(SERVICE_TESTS))$$'
 
 suite-faults: $(TESTBIN_DEP)
-	cd test && $(TEST_ENV) $(RUN_TEST) -test.timeout 45m -test.run '^($(FAULT_TESTS))$$'
-	cd test && $(TEST_ENV) TESTFIRST_AGENT_PRESETS=1 $(RUN_TEST) -test.timeout 20m -test.run '^TestPresetCLIs$$/^claude-code$$'
+	cd test && $(TEST_ENV) $(LEG) faults $(RUN_TEST) -test.timeout 45m -test.run '^($(FAULT_TESTS))$$'
+	cd test && $(TEST_ENV) TESTFIRST_AGENT_PRESETS=1 $(LEG) presets $(RUN_TEST) -test.timeout 20m -test.run '^TestPresetCLIs$$/^claude-code$$'
 
 suite-split: $(TESTBIN_DEP)
-	cd test && $(TEST_ENV) $(RUN_TEST) -test.timeout 30m -test.run '^($(SPLIT_TESTS))$$'
+	cd test && $(TEST_ENV) $(LEG) split $(RUN_TEST) -test.timeout 30m -test.run '^($(SPLIT_TESTS))$$'
 
 ## test-split: the whole in-process corpus graded split as well (make test
 # grades split only the attacks on split grading, attacks-split), and the
@@ -118,10 +121,10 @@ test-split: image
 	TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_SPLIT_CORPUS=all $(GO) test -count=1 -timeout 45m -run '^(TestAttacksSplit|TestSampleCasesSplit)$$' ./test/
 
 suite-disruptive: $(TESTBIN_DEP)
-	cd test && $(TEST_ENV) TESTFIRST_FAULTS_DISRUPTIVE=1 $(RUN_TEST) -test.timeout 15m -test.run '^TestFaults(Docker|Postgres)Restart$$'
+	cd test && $(TEST_ENV) TESTFIRST_FAULTS_DISRUPTIVE=1 $(LEG) disruptive $(RUN_TEST) -test.timeout 15m -test.run '^TestFaults(Docker|Postgres)Restart$$'
 
 suite-runsc: $(TESTBIN_DEP)
-	cd test && TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_SANDBOX_RUNTIME=runsc TESTFIRST_RUNSC_ATTACKS=$(RUNSC_ATTACKS) $(RUN_TEST) -test.timeout 45m -test.run '^(TestAttacks|TestSampleCases)$$'
+	cd test && TESTFIRST_REQUIRE_DOCKER=1 TESTFIRST_SANDBOX_RUNTIME=runsc TESTFIRST_RUNSC_ATTACKS=$(RUNSC_ATTACKS) $(LEG) runsc $(RUN_TEST) -test.timeout 45m -test.run '^(TestAttacks|TestSampleCases)$$'
 
 # suite-runsc-leg: a leg of make test, a gVisor smoke and then the
 # tests that mostly wait. Under gVisor it grades the honest cases and one
@@ -131,7 +134,7 @@ suite-runsc: $(TESTBIN_DEP)
 # sandbox under gVisor here took 420 s of the two cores.
 suite-runsc-leg: $(TESTBIN_DEP)
 	@$(MAKE) --no-print-directory suite-runsc RUNSC_ATTACKS=smoke
-	cd test && $(TEST_ENV) $(RUN_TEST) -test.timeout 30m -test.run '^($(AFTER_RUNSC_TESTS))$$'
+	cd test && $(TEST_ENV) $(LEG) after-runsc $(RUN_TEST) -test.timeout 30m -test.run '^($(AFTER_RUNSC_TESTS))$$'
 
 ## test-docker: the service's Dockerfile built with a local Go image (its
 # dependencies compiled inside a container: minutes on 2 cores the first
